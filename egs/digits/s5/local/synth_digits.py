@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Synthesise a connected-digits corpus (in the manner of TIDIGITS) with espeak-ng and sox.
+
+An utterance is a string of 1 to --max-words words over ZERO..NINE and OH. A speaker is one
+espeak-ng voice (an English accent) with one voice variant (``en-gb-x-rp+klatt3``), with its own
+pitch and speed range; every utterance draws its pitch and speed inside its speaker's range. Test
+speakers are never training speakers. Everything follows from --seed: utterance i of a split is
+drawn from its own generator seeded by (seed, split, i), so the same options give the same texts
+and byte-identical wavs, whatever --nj is.
+
+Reads nothing. Writes, under <corpus-dir>:
+  wav/<spk>/<utt>.wav                    16 kHz, mono, 16-bit
+  {train,test}/{wav.scp,text,utt2spk,spk2utt}   Kaldi lists, C-sorted, wav.scp with absolute paths
+  params.json, .done                     the options the corpus was made with; the done marker
+
+Wavs that exist are not made again (each is written to a temporary name, then renamed), so a
+killed run resumes where it stopped, and --num-train/--num-test can change in place. A corpus
+directory made with another seed, speaker count or --max-words is refused.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+WORDS = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "OH"]
+# One letter per word for utterance ids, as TIDIGITS names its files (z for zero, o for oh).
+CODES = dict(zip(WORDS, "z123456789o"))
+
+# espeak-ng's English voices (`espeak-ng --voices=en`, the gmw/ ones; the mbrola ones need extra
+# data files) with the short accent code used in speaker ids.
+ACCENTS = {"en-us": "us", "en-gb": "gb", "en-gb-scotland": "sc", "en-gb-x-gbclan": "lanc",
+           "en-gb-x-rp": "rp", "en-gb-x-gbcwmd": "wmid", "en-029": "car", "en-us-nyc": "nyc"}
+# Variants from espeak-ng-data/voices/!v that still sound like a talker: whispered (whisper,
+# caleb), robotic (robosoft*, UniRobot), effect (croak, Demonic) and odd-formant ones are left out.
+VARIANTS = ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "f1", "f2", "f3", "f4", "f5",
+            "klatt", "klatt2", "klatt3", "klatt4", "klatt5", "klatt6", "adam", "Alex", "Andy",
+            "Annie", "anika", "aunty", "belinda", "benjamin", "boris", "david", "ed", "edward",
+            "Gene", "grandma", "grandpa", "iven", "john", "linda", "max", "Michael", "Mike",
+            "norbert", "paul", "quincy", "rob", "robert", "shelby", "steph", "travis", "victor",
+            "zac"]
+
+
+@dataclass(frozen=True)
+class Speaker:
+    id: str          # <accent>_<variant>, no '-' so that '<spk>-<rest>' utterance ids sort by speaker
+    voice: str       # espeak-ng -v argument
+    pitch: tuple[int, int]   # espeak -p range (0-99)
+    speed: tuple[int, int]   # espeak -s range (words per minute)
+
+
+@dataclass(frozen=True)
+class Utterance:
+    id: str
+    speaker: Speaker
+    words: tuple[str, ...]
+    pitch: int
+    speed: int
+
+    def command(self, wav: str) -> tuple[list[str], list[str]]:
+        """espeak-ng and sox argument lists; piped together they write ``wav`` reproducibly."""
+        text = " ".join(w.lower() for w in self.words)
+        espeak = ["espeak-ng", "-v", self.speaker.voice, "-s", str(self.speed), "-p",
+                  str(self.pitch), "--stdout", text]
+        sox = ["sox", "-D", "-t", "wav", "-", "-r", "16000", "-c", "1", "-b", "16", wav,
+               "vol", "0.8"]
+        return espeak, sox
+
+
+def get_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--seed", type=int, default=777, help="random seed of the whole corpus")
+    p.add_argument("--num-train", type=int, default=2000, help="training utterances")
+    p.add_argument("--num-test", type=int, default=300, help="test utterances")
+    p.add_argument("--num-train-spk", type=int, default=40, help="training speakers")
+    p.add_argument("--num-test-spk", type=int, default=12, help="test speakers (unseen in training)")
+    p.add_argument("--max-words", type=int, default=7, help="longest digit string")
+    p.add_argument("--nj", type=int, default=2, help="synthesis processes run at once")
+    p.add_argument("corpus_dir", type=Path, help="output directory")
+    return p.parse_args()
+
+
+def make_speakers(seed: int, num_train: int, num_test: int) -> tuple[list[Speaker], list[Speaker]]:
+    """Draw disjoint training and test speakers from every accent x variant pair."""
+    pool = [(voice, var) for voice in ACCENTS for var in VARIANTS]
+    if num_train + num_test > len(pool):
+        raise ValueError(f"asked for {num_train + num_test} speakers, only {len(pool)} voices exist")
+    rng = random.Random(f"{seed}:speakers")
+    rng.shuffle(pool)
+    speakers = []
+    for voice, var in pool[:num_train + num_test]:
+        pitch = rng.randint(25, 75)  # espeak's default is 50
+        speed = rng.randint(135, 185)  # espeak's default is 175
+        speakers.append(Speaker(id=f"{ACCENTS[voice]}_{var.lower()}", voice=f"{voice}+{var}",
+                                pitch=(pitch - 8, pitch + 8), speed=(speed - 15, speed + 15)))
+    return speakers[:num_train], speakers[num_train:]
+
+
+def make_utterances(seed: int, split: str, num: int, speakers: list[Speaker],
+                    max_words: int) -> list[Utterance]:
+    """Utterance i goes to speaker i mod #speakers; its words, pitch and speed come from a
+    generator of its own, so it does not change when --num-train or --num-test does."""
+    utts = []
+    for i in range(num):
+        rng = random.Random(f"{seed}:{split}:{i}")
+        spk = speakers[i % len(speakers)]
+        words = tuple(rng.choice(WORDS) for _ in range(rng.randint(1, max_words)))
+        code = "".join(CODES[w] for w in words)
+        utts.append(Utterance(id=f"{spk.id}-{split}{i:05d}_{code}", speaker=spk, words=words,
+                              pitch=rng.randint(*spk.pitch), speed=rng.randint(*spk.speed)))
+    return sorted(utts, key=lambda u: u.id.encode())
+
+
+def _synth_one(utt: Utterance, wav: Path) -> None:
+    if wav.exists():
+        return
+    wav.parent.mkdir(parents=True, exist_ok=True)
+    tmp = wav.with_name(wav.stem + ".tmp.wav")
+    espeak_cmd, sox_cmd = utt.command(str(tmp))
+    espeak = subprocess.Popen(espeak_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sox = subprocess.run(sox_cmd, stdin=espeak.stdout, capture_output=True, text=True)
+    espeak.stdout.close()
+    err = espeak.stderr.read().decode(errors="replace")
+    espeak.wait()
+    if espeak.returncode != 0 or sox.returncode != 0 or not tmp.exists():
+        tmp.unlink(missing_ok=True)
+        raise RuntimeError(f"{utt.id}: synthesis failed ({' '.join(espeak_cmd)} | "
+                           f"{' '.join(sox_cmd)}): {err.strip()} {sox.stderr.strip()}")
+    os.replace(tmp, wav)
+
+
+def _write_lists(split_dir: Path, utts: list[Utterance], wav_dir: Path) -> None:
+    split_dir.mkdir(parents=True, exist_ok=True)
+    spk2utt: dict[str, list[str]] = {}
+    for u in utts:
+        spk2utt.setdefault(u.speaker.id, []).append(u.id)
+    files = {
+        "wav.scp": [f"{u.id} {wav_dir / u.speaker.id / (u.id + '.wav')}" for u in utts],
+        "text": [f"{u.id} {' '.join(u.words)}" for u in utts],
+        "utt2spk": [f"{u.id} {u.speaker.id}" for u in utts],
+        "spk2utt": [f"{s} {' '.join(ids)}" for s, ids in sorted(spk2utt.items(),
+                                                                key=lambda kv: kv[0].encode())],
+    }
+    for name, lines in files.items():
+        tmp = split_dir / (name + ".tmp")
+        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        os.replace(tmp, split_dir / name)
+
+
+def synth_digits(corpus_dir: Path, seed: int = 777, num_train: int = 2000, num_test: int = 300,
+                 num_train_spk: int = 40, num_test_spk: int = 12, max_words: int = 7,
+                 nj: int = 2) -> None:
+    """Make (or finish making) the corpus under ``corpus_dir``; see the module docstring."""
+    if min(num_train, num_test, num_train_spk, num_test_spk, max_words) < 1:
+        raise ValueError("--num-train, --num-test, --num-train-spk, --num-test-spk and --max-words "
+                         "must all be at least 1")
+    corpus_dir = corpus_dir.resolve()
+    # What decides the content of a wav with a given id; the counts only decide how many exist,
+    # so a corpus can be grown or shrunk in place.
+    params = {"seed": seed, "num_train_spk": num_train_spk, "num_test_spk": num_test_spk,
+              "max_words": max_words}
+    counts = f"num_train={num_train} num_test={num_test}\n"
+    params_file, done = corpus_dir / "params.json", corpus_dir / ".done"
+    if params_file.exists():
+        old = json.loads(params_file.read_text())
+        if old != params:
+            raise ValueError(f"{corpus_dir} was made with other options ({old}); remove it or "
+                             "choose another corpus directory")
+        if done.exists() and done.read_text() == counts:
+            logging.info(f"{done} exists - skipping")
+            return
+    done.unlink(missing_ok=True)
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    params_file.write_text(json.dumps(params, indent=1) + "\n")
+
+    train_spk, test_spk = make_speakers(seed, num_train_spk, num_test_spk)
+    splits = {"train": make_utterances(seed, "train", num_train, train_spk, max_words),
+              "test": make_utterances(seed, "test", num_test, test_spk, max_words)}
+    wav_dir = corpus_dir / "wav"
+    jobs = [(u, wav_dir / u.speaker.id / (u.id + ".wav")) for utts in splits.values() for u in utts]
+    todo = [(u, w) for u, w in jobs if not w.exists()]
+    logging.info(f"{len(jobs)} utterances, {len(jobs) - len(todo)} already made, "
+                 f"synthesising {len(todo)} with {nj} jobs")
+    start, step = time.time(), max(1, len(todo) // 10)
+    # Threads only wait on espeak-ng and sox processes, so nj threads keep nj pipelines busy.
+    with ThreadPoolExecutor(max_workers=max(1, nj)) as pool:
+        for n, _ in enumerate(pool.map(lambda uw: _synth_one(*uw), todo), 1):
+            if n % step == 0 or n == len(todo):
+                logging.info(f"synthesised {n}/{len(todo)} ({time.time() - start:.1f} s)")
+    for split, utts in splits.items():
+        _write_lists(corpus_dir / split, utts, wav_dir)
+    done.write_text(counts)
+    nspk = {k: len({u.speaker.id for u in v}) for k, v in splits.items()}
+    logging.info(f"done: {corpus_dir} ({len(splits['train'])} train utterances from "
+                 f"{nspk['train']} speakers, {len(splits['test'])} test utterances from "
+                 f"{nspk['test']} other speakers)")
+
+
+if __name__ == "__main__":
+    logging.basicConfig(format="%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s",
+                        level=logging.INFO)
+    args = get_args()
+    logging.info(vars(args))
+    try:
+        synth_digits(args.corpus_dir, seed=args.seed, num_train=args.num_train,
+                     num_test=args.num_test, num_train_spk=args.num_train_spk,
+                     num_test_spk=args.num_test_spk, max_words=args.max_words, nj=args.nj)
+    except (ValueError, RuntimeError, OSError) as e:
+        logging.error(str(e))
+        sys.exit(1)

@@ -1,0 +1,330 @@
+"""Local job wrapper with Kaldi run.pl's calling convention, log format and failure summary.
+
+``run.py [opts] JOB=1:4 exp/x/log/name.JOB.log cmd args`` runs ``cmd args`` four times through
+bash with JOB replaced by 1..4, each job's stdout and stderr going to its own log. The contract is
+Kaldi's (egs/wsj/s5/utils/parallel/run.pl), so that queue/slurm wrappers can replace this one
+without any caller changing:
+
+- options come first (before or after the JOB=a:b spec); every option takes one value;
+  ``--max-jobs-run N`` is honoured (the smallest wins when repeated), ``--gpu``, ``--num-threads``
+  and ``--pick`` change behaviour, any other (``--mem 4G``, ``--num-tasks 2``, ``--config f``) is
+  accepted and ignored, as run.pl ignores the queue options;
+- the job variable is any identifier and is replaced as a plain substring, in the command and in
+  the log name (run.pl's ``s/$jobname/$jobid/g``);
+- the arguments are joined the way run.pl joins them: a word with no whitespace goes in as is (so
+  ``\\|`` and ``">"`` become shell syntax), one with whitespace is put in double quotes, or in
+  single quotes when it contains a double quote;
+- the log starts ``# <command>``, ``# Started at <date>``, ``#`` and ends
+  ``# Accounting: time=N threads=T`` and ``# Ended (code N) at <date>, elapsed time N seconds``;
+- failure: exit status 1 and ``<prog>: 3 / 4 failed, log is in dir/name.*.log``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as _WaitTimeout
+from typing import Sequence
+
+from nnetmix.errors import UsageError
+
+__all__ = ["JobSpec", "parse_job_args", "join_command", "default_max_jobs", "run_job",
+           "run_jobs", "failure_message", "main"]
+
+_RANGE = re.compile(r"^([A-Za-z_]\w*)=(\d+):(\d+)$")
+_SINGLE = re.compile(r"^([A-Za-z_]\w*)=(\d+)$")
+_PICKS = ("all", "none", "failed", "incomplete")
+
+
+@dataclasses.dataclass
+class JobSpec:
+    """A parsed job-wrapper command line."""
+
+    log: str
+    """Log file name, still holding the job variable."""
+    command: list[str]
+    """The command and its arguments, as given."""
+    var: str | None = None
+    """Job variable name (JOB, TASK, ...); None for a single job without a range."""
+    start: int = 1
+    end: int = 1
+    max_jobs_run: int | None = None
+    """None: the number of CPUs (GPUs with --gpu), as run.pl works it out."""
+    num_threads: int = 1
+    """Written as ``threads=T`` in the accounting line."""
+    gpu: int = 0
+    pick: str = "all"
+    """run.pl's --pick: rerun all jobs, none, only failed ones, or failed and incomplete ones."""
+    ignored: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def num_jobs(self) -> int:
+        return self.end - self.start + 1
+
+    def substitute(self, text: str, value: int | str) -> str:
+        return text.replace(self.var, str(value)) if self.var else text
+
+
+def parse_job_args(argv: Sequence[str], prog: str = "run.py") -> JobSpec:
+    """Parse ``[opts] [VAR=a:b] [opts] log command...``; raise UsageError on a bad line."""
+    args = list(argv)
+    opts: dict = {"max_jobs_run": None, "num_threads": 1, "gpu": 0, "pick": "all", "ignored": []}
+    var, start, end = None, 1, 1
+    for _ in range(2):  # the JOB=a:b spec may sit between options, as run.pl allows
+        while len(args) >= 2 and args[0].startswith("-"):
+            name, value = args[0], args[1]
+            del args[:2]
+            _set_option(opts, name, value, prog)
+        if not args:
+            break
+        m = _RANGE.match(args[0]) or _SINGLE.match(args[0])
+        if m and var is None:
+            var, start = m.group(1), int(m.group(2))
+            end = int(m.group(3)) if m.re is _RANGE else start
+            if start > end:
+                raise UsageError(f"invalid job range {args[0]}")
+            if start <= 0:
+                raise UsageError(f"invalid job range {args[0]}, start must be strictly positive "
+                                 "(as GridEngine requires)")
+            del args[0]
+        elif re.match(r".+=.*:.*$", args[0]):
+            sys.stderr.write(f"{prog}: WARNING: suspicious first argument: {args[0]}\n")
+    if len(args) < 2:
+        raise UsageError("expected a log file and a command "
+                         f"(usage: {prog} [options] [JOB=1:N] <log-file> <command> [args...])")
+    spec = JobSpec(log=args[0], command=args[1:], var=var, start=start, end=end, **opts)
+    if spec.var and spec.var not in spec.log and spec.end > spec.start:
+        raise UsageError("you are trying to run a parallel job but you are putting the output "
+                         f"into just one log file ({spec.log})")
+    return spec
+
+
+def _set_option(opts: dict, name: str, value: str, prog: str) -> None:
+    if value.startswith("--"):
+        sys.stderr.write(f"{prog}: WARNING: suspicious argument '{value}' to {name}; "
+                         "starts with '-'\n")
+    if name in ("--max-jobs-run", "-tc"):
+        try:
+            n = int(value)
+        except ValueError:
+            n = 0
+        if n <= 0:
+            raise UsageError(f"invalid option {name} {value} (expected a positive integer)")
+        old = opts["max_jobs_run"]
+        opts["max_jobs_run"] = n if old is None else min(old, n)
+    elif name in ("--num-threads", "--gpu"):
+        try:
+            opts[name[2:].replace("-", "_")] = int(value)
+        except ValueError:
+            raise UsageError(f"invalid option {name} {value} (expected an integer)") from None
+    elif name == "--pick":
+        if value not in _PICKS:
+            raise UsageError(f"--pick must be one of {', '.join(_PICKS)}, got '{value}'")
+        opts["pick"] = value
+    else:
+        opts["ignored"] += [name, value]
+
+
+def join_command(args: Sequence[str]) -> str:
+    """Join arguments into one bash command line exactly as run.pl does.
+
+    Words without whitespace are passed through unquoted on purpose: recipes write ``\\|`` or
+    ``">"`` to get a pipe or redirection inside the job.
+    """
+    out = []
+    for a in args:
+        if a and not re.search(r"\s", a):
+            out.append(a)
+        elif '"' in a:
+            out.append(f"'{a}'")
+        else:
+            out.append(f'"{a}"')
+    return " ".join(out)
+
+
+def default_max_jobs(num_jobs: int, gpu: int = 0) -> int:
+    """run.pl's default: one job per CPU (per GPU with --gpu), but when the jobs only slightly
+    outnumber the CPUs (fewer than 1.4x) run them all at once rather than leave a short tail."""
+    if gpu:
+        n = 0
+        if shutil.which("nvidia-smi"):
+            try:
+                out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+                n = sum(1 for line in out.splitlines() if line.strip())
+            except OSError:
+                n = 0
+        if n == 0:
+            sys.stderr.write("run.py: Warning: failed to detect number of GPUs from nvidia-smi, "
+                             "using 1\n")
+        return max(1, n)
+    n = os.cpu_count() or 10
+    if n < num_jobs < 1.4 * n:
+        n = num_jobs
+    return n
+
+
+def _date() -> str:
+    """`date` in the C locale: ``Sat Nov  2 07:05:09 UTC 2024``."""
+    t = time.localtime()
+    return time.strftime("%a %b ", t) + f"{t.tm_mday:2d}" + time.strftime(" %H:%M:%S %Z %Y", t)
+
+
+def _should_run(log: str, pick: str) -> int | None:
+    """None: run the job; else the exit code to report without running it (run.pl --pick)."""
+    if pick == "all" or not os.path.exists(log):
+        return None
+    ended = None
+    with open(log, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if line.startswith("# Ended (code "):
+                ended = line
+    if ended is None:
+        return None  # incomplete: always run
+    if ended.startswith("# Ended (code 0)"):
+        return 0
+    return None if pick == "failed" else 1
+
+
+class _Running:
+    """The processes now running, so an interrupt can stop them all."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.procs: set[subprocess.Popen] = set()
+        self.stopping = False
+
+    def add(self, p: subprocess.Popen) -> None:
+        with self.lock:
+            self.procs.add(p)
+
+    def discard(self, p: subprocess.Popen) -> None:
+        with self.lock:
+            self.procs.discard(p)
+
+    def terminate(self) -> None:
+        with self.lock:
+            self.stopping = True
+            for p in self.procs:
+                try:
+                    p.terminate()
+                except OSError:
+                    pass
+
+
+def run_job(command: str, log: str, num_threads: int = 1, running: _Running | None = None) -> int:
+    """Run one command line through bash into ``log`` with run.pl's header and footer.
+
+    Returns the job's exit code (128+N when bash was killed by signal N). The job's stdin is
+    /dev/null so that jobs never read the caller's input.
+    """
+    logdir = os.path.dirname(log)
+    if logdir:
+        os.makedirs(logdir, exist_ok=True)
+    start = time.time()
+    with open(log, "w", encoding="utf-8") as fh:
+        fh.write(f"# {command}\n# Started at {_date()}\n#\n")
+    with open(log, "ab") as fh:
+        if running is not None and running.stopping:
+            rc, signal = 130, 0
+        else:
+            proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL,
+                                    stdout=fh, stderr=fh)
+            if running is not None:
+                running.add(proc)
+            rc = proc.wait()
+            if running is not None:
+                running.discard(proc)
+            signal = -rc if rc < 0 else 0
+            if signal:
+                rc = 128 + signal
+    elapsed = int(time.time()) - int(start)
+    status = f"code {rc}; signal {signal}" if signal else f"code {rc}"
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"# Accounting: time={elapsed} threads={num_threads}\n")
+        fh.write(f"# Ended ({status}) at {_date()}, elapsed time {elapsed} seconds\n")
+    return rc
+
+
+def run_jobs(spec: JobSpec) -> dict[int, int]:
+    """Run every job of ``spec``, at most max_jobs_run at a time; return {job id: exit code}."""
+    limit = spec.max_jobs_run or default_max_jobs(spec.num_jobs, spec.gpu)
+    command = join_command(spec.command)
+    running = _Running()
+    codes: dict[int, int] = {}
+
+    def one(jobid: int) -> int:
+        log = spec.substitute(spec.log, jobid)
+        done = _should_run(log, spec.pick)
+        if done is not None:
+            return done
+        return run_job(spec.substitute(command, jobid), log, spec.num_threads, running)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, min(limit, spec.num_jobs)))
+    try:
+        futures = {j: pool.submit(one, j) for j in range(spec.start, spec.end + 1)}
+        for j, fut in futures.items():
+            while True:  # wait in short slices so that Ctrl-C reaches this thread
+                try:
+                    codes[j] = fut.result(timeout=0.2)
+                    break
+                except _WaitTimeout:
+                    continue
+    except BaseException:
+        running.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return codes
+
+
+def failure_message(spec: JobSpec, codes: dict[int, int], prog: str = "run.py") -> str | None:
+    """The lines run.pl prints when jobs failed (None when all succeeded)."""
+    failed = sum(1 for c in codes.values() if c != 0)
+    if failed == 0:
+        return None
+    if spec.num_jobs == 1:
+        log = spec.substitute(spec.log, spec.start)
+        text = f"{prog}: job failed, log is in {log}\n"
+        if "JOB" in log:
+            text += f"{prog}: probably you forgot to put JOB=1:$nj in your script.\n"
+        return text
+    pattern = spec.log.replace(spec.var, "*") if spec.var else spec.log
+    return f"{prog}: {failed} / {spec.num_jobs} failed, log is in {pattern}\n"
+
+
+def _on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """The whole of utils/run.py: parse, run, summarise; returns the exit status."""
+    import signal
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog = prog or os.path.basename(sys.argv[0] or "run.py")
+    try:
+        spec = parse_job_args(argv, prog)
+    except UsageError as e:
+        sys.stderr.write(f"{prog}: {e}\n")
+        return 1
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        codes = run_jobs(spec)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: interrupted, jobs stopped (logs in {spec.log})\n")
+        return 130
+    except OSError as e:
+        sys.stderr.write(f"{prog}: {e}\n")
+        return 1
+    msg = failure_message(spec, codes, prog)
+    if msg:
+        sys.stderr.write(msg)
+        return 1
+    return 0

@@ -1,0 +1,169 @@
+"""The embedded digits corpus (egs/digits/s5/local) and the recipe's run.sh skeleton."""
+import importlib.util
+import os
+import shutil
+import sys
+
+import pytest
+import soundfile as sf
+
+from conftest import ROOT, run_script
+
+RECIPE = ROOT / "egs" / "digits" / "s5"
+
+pytestmark = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
+                                reason="espeak-ng and sox are needed (utils/install_debian_deps.sh)")
+
+
+def load_synth():
+    spec = importlib.util.spec_from_file_location("synth_digits", RECIPE / "local" / "synth_digits.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["synth_digits"] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+SMALL = dict(num_train=4, num_test=3, num_train_spk=2, num_test_spk=2, max_words=7, nj=2)
+
+
+def read_lists(split_dir):
+    return {name: (split_dir / name).read_text().splitlines()
+            for name in ("wav.scp", "text", "utt2spk", "spk2utt")}
+
+
+def is_c_sorted(lines):
+    keys = [line.split(" ", 1)[0].encode() for line in lines]
+    return keys == sorted(keys) and len(set(keys)) == len(keys)
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    """The same small corpus twice (same seed), and once with another seed."""
+    synth = load_synth()
+    base = tmp_path_factory.mktemp("digits")
+    for name, seed in (("a", 777), ("b", 777), ("c", 5)):
+        synth.synth_digits(base / name, seed=seed, **SMALL)
+    return base
+
+
+def test_same_seed_same_text_and_wav_bytes(corpora):
+    for split in ("train", "test"):
+        a, b = read_lists(corpora / "a" / split), read_lists(corpora / "b" / split)
+        assert a["text"] == b["text"] and a["utt2spk"] == b["utt2spk"]
+        for la, lb in zip(a["wav.scp"], b["wav.scp"]):
+            wa, wb = la.split(" ", 1)[1], lb.split(" ", 1)[1]
+            assert open(wa, "rb").read() == open(wb, "rb").read()
+    assert read_lists(corpora / "c" / "train")["text"] != read_lists(corpora / "a" / "train")["text"]
+
+
+def test_lists_are_kaldi_data_dirs(corpora):
+    words = {"ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "OH"}
+    for split, n in (("train", SMALL["num_train"]), ("test", SMALL["num_test"])):
+        lists = read_lists(corpora / "a" / split)
+        assert all(len(v) > 0 for v in lists.values())
+        assert len(lists["text"]) == n
+        for name in ("wav.scp", "text", "utt2spk", "spk2utt"):
+            assert is_c_sorted(lists[name]), f"{split}/{name} not C-sorted"
+        utt2spk = [line.split() for line in lists["utt2spk"]]
+        # utterance ids start with the speaker id, so utterance order keeps speakers contiguous
+        assert all(u.startswith(s + "-") for u, s in utt2spk)
+        assert [s for _, s in utt2spk] == sorted((s for _, s in utt2spk), key=str.encode)
+        spk2utt = {line.split()[0]: line.split()[1:] for line in lists["spk2utt"]}
+        assert {u: s for u, s in utt2spk} == {u: s for s, us in spk2utt.items() for u in us}
+        for line in lists["text"]:
+            ws = line.split()[1:]
+            assert 1 <= len(ws) <= 7 and set(ws) <= words
+        for line in lists["wav.scp"]:
+            path = line.split(" ", 1)[1]
+            assert os.path.isabs(path)
+            info = sf.info(path)
+            assert (info.samplerate, info.channels, info.subtype) == (16000, 1, "PCM_16")
+            assert 0.2 < info.duration < 10
+
+
+def test_test_speakers_are_not_training_speakers(corpora):
+    synth = load_synth()
+    train, test = synth.make_speakers(777, 40, 12)
+    assert len({s.id for s in train}) == 40 and len({s.id for s in test}) == 12
+    assert not {s.id for s in train} & {s.id for s in test}
+    assert not {s.voice for s in train} & {s.voice for s in test}
+    spk = {split: {line.split()[0] for line in read_lists(corpora / "a" / split)["spk2utt"]}
+           for split in ("train", "test")}
+    assert spk["train"] and spk["test"] and not spk["train"] & spk["test"]
+
+
+def test_resynthesis_skips_finished_wavs(corpora, tmp_path):
+    synth = load_synth()
+    out = tmp_path / "d"
+    shutil.copytree(corpora / "a", out)
+    (out / ".done").unlink()
+    (out / "params.json").write_text((corpora / "a" / "params.json").read_text())
+    wavs = sorted((out / "wav").rglob("*.wav"))
+    gone, kept = wavs[0], wavs[1]
+    gone.unlink()
+    os.utime(kept, (1, 1))
+    synth.synth_digits(out, seed=777, **SMALL)
+    assert gone.exists() and kept.stat().st_mtime == 1 and (out / ".done").exists()
+    with pytest.raises(ValueError, match="other options"):
+        synth.synth_digits(out, seed=778, **SMALL)
+
+
+def test_prepare_digits_writes_data_and_dict(tmp_path):
+    p = run_script([RECIPE / "local" / "prepare_digits.sh", "--num-train", "3", "--num-test", "2",
+                    "--num-train-spk", "2", "--num-test-spk", "1", tmp_path / "corpus",
+                    tmp_path / "data"], cwd=RECIPE)
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = tmp_path / "data"
+    for split, n in (("train", 3), ("test", 2)):
+        assert len((data / split / "text").read_text().splitlines()) == n
+        assert (data / split / "spk2utt").exists()
+    log = (tmp_path / "corpus" / "log" / "synth_digits.log").read_text()
+    assert log.startswith("# local/synth_digits.py") and "# Ended (code 0)" in log
+    d = data / "local" / "dict"
+    lexicon = (d / "lexicon.txt").read_text().splitlines()
+    assert lexicon[:2] == ["!SIL sil", "<UNK> spn"] and "ZERO z ih r ow" in lexicon
+    assert len(lexicon) == 13 and is_c_sorted(lexicon)
+    assert (d / "silence_phones.txt").read_text() == "sil\nspn\n"
+    assert (d / "optional_silence.txt").read_text() == "sil\n"
+    phones = (d / "nonsilence_phones.txt").read_text().split()
+    assert phones == sorted(phones) and {"z", "ih", "r", "ow", "th"} <= set(phones)
+    assert {p for line in lexicon[2:] for p in line.split()[1:]} == set(phones)
+    assert (d / "extra_questions.txt").read_text() == "sil spn\n"
+    p = run_script([RECIPE / "local" / "prepare_digits.sh", "--num-train", "3", "--num-test", "2",
+                    "--num-train-spk", "2", "--num-test-spk", "1", tmp_path / "corpus",
+                    tmp_path / "data"], cwd=RECIPE)
+    assert "skipping synthesis" in p.stdout and "matches" in p.stdout
+
+
+def recipe_copy(tmp_path):
+    """A recipe directory linked to the real one, so run.sh writes data/ under tmp_path."""
+    s5 = tmp_path / "s5"
+    s5.mkdir()
+    for name in ("run.sh", "cmd.sh", "path.sh", "local", "steps", "utils", "bin", "conf"):
+        os.symlink(RECIPE / name, s5 / name)
+    return s5
+
+
+def test_run_sh_options_and_stages_not_written_yet(tmp_path):
+    s5 = recipe_copy(tmp_path)
+    p = run_script(["./run.sh", "--stage", "3"], cwd=s5)
+    assert p.returncode == 0, p.stderr
+    assert "Stages 3 to 7 (of 0 to 7) are not implemented yet" in p.stdout
+    assert not (s5 / "data").exists()
+    p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
+    assert p.returncode == 1 and "invalid option --bogus" in p.stderr
+    p = run_script(["./run.sh", "--help"], cwd=s5)
+    assert p.returncode == 0 and "--stage 2 --stop-stage 2" in p.stdout
+
+
+def test_run_sh_stages_0_and_1(tmp_path):
+    s5 = recipe_copy(tmp_path)
+    stop = 1 if (ROOT / "utils" / "validate_data_dir.sh").exists() else 0
+    p = run_script(["./run.sh", "--stop-stage", str(stop), "--num-train-utts", "3",
+                    "--num-test-utts", "2", "--corpus", tmp_path / "corpus"], cwd=s5)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Stage 0: synthesise" in p.stdout
+    assert (tmp_path / "corpus" / ".done").exists()
+    if stop == 1:
+        assert (s5 / "data" / "train" / "wav.scp").exists()
+        assert (s5 / "data" / "local" / "dict" / "lexicon.txt").exists()

@@ -1,0 +1,28 @@
+"""Kaldi tables and objects: rspecifiers/wspecifiers, ark/scp readers and writers, pipes.
+
+Every other part of nnetmix reads and writes Kaldi data through here. Kinds: ``mat`` (2-D
+float32/float64; compressed CM/CM2/CM3 read as float32), ``vec`` (1-D float), ``ivec`` (int32
+vector, e.g. alignments), ``post`` (posteriors: frames of (id, weight) pairs).
+
+    with SequentialReader("ark:gunzip -c ali.1.gz |", "ivec") as r:
+        for key, ali in r: ...
+    with TableWriter("ark,scp:feats.ark,feats.scp") as w:
+        w[key] = feats
+"""
+from nnetmix.errors import FormatError
+from nnetmix.kaldi.codec import KINDS
+from nnetmix.kaldi.errors import KaldiIOError, TableKeyError
+from nnetmix.kaldi.objects import read_object, write_object
+from nnetmix.kaldi.specifier import (RSpecifier, WSpecifier, classify_rxfilename,
+                                     classify_wxfilename, parse_rspecifier, parse_wspecifier)
+from nnetmix.kaldi.stream import InputStream, OutputSink, open_input, open_output
+from nnetmix.kaldi.table import RandomAccessReader, SequentialReader
+from nnetmix.kaldi.writer import TableWriter
+
+__all__ = [
+    "KINDS", "RSpecifier", "WSpecifier", "parse_rspecifier", "parse_wspecifier",
+    "classify_rxfilename", "classify_wxfilename",
+    "SequentialReader", "RandomAccessReader", "TableWriter", "read_object", "write_object",
+    "InputStream", "OutputSink", "open_input", "open_output",
+    "FormatError", "KaldiIOError", "TableKeyError",
+]

@@ -1,0 +1,71 @@
+"""What Kaldi's copy-* binaries do: copy a table (or one object), optionally changing values.
+
+Kaldi's copy-int-vector, copy-vector and copy-post (src/bin/) accept either an rspecifier and a
+wspecifier (a table copy) or, except copy-post, an rxfilename and a wxfilename (one object);
+mixing the two is an error. A table copy that copied nothing is a failure (exit status 1 there).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Optional
+
+from nnetmix.errors import UsageError
+from nnetmix.kaldi.objects import read_object, write_object
+from nnetmix.kaldi.specifier import parse_rspecifier, parse_wspecifier
+from nnetmix.kaldi.table import SequentialReader
+from nnetmix.kaldi.writer import TableWriter
+
+__all__ = ["is_rspecifier", "is_wspecifier", "copy_table", "copy_object", "copy_any"]
+
+logger = logging.getLogger(__name__)
+
+Transform = Optional[Callable[[Any], Any]]
+
+
+def is_rspecifier(s: str) -> bool:
+    """True when ``s`` reads as a table (``ark:``/``scp:``), as Kaldi's ClassifyRspecifier."""
+    try:
+        parse_rspecifier(s)
+    except UsageError:
+        return False
+    return True
+
+
+def is_wspecifier(s: str) -> bool:
+    try:
+        parse_wspecifier(s)
+    except UsageError:
+        return False
+    return True
+
+
+def copy_table(rspecifier: str, wspecifier: str, kind: str, transform: Transform = None,
+               what: Optional[str] = None) -> int:
+    """Copy every (key, value) of ``kind``; return how many were copied (logged when ``what``)."""
+    done = 0
+    with SequentialReader(rspecifier, kind) as reader, TableWriter(wspecifier, kind) as writer:
+        for key, value in reader:
+            writer.write(key, transform(value) if transform else value)
+            done += 1
+    if what:
+        logger.info("Copied %d %s.", done, what)
+    return done
+
+
+def copy_object(rxfilename: str, wxfilename: str, kind: str, binary: bool = True,
+                transform: Transform = None) -> None:
+    value = read_object(rxfilename, kind)
+    write_object(wxfilename, transform(value) if transform else value, kind, binary)
+
+
+def copy_any(src: str, dst: str, kind: str, binary: bool = True, transform: Transform = None,
+             what: str = "objects") -> int:
+    """Table copy or object copy, refusing a mix; returns the number copied (1 for an object)."""
+    src_table, dst_table = is_rspecifier(src), is_wspecifier(dst)
+    if src_table != dst_table:
+        raise UsageError(f"cannot mix archives with regular files ('{src}' -> '{dst}')")
+    if not src_table:
+        copy_object(src, dst, kind, binary, transform)
+        logger.info("Copied %s to %s", what.rstrip("s"), dst)
+        return 1
+    return copy_table(src, dst, kind, transform, what)

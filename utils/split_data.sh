@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Copyright 2025 nnetmix authors. Apache 2.0.
+# Splits a data directory into <data-dir>/split<N>/{1..N} for N parallel jobs, speakers kept whole
+# and parts balanced by utterance count (split<N>utt and speakers ignored with --per-utt); skips
+# the work when the split is newer than the data. The work is in nnetmix/data/split.py.
+# Usage: utils/split_data.sh [--per-utt] <data-dir> <num-to-split>
+# Options are parsed by the Python side (nnetmix/data/cli.py), as Kaldi's version parses its own;
+# run without arguments for the usage.
+
+# Resolve symlinks (recipes reach utils/ through egs/<corpus>/s5/utils) to find the nnetmix tree.
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m nnetmix.data.cli split_data "$0" "$@"

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# Copyright 2024 nnetmix authors. Apache 2.0.
+"""Frames per second of nnetmix's MFCC extraction against kaldi-native-fbank called directly.
+
+Reads the wavs of a wav.scp (default: egs/digits/s5/data/train/wav.scp when it exists, else a
+few dozen wavs synthesised here with sox, so it runs anywhere) and times, in one run:
+
+* ``ours, end to end``: nnetmix.feat.compute_feats_table, what compute-mfcc-feats.py does (read
+  each wav, compute, write an ark), with nj=1 and nj=2 (two processes, each on half the list);
+* ``ours, compute only``: nnetmix.feat.Extractor on audio already in memory;
+* ``knf direct``: knf.OnlineMfcc on the same in-memory audio, frames copied out with get_frame.
+
+Each figure is the best of --repeat runs. Prints a markdown table and the ratio ours/direct.
+Usage: bench/feature_speed.py [--wav-scp FILE] [--config conf/mfcc.conf] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import kaldi_native_fbank as knf
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from nnetmix.feat import (Extractor, compute_feats_table, read_audio,  # noqa: E402
+                          read_feature_config, read_wav_scp)
+
+
+def get_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    default_scp = ROOT / "egs/digits/s5/data/train/wav.scp"
+    p.add_argument("--wav-scp", default=str(default_scp) if default_scp.exists() else "",
+                   help="wav.scp to read (default: the digits train set if present, else synthesise)")
+    p.add_argument("--config", default=str(ROOT / "conf/mfcc.conf"), help="MFCC config file")
+    p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    p.add_argument("--num-synth", type=int, default=48, help="wavs to synthesise without a wav.scp")
+    return p.parse_args()
+
+
+def synthesise(dirname: Path, n: int) -> Path:
+    """n reproducible 3-8 s 16 kHz wavs (tones plus noise) made with sox; returns the wav.scp."""
+    rng = np.random.default_rng(777)
+    lines = []
+    for i in range(n):
+        wav = dirname / f"utt{i:03d}.wav"
+        dur = float(rng.uniform(3.0, 8.0))
+        f0, f1 = (int(x) for x in rng.integers(100, 4000, 2))
+        subprocess.run(["sox", "-R", "-n", "-r", "16000", "-b", "16", "-c", "1", str(wav),
+                        "synth", f"{dur:.2f}", "sine", f"{f0}-{f1}", "whitenoise", "vol", "0.3"],
+                       check=True)
+        lines.append(f"utt{i:03d} {wav}\n")
+    scp = dirname / "wav.scp"
+    scp.write_text("".join(lines))
+    return scp
+
+
+def _end_to_end(args: tuple) -> int:
+    config_path, scp, ark = args
+    import logging
+    logging.disable(logging.WARNING)
+    config = read_feature_config("mfcc", config_path)
+    return compute_feats_table(config, f"scp:{scp}", f"ark:{ark}").num_frames
+
+
+def _knf_direct(args: tuple) -> int:
+    opts, signals = args
+    frames = 0
+    for x in signals:
+        comp = knf.OnlineMfcc(opts)
+        comp.accept_waveform(opts.frame_opts.samp_freq, x)
+        comp.input_finished()
+        n = comp.num_frames_ready
+        feats = np.empty((n, comp.dim), np.float32)
+        for i in range(n):
+            feats[i] = comp.get_frame(i)
+        frames += n
+    return frames
+
+
+def _ours_compute(args: tuple) -> int:
+    config_path, signals = args
+    ext = Extractor(read_feature_config("mfcc", config_path))
+    return sum(ext.compute(x, ext.sample_frequency).shape[0] for x in signals)
+
+
+def best_of(repeat: int, fn, jobs: list) -> tuple[int, float]:
+    """(frames, best wall seconds) of fn over jobs: in this process, or one worker process per job.
+
+    The worker pool is started (and warmed with one untimed pass) before the clock starts, so
+    the figure is throughput, not process start-up.
+    """
+    pool = mp.get_context("fork").Pool(len(jobs)) if len(jobs) > 1 else None
+    run = (lambda: fn(jobs[0])) if pool is None else (lambda: sum(pool.map(fn, jobs)))
+    try:
+        frames = run()
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            frames = run()
+            best = min(best, time.perf_counter() - t0)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    return frames, best
+
+
+def main() -> int:
+    args = get_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        scp = Path(args.wav_scp) if args.wav_scp else synthesise(tmp, args.num_synth)
+        entries = list(read_wav_scp(f"scp:{scp}"))
+        halves = [entries[0::2], entries[1::2]]
+        scps = []
+        for j, part in enumerate([entries, *halves]):
+            p = tmp / f"part{j}.scp"
+            p.write_text("".join(f"{k} {v}\n" for k, v in part))
+            scps.append(p)
+        signals = [read_audio(rx).samples[0] for _, rx in entries]
+        seconds = sum(len(x) for x in signals) / 16000
+        knf_opts = read_feature_config("mfcc", args.config).to_knf()
+
+        rows = []
+        for nj in (1, 2):
+            sig_parts = [signals] if nj == 1 else [signals[0::2], signals[1::2]]
+            e2e = ([(args.config, scps[0], tmp / "all.ark")] if nj == 1 else
+                   [(args.config, scps[1 + j], tmp / f"h{j}.ark") for j in range(2)])
+            f_e2e, t_e2e = best_of(args.repeat, _end_to_end, e2e)
+            f_our, t_our = best_of(args.repeat, _ours_compute, [(args.config, s) for s in sig_parts])
+            f_knf, t_knf = best_of(args.repeat, _knf_direct, [(knf_opts, s) for s in sig_parts])
+            assert f_e2e == f_our == f_knf, (f_e2e, f_our, f_knf)
+            rows.append((nj, f_e2e, t_e2e, t_our, t_knf))
+
+    print(f"\nMFCC ({Path(args.config).name}) over {len(entries)} wavs, {seconds:.1f} s of audio, "
+          f"{os.cpu_count()} CPUs, best of {args.repeat}\n")
+    print("| nj | frames | ours end to end (frames/s) | ours compute only (frames/s) "
+          "| knf direct (frames/s) | ours e2e / direct | ours compute / direct |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for nj, frames, t_e2e, t_our, t_knf in rows:
+        fe, fo, fk = frames / t_e2e, frames / t_our, frames / t_knf
+        print(f"| {nj} | {frames} | {fe:,.0f} | {fo:,.0f} | {fk:,.0f} | {fe / fk:.2f} "
+              f"| {fo / fk:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""copy-feats.py: Kaldi's copy-feats (copy features, possibly changing format)."""
+import os
+import sys
+
+try:
+    from nnetmix.cli import OptionParser, run_tool
+except ImportError:  # run without the venv's nnetmix installed: use this checkout's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    from nnetmix.cli import OptionParser, run_tool
+
+USAGE = """
+Copy features [and possibly change format]
+Usage: copy-feats.py [options] <feature-rspecifier> <feature-wspecifier>
+or:   copy-feats.py [options] <feats-rxfilename> <feats-wxfilename>
+ e.g.: copy-feats.py ark:- ark,scp:foo.ark,foo.scp
+ or: copy-feats.py ark:foo.ark ark,t:txt.ark
+See also: splice-feats.py, add-deltas.py, apply-cmvn.py
+"""
+
+
+def main(argv=None) -> int:
+    parser = OptionParser(USAGE, prog="copy-feats.py")
+    parser.register("binary", True, "Binary-mode output (not relevant if writing to archive)")
+    parser.register("compress", False, "If true, write output in compressed form (not "
+                    "supported yet: nnetmix reads compressed matrices but writes full ones)")
+    parser.register("write-num-frames", "", "Wspecifier to write length in frames of each "
+                    "utterance. e.g. 'ark,t:utt2num_frames'.  Only applicable if writing tables, "
+                    "not when this program is writing individual files.")
+
+    def body(opts, args):
+        from nnetmix.errors import UsageError
+        from nnetmix.feat.tables import copy_feats
+
+        if opts.compress:
+            raise UsageError("--compress=true is not supported (write full matrices)")
+        return 0 if copy_feats(args[0], args[1], opts.binary, opts.write_num_frames).ok else 1
+
+    return run_tool(parser, (2, 2), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

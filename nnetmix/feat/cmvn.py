@@ -1,0 +1,97 @@
+"""Cepstral mean and variance normalisation with Kaldi's stats layout (src/transform/cmvn.cc).
+
+Stats are a 2 x (D+1) float64 matrix: row 0 holds the per-dimension sums and, in the last
+column, the frame count; row 1 holds the sums of squares (last column 0). Stats add up, so
+per-speaker stats are the sum of the per-utterance ones, and Kaldi tools read ours unchanged.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from nnetmix.errors import NnetmixError, UsageError
+
+__all__ = ["CmvnError", "acc_cmvn_stats", "apply_cmvn", "cmvn_transform"]
+
+logger = logging.getLogger(__name__)
+
+VAR_FLOOR = 1.0e-20  # Kaldi's ApplyCmvn floor on the variance
+
+
+class CmvnError(NnetmixError):
+    """CMVN stats that cannot normalise: too few frames, wrong shape, NaN variance."""
+
+
+def acc_cmvn_stats(feats: np.ndarray, stats: np.ndarray | None = None,
+                   weights: np.ndarray | None = None) -> np.ndarray:
+    """Add a (T, D) matrix's sums, squares and count to ``stats`` (a new 2 x (D+1) if None)."""
+    x = np.asarray(feats, dtype=np.float64)
+    d = x.shape[1]
+    if stats is None:
+        stats = np.zeros((2, d + 1), dtype=np.float64)
+    elif stats.shape != (2, d + 1):
+        raise CmvnError(f"CMVN stats have shape {stats.shape}, features have dim {d}")
+    if weights is None:
+        stats[0, :d] += x.sum(axis=0)
+        stats[1, :d] += np.einsum("td,td->d", x, x)
+        stats[0, d] += x.shape[0]
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        stats[0, :d] += w @ x
+        stats[1, :d] += w @ (x * x)
+        stats[0, d] += w.sum()
+    return stats
+
+
+def cmvn_transform(stats: np.ndarray, norm_vars: bool = False,
+                   key: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """(scale, offset) in float32 so that normalised = feats * scale + offset.
+
+    Computed in float64 and stored in float32 as Kaldi's ApplyCmvn does; variances are floored
+    at 1e-20 with a warning.
+    """
+    stats = np.asarray(stats, dtype=np.float64)
+    if stats.ndim != 2 or stats.shape[0] != 2 or stats.shape[1] < 2:
+        raise CmvnError(f"{key}: CMVN stats must be 2 x (dim+1), got shape {stats.shape}")
+    d = stats.shape[1] - 1
+    count = stats[0, d]
+    if count < 1.0:
+        raise CmvnError(f"{key}: insufficient stats for cepstral mean and variance "
+                        f"normalization: count = {count:g}")
+    mean = stats[0, :d] / count
+    if not norm_vars:
+        return np.ones(d, dtype=np.float32), (-mean).astype(np.float32)
+    var = stats[1, :d] / count - mean * mean
+    low = var < VAR_FLOOR
+    if low.any():
+        for v in var[low]:
+            logger.warning("Flooring cepstral variance from %g to %g%s", v, VAR_FLOOR,
+                           f" ({key})" if key else "")
+        var = np.where(low, VAR_FLOOR, var)
+    scale = 1.0 / np.sqrt(var)
+    if not np.all(np.isfinite(scale)):
+        raise CmvnError(f"{key}: NaN or infinity in cepstral mean/variance computation")
+    return scale.astype(np.float32), (-(mean * scale)).astype(np.float32)
+
+
+def apply_cmvn(stats: np.ndarray, feats: np.ndarray, norm_vars: bool = False,
+               norm_means: bool = True, key: str = "") -> np.ndarray:
+    """Normalise a (T, D) float32 matrix with CMVN stats (Kaldi's ApplyCmvn).
+
+    ``norm_means=False`` leaves the features alone (Kaldi refuses --norm-vars without
+    --norm-means, and so do we).
+    """
+    feats = np.asarray(feats, dtype=np.float32)
+    d = feats.shape[1]
+    if np.shape(stats)[-1] != d + 1:
+        raise CmvnError(f"{key}: CMVN stats have dim {np.shape(stats)[-1] - 1}, "
+                        f"features have dim {d}")
+    if not norm_means:
+        if norm_vars:
+            raise UsageError("You cannot normalize the variance but not the mean.")
+        return feats.copy()
+    scale, offset = cmvn_transform(stats, norm_vars, key)
+    if norm_vars:
+        return feats * scale + offset
+    return feats + offset

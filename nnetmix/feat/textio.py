@@ -1,0 +1,146 @@
+"""Small text tables the feature tools read and write beside their matrices.
+
+Kaldi reads spk2utt/utt2spk as token tables (``ark:data/train/spk2utt``) and writes lengths and
+durations as ``ark,t:`` int/float tables; nnetmix.kaldi handles matrices, vectors and
+posteriors, so these one-line-per-key text tables live here. Specifier classification follows
+Kaldi's ClassifyRspecifier/ClassifyWspecifier (src/util/kaldi-table.cc).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from nnetmix.errors import FormatError, UsageError
+
+__all__ = ["is_rspecifier", "is_wspecifier", "read_token_table", "TextTableWriter",
+           "write_text_table",
+           "write_text_object"]
+
+_SPEC = re.compile(r"^(ark|scp)(,[a-z]+)*:")
+
+
+def is_rspecifier(text: str) -> bool:
+    """True for ``ark:...``/``scp,p:...`` and the like; False for a plain rxfilename."""
+    return bool(_SPEC.match(text.strip()))
+
+
+def is_wspecifier(text: str) -> bool:
+    """True for ``ark:...``, ``ark,t:-``, ``ark,scp:a.ark,a.scp``; False for a wxfilename."""
+    return bool(_SPEC.match(text.strip()))
+
+
+def _split_spec(spec: str) -> tuple[set[str], str]:
+    head, _, path = spec.strip().partition(":")
+    return set(head.split(",")), path
+
+
+def read_token_table(rspecifier: str) -> Iterator[tuple[str, list[str]]]:
+    """Yield (key, tokens) from a text table such as spk2utt (``ark:file``, a path, or -)."""
+    if is_rspecifier(rspecifier):
+        kinds, path = _split_spec(rspecifier)
+        if "scp" in kinds:
+            raise UsageError(f"{rspecifier}: token tables are read as ark:file, not scp")
+    else:
+        path = rspecifier
+    try:
+        fh = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot open {path}: {e.strerror}") from None
+    with contextlib.nullcontext(fh) if path == "-" else fh:
+        for n, line in enumerate(fh, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) < 2:
+                raise FormatError(f"{path}:{n}: expected '<key> <value> ...', got '{line.strip()}'")
+            yield parts[0], parts[1:]
+
+
+def _open_out(path: str):
+    if path == "-":
+        return contextlib.nullcontext(sys.stdout)
+    return _AtomicText(path)
+
+
+class _AtomicText:
+    """A text file written to <path>.tmp and renamed into place on success."""
+
+    def __init__(self, path: str):
+        self.path = Path(path)
+        self.tmp = self.path.with_name(self.path.name + f".tmp{os.getpid()}")
+
+    def __enter__(self):
+        try:
+            self.fh = open(self.tmp, "w", encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"cannot write {self.path}: {e.strerror}") from None
+        return self.fh
+
+    def __exit__(self, exc_type, exc, tb):
+        self.fh.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
+        return False
+
+
+class TextTableWriter:
+    """Writes ``key value`` lines to an ``ark,t:file`` (or ``ark,t:-``) table, atomically.
+
+    Only text archives: Kaldi scripts ask for these tables (utt2num_frames, utt2dur) as
+    ``ark,t:`` and read them with awk and sort; a binary int32 archive is of no use to them.
+    """
+
+    def __init__(self, wspecifier: str):
+        kinds, path = _split_spec(wspecifier)
+        if (not is_wspecifier(wspecifier) or "ark" not in kinds or "scp" in kinds
+                or "t" not in kinds):
+            raise UsageError(f"unsupported wspecifier '{wspecifier}' for a table of numbers "
+                             "(use ark,t:file or ark,t:-)")
+        self._ctx = _open_out(path)
+        self._fh = self._ctx.__enter__()
+        self.count = 0
+
+    def write(self, key: str, value: object) -> None:
+        self._fh.write(f"{key} {_fmt(value)}\n")
+        self.count += 1
+
+    def close(self, ok: bool = True) -> None:
+        if self._ctx is not None:
+            self._fh.flush()
+            exc = (None, None, None) if ok else (RuntimeError, RuntimeError(), None)
+            self._ctx.__exit__(*exc)
+            self._ctx = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close(ok=exc_type is None)
+        return False
+
+
+def write_text_table(wspecifier: str, items: Iterable[tuple[str, object]]) -> int:
+    """Write all (key, value) pairs to an ``ark,t:`` table; return how many."""
+    with TextTableWriter(wspecifier) as w:
+        for key, value in items:
+            w.write(key, value)
+    return w.count
+
+
+def write_text_object(wxfilename: str, value: object) -> None:
+    """Write one number as a line to a file or ``-`` (Kaldi's WriteKaldiObject in text mode)."""
+    with _open_out(wxfilename) as fh:
+        fh.write(f"{_fmt(value)}\n")
+        fh.flush()
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

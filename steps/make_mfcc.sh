@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Copyright 2024 nnetmix authors. Apache 2.0.
+# Computes MFCC (or, with --feat-type fbank, filterbank) features for a data directory in $nj
+# jobs and writes <data-dir>/feats.scp and utt2num_frames, as Kaldi's steps/make_mfcc.sh.
+# Run from the recipe directory (egs/<corpus>/s5). Unlike Kaldi, finished features are kept:
+# when feats.scp already covers every utterance the script says so and exits 0.
+
+# Begin configuration section.
+nj=4                          # number of parallel jobs
+cmd=utils/run.py              # how to run jobs (run.pl convention; see cmd.sh)
+mfcc_config=conf/mfcc.conf    # config passed to compute-mfcc-feats.py
+feat_type=mfcc                # mfcc or fbank (steps/make_fbank.sh sets fbank)
+write_utt2num_frames=true     # if true, write <data-dir>/utt2num_frames
+write_utt2dur=true            # if true, write <data-dir>/utt2dur
+# End configuration section.
+
+echo "$0 $@"  # Print the command line for logging.
+
+[ -f path.sh ] && . ./path.sh
+. utils/parse_options.sh || exit 1
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then
+  cat >&2 <<EOF
+Usage: $0 [options] <data-dir> [<log-dir> [<mfcc-dir>] ]
+ e.g.: $0 data/train exp/make_mfcc/train mfcc
+Note: <log-dir> defaults to <data-dir>/log, and <mfcc-dir> defaults to <data-dir>/data.
+Options:
+  --mfcc-config <config-file>          # config passed to compute-mfcc-feats.py (default: $mfcc_config)
+  --nj <nj>                            # number of parallel jobs (default: $nj)
+  --cmd <utils/run.py|queue cmd>       # how to run jobs (default: $cmd)
+  --write-utt2num-frames <true|false>  # if true, write utt2num_frames (default: $write_utt2num_frames)
+  --write-utt2dur <true|false>         # if true, write utt2dur (default: $write_utt2dur)
+EOF
+  exit 1
+fi
+
+data=$1
+logdir=${2:-$data/log}
+mfccdir=${3:-$data/data}
+name=$(basename "$data")
+case $feat_type in
+  mfcc) tool=compute-mfcc-feats.py ;;
+  fbank) tool=compute-fbank-feats.py ;;
+  *) echo "$0: --feat-type must be mfcc or fbank, got '$feat_type'" >&2; exit 1 ;;
+esac
+
+for f in $data/wav.scp $data/utt2spk $mfcc_config; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+if [ -f $data/segments ]; then
+  echo "$0: $data/segments: segmented recordings are not supported yet (give one wav.scp entry" \
+       "per utterance)" >&2
+  exit 1
+fi
+
+# Idempotence (our change from Kaldi, which moves feats.scp to .backup and recomputes): when
+# feats.scp covers every utterance, its archives exist and the requested lists are there, skip.
+complete=true
+if [ -f $data/feats.scp ] && cmp -s <(cut -d' ' -f1 $data/feats.scp) <(cut -d' ' -f1 $data/utt2spk); then
+  for ark in $(cut -d' ' -f2- $data/feats.scp | sed 's/:[0-9]*$//' | sort -u); do
+    [ -f "$ark" ] || complete=false
+  done
+  if $write_utt2num_frames && [ ! -f $data/utt2num_frames ]; then complete=false; fi
+  if $write_utt2dur && [ ! -f $data/utt2dur ]; then complete=false; fi
+else
+  complete=false
+fi
+if $complete; then
+  echo "$0: $data/feats.scp exists and covers all $(wc -l < $data/utt2spk) utterances, skipping"
+  exit 0
+fi
+
+utils/validate_data_dir.sh --no-text --no-feats $data
+
+mkdir -p $mfccdir $logdir
+mfccdir=$(cd $mfccdir && pwd)  # feats.scp holds absolute archive paths, as Kaldi's
+rm -f $data/feats.scp $data/utt2num_frames $data/utt2dur $data/cmvn.scp
+
+utils/split_data.sh $data $nj
+sdata=$data/split$nj
+
+extra_opts=()
+if $write_utt2num_frames; then extra_opts+=("--write-num-frames=ark,t:$logdir/utt2num_frames.JOB"); fi
+if $write_utt2dur; then extra_opts+=("--write-utt2dur=ark,t:$logdir/utt2dur.JOB"); fi
+
+echo "$0: computing $feat_type features for $name in $nj jobs (logs in $logdir)"
+$cmd JOB=1:$nj $logdir/make_${feat_type}_${name}.JOB.log \
+  $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" scp:$sdata/JOB/wav.scp \
+    ark,scp:$mfccdir/raw_${feat_type}_$name.JOB.ark,$mfccdir/raw_${feat_type}_$name.JOB.scp
+
+# Job n's utterances are a contiguous, sorted run, so joining in job order stays sorted.
+for n in $(seq $nj); do cat $mfccdir/raw_${feat_type}_$name.$n.scp; done > $data/feats.scp
+if $write_utt2num_frames; then
+  for n in $(seq $nj); do cat $logdir/utt2num_frames.$n; done > $data/utt2num_frames
+fi
+if $write_utt2dur; then
+  for n in $(seq $nj); do cat $logdir/utt2dur.$n; done > $data/utt2dur
+fi
+rm -f $logdir/utt2num_frames.* $logdir/utt2dur.*
+
+# Keep the config beside the features, as Kaldi does, so later stages know how they were made.
+mkdir -p $data/conf
+cp $mfcc_config $data/conf/$feat_type.conf
+frame_shift=$(sed -n 's/^--frame-shift=\([0-9.]*\).*/\1/p' $mfcc_config | tail -n 1)
+awk -v ms="${frame_shift:-10}" 'BEGIN { printf "%.3f\n", ms / 1000 }' > $data/frame_shift
+
+nf=$(wc -l < $data/feats.scp)
+nu=$(wc -l < $data/utt2spk)
+if [ $nf -ne $nu ]; then
+  echo "$0: not all of the utterances got features ($nf != $nu); the job logs" \
+       "$logdir/make_${feat_type}_${name}.*.log name the skipped ones; consider" \
+       "utils/fix_data_dir.sh $data"
+fi
+if (( nf < nu - nu / 20 )); then
+  echo "$0: less than 95% of the utterances got features ($nf of $nu); probably a serious" \
+       "error, see $logdir/make_${feat_type}_${name}.*.log" >&2
+  exit 1
+fi
+
+echo "$0: done, $feat_type features for $nf utterances of $name in $data/feats.scp"

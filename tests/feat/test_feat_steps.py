@@ -1,0 +1,85 @@
+"""steps/make_mfcc.sh, make_fbank.sh and compute_cmvn_stats.sh end to end on a 4-utterance data dir."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT, run_script
+from feat_dummies import make_data_dir
+
+from nnetmix.feat import acc_cmvn_stats
+from nnetmix.kaldi import SequentialReader
+
+NEEDED = ["utils/run.py", "utils/parse_options.sh", "utils/split_data.sh",
+          "utils/validate_data_dir.sh"]
+pytestmark = pytest.mark.skipif(not all((ROOT / f).exists() for f in NEEDED),
+                                reason="utils/ job and data-dir scripts not present")
+
+UTTS = {"s1-a": ("s1", 4000), "s1-b": ("s1", 5000), "s2-a": ("s2", 6000), "s2-b": ("s2", 3000)}
+
+
+@pytest.fixture
+def recipe(tmp_path):
+    """A recipe directory: steps, utils, conf linked to the toolkit's, plus data/train."""
+    for d in ("steps", "utils", "conf"):
+        os.symlink(ROOT / d, tmp_path / d)
+    make_data_dir(tmp_path, UTTS)
+    return tmp_path
+
+
+def read(rspec):
+    with SequentialReader(rspec, "mat") as r:
+        return {k: np.array(v) for k, v in r}
+
+
+def test_make_mfcc_and_cmvn(recipe):
+    p = run_script(["steps/make_mfcc.sh", "--nj", "2", "data/train", "exp/make_mfcc/train", "mfcc"],
+                   cwd=recipe, check=True)
+    assert "done, mfcc features for 4 utterances" in p.stdout
+    data = recipe / "data" / "train"
+    feats = read(f"scp:{data / 'feats.scp'}")
+    assert list(feats) == sorted(UTTS)
+    frames = {k: 1 + (n - 400) // 160 for k, (_, n) in UTTS.items()}
+    assert {k: v.shape for k, v in feats.items()} == {k: (f, 13) for k, f in frames.items()}
+    assert (data / "utt2num_frames").read_text() == "".join(f"{k} {frames[k]}\n" for k in sorted(UTTS))
+    assert (data / "frame_shift").read_text() == "0.010\n"
+    assert (recipe / "exp/make_mfcc/train/make_mfcc_train.2.log").exists()
+    assert (recipe / "mfcc/raw_mfcc_train.1.ark").exists()
+
+    p = run_script(["steps/compute_cmvn_stats.sh", "data/train", "exp/make_mfcc/train", "mfcc"],
+                   cwd=recipe, check=True)
+    stats = read(f"scp:{data / 'cmvn.scp'}")
+    assert list(stats) == ["s1", "s2"]
+    np.testing.assert_allclose(stats["s2"], acc_cmvn_stats(np.concatenate(
+        [feats["s2-a"], feats["s2-b"]])), rtol=1e-12)
+    assert (recipe / "mfcc/cmvn_train.ark").exists()
+
+    for script in (["steps/make_mfcc.sh", "--nj", "2", "data/train", "exp/make_mfcc/train", "mfcc"],
+                   ["steps/compute_cmvn_stats.sh", "data/train", "exp/make_mfcc/train", "mfcc"]):
+        p = run_script(script, cwd=recipe, check=True)
+        assert "skipping" in p.stdout
+
+
+def test_make_fbank(recipe):
+    p = run_script(["steps/make_fbank.sh", "--nj", "1", "data/train"], cwd=recipe, check=True)
+    feats = read(f"scp:{recipe / 'data/train/feats.scp'}")
+    assert feats["s1-b"].shape == (29, 40)
+    assert (recipe / "data/train/data/raw_fbank_train.1.ark").exists()
+
+
+def test_less_than_95_percent_fails(recipe):
+    (recipe / "wav" / "s2-b.wav").unlink()
+    p = run_script(["steps/make_mfcc.sh", "--nj", "1", "data/train", "exp/log", "mfcc"], cwd=recipe)
+    assert p.returncode == 1
+    assert "less than 95%" in p.stderr and "(3 of 4)" in p.stderr
+    log = (recipe / "exp/log/make_mfcc_train.1.log").read_text()
+    assert "WARNING" in log and "s2-b" in log and "Done 3 out of 4 utterances." in log
+
+
+def test_usage_and_missing_input(recipe):
+    p = run_script(["steps/make_mfcc.sh"], cwd=recipe)
+    assert p.returncode == 1 and "Usage: steps/make_mfcc.sh [options] <data-dir>" in p.stderr
+    p = run_script(["steps/make_mfcc.sh", "data/nope"], cwd=recipe)
+    assert p.returncode == 1 and "no such file data/nope/wav.scp" in p.stderr
+    p = run_script(["steps/compute_cmvn_stats.sh", "data/train"], cwd=recipe)
+    assert p.returncode == 1 and "no such file data/train/feats.scp" in p.stderr

@@ -10,7 +10,8 @@ few dozen wavs synthesised here with sox, so it runs anywhere) and times, in one
 * ``ours, compute only``: nnetmix.feat.Extractor on audio already in memory;
 * ``knf direct``: knf.OnlineMfcc on the same in-memory audio, frames copied out with get_frame.
 
-Each figure is the best of --repeat runs. Prints a markdown table and the ratio ours/direct.
+Each figure is the median of --repeat runs (this machine is shared and noisy: medians, and
+ratios measured side by side in one run, are what to read). Prints a markdown table and the ratio ours/direct.
 Usage: bench/feature_speed.py [--wav-scp FILE] [--config conf/mfcc.conf] [--repeat 3]
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import statistics
 import time
 from pathlib import Path
 
@@ -40,7 +42,7 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--wav-scp", default=str(default_scp) if default_scp.exists() else "",
                    help="wav.scp to read (default: the digits train set if present, else synthesise)")
     p.add_argument("--config", default=str(ROOT / "conf/mfcc.conf"), help="MFCC config file")
-    p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
     p.add_argument("--num-synth", type=int, default=48, help="wavs to synthesise without a wav.scp")
     return p.parse_args()
 
@@ -91,8 +93,8 @@ def _ours_compute(args: tuple) -> int:
     return sum(ext.compute(x, ext.sample_frequency).shape[0] for x in signals)
 
 
-def best_of(repeat: int, fn, jobs: list) -> tuple[int, float]:
-    """(frames, best wall seconds) of fn over jobs: in this process, or one worker process per job.
+def median_of(repeat: int, fn, jobs: list) -> tuple[int, float]:
+    """(frames, median wall seconds) of fn over jobs: in this process, or one worker process per job.
 
     The worker pool is started (and warmed with one untimed pass) before the clock starts, so
     the figure is throughput, not process start-up.
@@ -101,16 +103,16 @@ def best_of(repeat: int, fn, jobs: list) -> tuple[int, float]:
     run = (lambda: fn(jobs[0])) if pool is None else (lambda: sum(pool.map(fn, jobs)))
     try:
         frames = run()
-        best = float("inf")
+        times = []
         for _ in range(repeat):
             t0 = time.perf_counter()
             frames = run()
-            best = min(best, time.perf_counter() - t0)
+            times.append(time.perf_counter() - t0)
     finally:
         if pool is not None:
             pool.close()
             pool.join()
-    return frames, best
+    return frames, statistics.median(times)
 
 
 def main() -> int:
@@ -134,14 +136,14 @@ def main() -> int:
             sig_parts = [signals] if nj == 1 else [signals[0::2], signals[1::2]]
             e2e = ([(args.config, scps[0], tmp / "all.ark")] if nj == 1 else
                    [(args.config, scps[1 + j], tmp / f"h{j}.ark") for j in range(2)])
-            f_e2e, t_e2e = best_of(args.repeat, _end_to_end, e2e)
-            f_our, t_our = best_of(args.repeat, _ours_compute, [(args.config, s) for s in sig_parts])
-            f_knf, t_knf = best_of(args.repeat, _knf_direct, [(knf_opts, s) for s in sig_parts])
+            f_e2e, t_e2e = median_of(args.repeat, _end_to_end, e2e)
+            f_our, t_our = median_of(args.repeat, _ours_compute, [(args.config, s) for s in sig_parts])
+            f_knf, t_knf = median_of(args.repeat, _knf_direct, [(knf_opts, s) for s in sig_parts])
             assert f_e2e == f_our == f_knf, (f_e2e, f_our, f_knf)
             rows.append((nj, f_e2e, t_e2e, t_our, t_knf))
 
     print(f"\nMFCC ({Path(args.config).name}) over {len(entries)} wavs, {seconds:.1f} s of audio, "
-          f"{os.cpu_count()} CPUs, best of {args.repeat}\n")
+          f"{os.cpu_count()} CPUs, median of {args.repeat}\n")
     print("| nj | frames | ours end to end (frames/s) | ours compute only (frames/s) "
           "| knf direct (frames/s) | ours e2e / direct | ours compute / direct |")
     print("|---:|---:|---:|---:|---:|---:|---:|")

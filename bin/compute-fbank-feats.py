@@ -5,13 +5,10 @@ import os
 import sys
 
 try:
-    from nnetmix.cli import OptionParser, run_tool
+    from nnetmix.feat.tool import compute_feats_main
 except ImportError:  # run without the venv's nnetmix installed: use this checkout's
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
-
-from nnetmix.feat.extract import ExtractOptions
-from nnetmix.feat.options import FrameOptions, MelOptions, FbankOptions
+    from nnetmix.feat.tool import compute_feats_main
 
 USAGE = """
 Create Mel-filter bank (FBANK) feature files.  Samples are used on Kaldi's scale (16-bit PCM
@@ -22,25 +19,8 @@ Usage:  compute-fbank-feats.py [options...] <wav-rspecifier> <feats-wspecifier>
 """
 
 
-def build_parser() -> OptionParser:
-    p = OptionParser(USAGE, prog="compute-fbank-feats.py")
-    for group in (FrameOptions, MelOptions, FbankOptions, ExtractOptions):
-        p.register_group(group)
-    return p
-
-
 def main(argv=None) -> int:
-    parser = build_parser()
-
-    def body(opts, args):
-        from nnetmix.feat.extract import compute_feats_table
-        from nnetmix.feat.options import config_from_options
-
-        config = config_from_options("fbank", parser, opts)
-        result = compute_feats_table(config, args[0], args[1], parser.group(ExtractOptions, opts))
-        return 0 if result.ok else 1
-
-    return run_tool(parser, (2, 2), body, argv)
+    return compute_feats_main("fbank", USAGE, argv)
 
 
 if __name__ == "__main__":

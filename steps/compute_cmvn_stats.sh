@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Copyright 2024 nnetmix authors. Apache 2.0.
+# Copyright 2026 nnetmix authors. Apache 2.0.
 # Computes per-speaker CMVN statistics for a data directory with features, writing
 # <cmvn-dir>/cmvn_<name>.{ark,scp} and <data-dir>/cmvn.scp, as Kaldi's steps/compute_cmvn_stats.sh.
 # Run from the recipe directory. Skips the work when cmvn.scp already covers every speaker.

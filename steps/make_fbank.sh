@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Copyright 2024 nnetmix authors. Apache 2.0.
+# Copyright 2026 nnetmix authors. Apache 2.0.
 # Computes log mel filterbank features for a data directory, as Kaldi's steps/make_fbank.sh.
 # Run from the recipe directory. The work is shared with steps/make_mfcc.sh (--feat-type fbank),
 # so the two cannot drift apart; this script keeps Kaldi's name and options.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Copyright 2024 nnetmix authors. Apache 2.0.
+# Copyright 2026 nnetmix authors. Apache 2.0.
 # Computes MFCC (or, with --feat-type fbank, filterbank) features for a data directory in $nj
 # jobs and writes <data-dir>/feats.scp and utt2num_frames, as Kaldi's steps/make_mfcc.sh.
 # Run from the recipe directory (egs/<corpus>/s5). Unlike Kaldi, finished features are kept:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Copyright 2024 nnetmix authors. Apache 2.0.
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """Frames per second of nnetmix's MFCC extraction against kaldi-native-fbank called directly.
 
 Reads the wavs of a wav.scp (default: egs/digits/s5/data/train/wav.scp when it exists, else a

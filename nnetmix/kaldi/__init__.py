@@ -26,3 +26,19 @@ __all__ = [
     "InputStream", "OutputSink", "open_input", "open_output",
     "FormatError", "KaldiIOError", "TableKeyError",
 ]
+
+# Kaldi model files: topology, transition model, GMMs (.mdl), tree.
+from nnetmix.kaldi.hmm_topology import (HmmState, HmmTopology, default_topology,  # noqa: E402
+                                        read_topology_text, write_topology_text)
+from nnetmix.kaldi.context_dep import (ContextDependency, monophone_context_dependency,  # noqa: E402
+                                       read_tree, write_tree)
+from nnetmix.kaldi.transition_model import (TransitionModel, read_transition_model,  # noqa: E402
+                                            write_transition_model)
+from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm, read_gmm_model, write_gmm_model  # noqa: E402
+
+__all__ += [
+    "HmmState", "HmmTopology", "default_topology", "read_topology_text", "write_topology_text",
+    "ContextDependency", "monophone_context_dependency", "read_tree", "write_tree",
+    "TransitionModel", "read_transition_model", "write_transition_model",
+    "DiagGmm", "AmDiagGmm", "read_gmm_model", "write_gmm_model",
+]

@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""hmm-info.py: Kaldi's hmm-info (src/bin/hmm-info.cc)."""
+import sys
+
+from nnetmix.cli import OptionParser, run_tool
+
+USAGE = """Write to standard output various properties of HMM-based transition model
+Usage:  hmm-info.py [options] <model-in>
+e.g.:
+ hmm-info.py trans.mdl"""
+
+
+def make_parser() -> OptionParser:
+    return OptionParser(USAGE, prog="hmm-info.py")
+
+
+def body(opts, args) -> int:
+    from nnetmix.kaldi.transition_model import read_transition_model
+    tm = read_transition_model(args[0])
+    sys.stdout.write(f"number of phones {tm.phones.size}\n"
+                     f"number of pdfs {tm.num_pdfs}\n"
+                     f"number of transition-ids {tm.num_transition_ids}\n"
+                     f"number of transition-states {tm.num_transition_states}\n")
+    sys.stdout.flush()
+    return 0
+
+
+def main(argv=None) -> int:
+    return run_tool(make_parser(), (1, 1), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

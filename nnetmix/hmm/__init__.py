@@ -1,0 +1,7 @@
+"""GMM-HMM: lang directory, monophone training, alignment, graphs and decoding.
+
+Submodules are imported on use (kaldi_hmm_gmm must be imported before kaldifst). ``khg`` bridges
+nnetmix.kaldi's model objects and kaldi-hmm-gmm 1.1.4's (its docstring maps what 1.1.4 binds).
+"""
+
+__all__ = ["khg"]

@@ -1,0 +1,122 @@
+"""bin/ tools for models and alignments, on a Kaldi alignment directory made of the yesno files."""
+import gzip
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import load_bin, run_script
+from nnetmix.kaldi import SequentialReader
+from nnetmix.kaldi.diag_gmm import read_gmm_model
+
+
+@pytest.fixture
+def alidir(kaldi_fixtures, tmp_path):
+    """exp/mono_ali as steps/align_si.sh leaves it: final.mdl + ali.1.gz."""
+    yesno = kaldi_fixtures / "yesno"
+    shutil.copy(yesno / "40.mdl", tmp_path / "final.mdl")
+    shutil.copy(yesno / "ali.1.gz", tmp_path / "ali.1.gz")
+    shutil.copy(yesno / "40.occs", tmp_path / "40.occs")
+    return tmp_path
+
+
+def alignments(d):
+    with SequentialReader(f"ark:gunzip -c {d}/ali.1.gz |", "ivec") as r:
+        return list(r)
+
+
+def test_ali_to_pdf_command_line(alidir):
+    proc = run_script(["ali-to-pdf.py", "final.mdl", "ark:gunzip -c ali.1.gz |", "ark,t:-"],
+                      cwd=alidir, check=True)
+    assert "LOG (ali-to-pdf.py[" in proc.stderr
+    assert "Converted 31 alignments to pdf sequences." in proc.stderr
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    lines = proc.stdout.splitlines()
+    ali = alignments(alidir)
+    assert len(lines) == len(ali) == 31
+    for line, (key, a) in zip(lines, ali):
+        k, *vals = line.split()
+        assert k == key and [int(v) for v in vals] == tm.tid2pdf[a].tolist()
+
+
+def test_analyze_counts(alidir, capsys):
+    ali_to_pdf, analyze = load_bin("ali-to-pdf.py"), load_bin("analyze-counts.py")
+    assert ali_to_pdf.main([str(alidir / "final.mdl"),
+                            f"ark:gunzip -c {alidir}/ali.1.gz |", f"ark:{alidir}/pdf.ark"]) == 0
+    counts_file = alidir / "ali_train_pdf.counts"
+    assert analyze.main(["--binary=false", "--counts-dim=20", f"ark:{alidir}/pdf.ark",
+                         str(counts_file)]) == 0
+    text = counts_file.read_text()
+    # Kaldi's Vector<double>::Write in text mode; analyze-counts adds a half-frame to each count
+    assert text.startswith(" [ 779.5 350.5 4063.5 ") and text.endswith(" ]\n")
+    counts = np.array(text.split()[1:-1], dtype=float) - 0.5
+    frames = sum(a.size for _, a in alignments(alidir))
+    assert counts.size == 20 and counts.sum() == frames
+    occs = np.array((alidir / "40.occs").read_text().split()[1:-1], dtype=float)
+    np.testing.assert_array_equal(counts, occs)  # gmm-est's occupancies from the same alignment
+    err = capsys.readouterr().err
+    assert "Summed 31 int32 vectors to counts, skipped 0 vectors." in err
+    assert f"Counts written to {counts_file}" in err
+
+
+def test_info_tools(alidir, capsys):
+    assert load_bin("hmm-info.py").main([str(alidir / "final.mdl")]) == 0
+    assert capsys.readouterr().out == ("number of phones 6\nnumber of pdfs 20\n"
+                                       "number of transition-ids 48\n"
+                                       "number of transition-states 20\n")
+    assert load_bin("gmm-info.py").main([str(alidir / "final.mdl")]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("feature dimension 39\nnumber of gaussians 940\n")
+    assert load_bin("hmm-info.py").main([]) == 1
+    assert "Usage:  hmm-info.py [options] <model-in>" in capsys.readouterr().err
+
+
+def test_gmm_copy(alidir, capsys):
+    gmm_copy = load_bin("gmm-copy.py")
+    src = alidir / "final.mdl"
+    assert gmm_copy.main(["--binary=false", str(src), str(alidir / "t.mdl")]) == 0
+    assert (alidir / "t.mdl").read_text().startswith("<TransitionModel> \n<Topology> \n")
+    assert gmm_copy.main([str(src), str(alidir / "b.mdl")]) == 0
+    assert (alidir / "b.mdl").read_bytes() == src.read_bytes()
+    assert gmm_copy.main(["--copy-am=false", str(src), str(alidir / "tm")]) == 0
+    assert src.read_bytes().startswith((alidir / "tm").read_bytes())
+    assert f"Written model to {alidir / 'b.mdl'}" in capsys.readouterr().err
+    copy_tm = load_bin("copy-transition-model.py")
+    assert copy_tm.main([str(src), str(alidir / "tm2")]) == 0
+    assert (alidir / "tm2").read_bytes() == (alidir / "tm").read_bytes()
+
+
+def test_ali_to_phones_and_post(alidir):
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    phones, post = load_bin("ali-to-phones.py"), load_bin("ali-to-post.py")
+    rx = f"ark:gunzip -c {alidir}/ali.1.gz |"
+    assert phones.main([str(alidir / "final.mdl"), rx, f"ark,t:{alidir}/ph.txt"]) == 0
+    assert phones.main(["--per-frame=true", str(alidir / "final.mdl"), rx,
+                        f"ark:{alidir}/pf.ark"]) == 0
+    assert post.main([rx, f"ark:{alidir}/post.ark"]) == 0
+    ali = dict(alignments(alidir))
+    first = (alidir / "ph.txt").read_text().splitlines()[0]
+    assert first == "0_0_0_0_1_1_1_1 1 4 5 4 5 4 5 4 5 2 3 6 2 3 6 2 3 6 2 3 6 1 "
+    with SequentialReader(f"ark:{alidir}/pf.ark", "ivec") as r:
+        for key, pf in r:
+            np.testing.assert_array_equal(pf, tm.tid2phone[ali[key]])
+    with SequentialReader(f"ark:{alidir}/post.ark", "post") as r:
+        for key, p in r:
+            assert [i for ((i, w),) in p] == ali[key].tolist() and {w for ((_, w),) in p} == {1.0}
+
+
+def test_errors_are_one_line(alidir, tmp_path, capsys):
+    bad = tmp_path / "bad.mdl"
+    bad.write_bytes((alidir / "final.mdl").read_bytes()[:700])
+    rc = load_bin("ali-to-pdf.py").main([str(bad), f"ark:gunzip -c {alidir}/ali.1.gz |",
+                                         f"ark:{tmp_path}/x.ark"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "ERROR (" in err and f"{bad}: byte " in err and "Traceback" not in err
+    assert not (tmp_path / "x.ark").exists()
+    # an alignment from another model: transition-id out of range, named with its key
+    with gzip.open(alidir / "ali.1.gz", "rt") as fh:
+        (tmp_path / "big.txt").write_text(fh.readline().replace(" 3 ", " 4000 ", 1))
+    rc = load_bin("ali-to-pdf.py").main([str(alidir / "final.mdl"), f"ark:{tmp_path}/big.txt",
+                                         f"ark:{tmp_path}/x.ark"])
+    assert rc == 1 and "key 0_0_0_0_1_1_1_1: transition-id 4000 out of range 1..48" \
+        in capsys.readouterr().err

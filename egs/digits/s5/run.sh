@@ -41,13 +41,16 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
 fi
 
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
-  log "Stage 1: data preparation: data/train, data/test, data/local/dict"
+  log "Stage 1: data preparation: data/train, data/test, data/local/dict, data/lang, data/lang_test"
   local/prepare_digits.sh --cmd "$train_cmd" --nj $nj --seed $seed \
     --num-train $num_train_utts --num-test $num_test_utts $corpus data
   for x in train test; do
     utils/validate_data_dir.sh --no-feats data/$x
   done
-  # Lang preparation (data/lang from data/local/dict, a digit-loop grammar) comes here.
+  # data/lang from data/local/dict (position-dependent phones, optional silence 0.5); a
+  # Kneser-Ney bigram of the training transcripts becomes G.fst in data/lang_test.
+  utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang data/lang
+  local/prepare_lm.sh data/train/text data/lang data/local/lm data/lang_test
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then

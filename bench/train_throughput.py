@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Frames per second of a full nnet1 training step on the nnetmix cpu backend, beside PyTorch.
+
+One step is what nnet1 does for a minibatch of an MLP: forward (affine + sigmoid hidden layers,
+affine + softmax output), cross-entropy gradient, backward (GEMMs for the weight gradients and
+the input gradients, bias gradients by row sums, sigmoid derivative), and an SGD update with
+momentum over the whole flat parameter buffer. It is composed only of Backend calls, as
+nnetmix/nnet composes them. In the same worker process, alternating blocks of steps, PyTorch
+(CPU) trains the same network the plain way: torch.nn.Linear + sigmoid, cross_entropy with
+reduction='sum', torch.optim.SGD with momentum. The torch columns are left empty when torch is
+not installed (it is not an nnetmix dependency).
+
+The GEMM-bound limit is 6 x parameters FLOPs per frame (forward, input gradient, weight
+gradient) at the best sgemm rate measured in the same process on the big layer's shape
+(before and after each row's steps).
+
+Thread counts: each row's thread count runs in its own worker process with OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and NUMBA_NUM_THREADS set before numpy/numba/torch load.
+The worker also sets OMP_WAIT_POLICY=PASSIVE as nnetmix.kernels.cpu does (torch's libgomp is
+the same libgomp.so.1 in one process, so both see the same policy; --torch-wait-policy changes
+what torch gets by running torch in a worker of its own).
+
+This machine is shared and noisy: per-step times are medians, and ratios measured side by side
+in one run are what to read.
+Usage: bench/train_throughput.py [--quick] [--threads 1,2] [--minibatch 256,1024] [--steps 5]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+NETS = {"large": [440] + [2048] * 6 + [8806], "small": [440] + [512] * 3 + [500]}
+
+
+def get_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help="small network, minibatch 256, 2 timed steps (a smoke run)")
+    p.add_argument("--nets", default="large,small", help="comma list of: " + ", ".join(NETS))
+    p.add_argument("--minibatch", default="256,1024", help="comma list of minibatch sizes")
+    p.add_argument("--threads", default="1,2", help="comma list of thread counts")
+    p.add_argument("--steps", type=int, default=4, help="timed steps per block")
+    p.add_argument("--rounds", type=int, default=2, help="alternating ours/torch blocks per row")
+    p.add_argument("--no-torch", action="store_true", help="skip the PyTorch reference")
+    p.add_argument("--torch-wait-policy", default="", help="run torch in its own worker with this "
+                   "OMP_WAIT_POLICY (ACTIVE|PASSIVE; default: same worker, PASSIVE)")
+    p.add_argument("--worker", default="", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+# ---------------------------------------------------------------- worker side
+
+def sgemm_rate(np, mb: int) -> float:
+    """GFLOP/s of numpy's sgemm on the big hidden layer's forward shape (mb x 2048 x 2048).
+
+    The best of several runs: the limit is what the BLAS can do, and on a shared machine a
+    median can catch a neighbour's burst (the row measures it before and after its steps).
+    """
+    a = np.random.default_rng(0).standard_normal((mb, 2048), dtype=np.float32)
+    w = np.random.default_rng(1).standard_normal((2048, 2048), dtype=np.float32)
+    out = np.empty((mb, 2048), np.float32)
+    np.matmul(a, w.T, out=out)
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        np.matmul(a, w.T, out=out)
+        times.append(time.perf_counter() - t)
+    return 2.0 * mb * 2048 * 2048 / min(times) / 1e9
+
+
+class OursMLP:
+    """The nnet1 training step built from Backend calls, parameters in one flat buffer."""
+
+    def __init__(self, B, np, dims, mb, lr=1e-5, momentum=0.9):
+        self.B, self.dims, self.mb, self.lr, self.momentum = B, dims, mb, lr, momentum
+        sizes = [(dims[i + 1], dims[i]) for i in range(len(dims) - 1)]
+        self.nparams = sum(o * i + o for o, i in sizes)
+        rng = np.random.default_rng(7)
+        self.params = B.zeros(self.nparams)
+        self.grads = B.zeros(self.nparams)
+        self.vel = B.zeros(self.nparams)
+        self.W, self.b, self.gW, self.gb = [], [], [], []
+        off = 0
+        host = np.empty(self.nparams, np.float32)
+        for o, i in sizes:
+            host[off:off + o * i] = rng.uniform(-1, 1, o * i) * (4.0 * np.sqrt(6.0 / (o + i)))
+            host[off + o * i:off + o * i + o] = 0
+            for lst, buf in ((self.W, self.params), (self.gW, self.grads)):
+                lst.append(buf[off:off + o * i].reshape(o, i))
+            for lst, buf in ((self.b, self.params), (self.gb, self.grads)):
+                lst.append(buf[off + o * i:off + o * i + o])
+            off += o * i + o
+        self.B.copy(self.params, B.asarray(host))
+        self.acts = [B.zeros((mb, d)) for d in dims]      # acts[0] is the input
+        self.diffs = [B.zeros((mb, d)) for d in dims]     # diffs[k]: dLoss/d(pre-activation k)
+        self.probs = B.zeros((mb, dims[-1]))
+
+    def step(self, x, targets):
+        B, L = self.B, len(self.dims) - 1
+        B.copy(self.acts[0], x)
+        for k in range(L):
+            B.gemm(self.acts[k], self.W[k], self.acts[k + 1], trans_b=True)
+            if k < L - 1:
+                B.bias_sigmoid(self.acts[k + 1], self.b[k], self.acts[k + 1])
+            else:
+                B.add_bias(self.acts[k + 1], self.b[k])
+        loss, correct = B.softmax_xent(self.acts[L], targets, self.probs, self.diffs[L])
+        for k in range(L - 1, -1, -1):
+            B.gemm(self.diffs[k + 1], self.acts[k], self.gW[k], trans_a=True)
+            B.sum_rows(self.diffs[k + 1], self.gb[k])
+            if k > 0:
+                B.gemm(self.diffs[k + 1], self.W[k], self.diffs[k])
+                B.sigmoid_backward(self.acts[k], self.diffs[k], self.diffs[k])
+        B.sgd_update(self.params, self.grads, self.vel, self.lr, self.momentum,
+                     num_frames=self.mb)
+        return loss
+
+
+class TorchMLP:
+    """The same network and SGD in plain PyTorch."""
+
+    def __init__(self, torch, dims, lr=1e-5, momentum=0.9):
+        layers = []
+        for i in range(len(dims) - 1):
+            layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
+            if i < len(dims) - 2:
+                layers.append(torch.nn.Sigmoid())
+        self.torch = torch
+        self.net = torch.nn.Sequential(*layers)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=lr, momentum=momentum)
+
+    def step(self, x, targets):
+        self.opt.zero_grad()
+        loss = self.torch.nn.functional.cross_entropy(self.net(x), targets, reduction="sum")
+        loss.backward()
+        self.opt.step()
+        return float(loss)
+
+
+def time_block(fn, steps: int) -> list[float]:
+    out = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def worker(args) -> None:
+    """Run every row of one thread count; print one JSON line per row."""
+    spec = json.loads(args.worker)
+    use_ours, use_torch = spec["ours"], spec["torch"]
+    torch = None
+    if use_torch:
+        try:
+            import torch
+            torch.set_num_threads(spec["threads"])
+        except ImportError:
+            torch = None
+    import numpy as np
+    sys.path.insert(0, str(ROOT))
+    B = None
+    if use_ours:
+        from nnetmix.kernels import get_backend
+        B = get_backend("cpu")
+    for net in spec["nets"]:
+        dims = NETS[net]
+        for mb in spec["minibatch"]:
+            rng = np.random.default_rng(3)
+            x = rng.standard_normal((mb, dims[0]), dtype=np.float32)
+            t = rng.integers(0, dims[-1], mb).astype(np.int32)
+            row = {"net": net, "dims": dims, "mb": mb, "threads": spec["threads"],
+                   "sgemm_gflops": sgemm_rate(np, mb)}
+            ours = tmodel = None
+            if B is not None:
+                ours = OursMLP(B, np, dims, mb)
+                row["params"] = ours.nparams
+                xb, tb = B.asarray(x), t
+                for _ in range(2):
+                    ours.step(xb, tb)
+            if torch is not None:
+                tmodel = TorchMLP(torch, dims)
+                tx, tt = torch.from_numpy(x), torch.from_numpy(t.astype(np.int64))
+                row["params"] = sum(p.numel() for p in tmodel.net.parameters())
+                for _ in range(2):
+                    tmodel.step(tx, tt)
+            t_ours, t_torch = [], []
+            for _ in range(spec["rounds"]):
+                if ours is not None:
+                    t_ours += time_block(lambda: ours.step(xb, tb), spec["steps"])
+                if tmodel is not None:
+                    t_torch += time_block(lambda: tmodel.step(tx, tt), spec["steps"])
+            row["sgemm_gflops"] = max(row["sgemm_gflops"], sgemm_rate(np, mb))
+            if ours is not None:
+                row["ours_fps"] = mb / float(np.median(t_ours))
+                row["ours_finite"] = bool(B.all_finite(ours.params))
+            if tmodel is not None:
+                row["torch_fps"] = mb / float(np.median(t_torch))
+            print("ROW " + json.dumps(row), flush=True)
+            del ours, tmodel
+
+
+# ---------------------------------------------------------------- driver side
+
+def run_worker(spec: dict, threads: int, wait_policy: str = "PASSIVE") -> list[dict]:
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = str(threads)
+    env["OMP_WAIT_POLICY"] = wait_policy
+    spec = dict(spec, threads=threads)
+    proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], env=env,
+                          text=True, capture_output=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(f"train_throughput.py: worker for {threads} thread(s) failed")
+    return [json.loads(line[4:]) for line in proc.stdout.splitlines() if line.startswith("ROW ")]
+
+
+def main(argv=None) -> int:
+    args = get_args(argv)
+    if args.worker:
+        worker(args)
+        return 0
+    if args.quick:
+        args.nets, args.minibatch, args.steps, args.rounds = "small", "256", 2, 1
+    nets = [n for n in args.nets.split(",") if n]
+    for n in nets:
+        if n not in NETS:
+            raise SystemExit(f"train_throughput.py: unknown net '{n}' (expected {', '.join(NETS)})")
+    try:
+        import torch  # noqa: F401
+        have_torch = not args.no_torch
+    except ImportError:
+        have_torch = False
+    spec = {"nets": nets, "minibatch": [int(m) for m in args.minibatch.split(",")],
+            "steps": args.steps, "rounds": args.rounds}
+    rows = []
+    for threads in [int(t) for t in args.threads.split(",")]:
+        if have_torch and args.torch_wait_policy:
+            mine = run_worker(dict(spec, ours=True, torch=False), threads)
+            theirs = run_worker(dict(spec, ours=False, torch=True), threads, args.torch_wait_policy)
+            for r, q in zip(mine, theirs):
+                r["torch_fps"] = q.get("torch_fps")
+            rows += mine
+        else:
+            rows += run_worker(dict(spec, ours=True, torch=have_torch), threads)
+    print_table(rows, have_torch)
+    return 0
+
+
+def print_table(rows: list[dict], have_torch: bool) -> None:
+    print("| network | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s | nnetmix fr/s |"
+          " torch fr/s | nnetmix/torch | nnetmix/GEMM-bound |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        name = "-".join(str(d) for d in r["dims"][:2]) + f"x{len(r['dims']) - 2}-{r['dims'][-1]}"
+        bound = r["sgemm_gflops"] * 1e9 / (6.0 * r["params"])
+        ours = r.get("ours_fps")
+        tfps = r.get("torch_fps") if have_torch else None
+        vs_t = f"{ours / tfps:.2f}x" if ours and tfps else "-"
+        vs_b = f"{100 * ours / bound:.0f}%" if ours else "-"
+        flag = "" if r.get("ours_finite", True) else " (NaN!)"
+        print(f"| {name} | {r['mb']} | {r['threads']} | {r['sgemm_gflops']:.1f} | {bound:.0f} | "
+              f"{ours:.0f}{flag} | {f'{tfps:.0f}' if tfps else '-'} | {vs_t} | {vs_b} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""nnet1 networks: components, the flat-buffer network, forward/backward/update through a
+compute backend, the Kaldi nnet1 file format, prototypes and the feature transform.
+
+    nnet = read_nnet("exp/dnn/final.nnet").to_backend(backend)
+    logits = nnet.propagate(x, through_softmax=False)
+    nnet.backpropagate(grad); nnet.update(NnetTrainOptions(learn_rate=0.008))
+    nnet.write("exp/dnn/nnet.iter1", binary=True)
+"""
+from nnetmix.nnet.components import (COMPONENT_TYPES, AddShift, AffineTransform, Component,
+                                     LinearTransform, Rbm, Rescale, Sigmoid, Softmax, Splice, Tanh)
+from nnetmix.nnet.feature_transform import (build_feature_transform, cmvn_to_nnet,
+                                            feature_transform_from_table, splice_nnet)
+from nnetmix.nnet.init import init_components, init_nnet
+from nnetmix.nnet.network import Nnet, ParamBlock, read_nnet
+from nnetmix.nnet.options import NnetError, NnetTrainOptions
+from nnetmix.nnet.proto import ProtoOptions, make_nnet_proto
+
+__all__ = [
+    "Component", "AffineTransform", "LinearTransform", "Sigmoid", "Tanh", "Softmax", "Splice",
+    "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES",
+    "Nnet", "ParamBlock", "read_nnet", "NnetError", "NnetTrainOptions",
+    "init_nnet", "init_components", "ProtoOptions", "make_nnet_proto",
+    "cmvn_to_nnet", "splice_nnet", "build_feature_transform", "feature_transform_from_table",
+]

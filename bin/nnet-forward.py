@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""nnet-forward.py: Kaldi's nnet-forward (src/nnetbin/nnet-forward.cc) with PdfPrior.
+
+--prior-floor is accepted as another name for Kaldi's --prior-cutoff (whichever is not left at
+its default wins). The work is nnetmix.train.forward_table."""
+import os
+import sys
+
+try:
+    from nnetmix.cli import OptionParser, run_tool
+except ImportError:  # run without the venv's nnetmix installed: use this checkout's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    from nnetmix.cli import OptionParser, run_tool
+
+USAGE = """Perform forward pass through Neural Network.
+Usage: nnet-forward.py [options] <nnet1-in> <feature-rspecifier> <feature-wspecifier>
+e.g.: nnet-forward.py final.nnet ark:input.ark ark:output.ark
+ decoding: nnet-forward.py --feature-transform=exp/dnn/final.feature_transform \
+   --no-softmax=true --class-frame-counts=exp/dnn/ali_train_pdf.counts \
+   exp/dnn/final.nnet scp:feats.scp ark:- | latgen-faster-mapped.py ..."""
+
+
+def make_parser() -> OptionParser:
+    from nnetmix.train import ForwardOptions
+
+    p = OptionParser(USAGE, prog="nnet-forward.py")
+    p.register_group(ForwardOptions)
+    p.register("prior-floor", 1e-10, "Same as --prior-cutoff")
+    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
+    return p
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
+
+    def body(opts, args) -> int:
+        from nnetmix.train import ForwardOptions, forward_table
+
+        fo = parser.group(ForwardOptions, opts)
+        if opts.prior_floor != 1e-10:
+            fo.prior_cutoff = opts.prior_floor
+        done = forward_table(args[0], args[1], args[2], fo, backend=opts.backend)
+        return 0 if done else 1
+
+    return run_tool(parser, (3, 3), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""nnet-train-frmshuff.py: Kaldi's nnet-train-frmshuff (src/nnetbin/nnet-train-frmshuff.cc).
+
+One epoch of frame-shuffled minibatch SGD (or, with --cross-validate=true, one evaluation pass)
+through nnetmix.train.train_epoch; the summary, AvgLoss and FRAME_ACCURACY lines are Kaldi's.
+Targets are pdf posteriors (ali-to-post output, one (pdf, 1.0) pair per frame) or, with
+--targets-kind=ali, pdf alignments (ali-to-pdf output). Only --objective-function=xent."""
+import os
+import sys
+
+try:
+    from nnetmix.cli import OptionParser, run_tool
+except ImportError:  # run without the venv's nnetmix installed: use this checkout's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    from nnetmix.cli import OptionParser, run_tool
+
+USAGE = """Perform one iteration (epoch) of Neural Network training with
+mini-batch Stochastic Gradient Descent. The training targets
+are usually pdf-posteriors, prepared by ali-to-post.
+Usage:  nnet-train-frmshuff.py [options] <feature-rspecifier> <targets-rspecifier> <model-in> [<model-out>]
+e.g.: nnet-train-frmshuff.py scp:feats.scp ark:posterior.ark nnet.init nnet.iter1"""
+
+
+def make_parser() -> OptionParser:
+    from nnetmix.nnet import NnetTrainOptions
+    from nnetmix.train import TrainOptions
+
+    p = OptionParser(USAGE, prog="nnet-train-frmshuff.py")
+    p.register_group(NnetTrainOptions)
+    p.register_group(TrainOptions)
+    p.register("binary", True, "Write output in binary mode")
+    p.register("feature-transform", "", "Feature transform in Nnet format")
+    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
+    p.register("targets-kind", "post", "Targets table kind: post (pdf posteriors, as ali-to-post "
+               "writes) or ali (pdf alignments as int vectors, as ali-to-pdf writes)")
+    return p
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
+
+    def body(opts, args) -> int:
+        import logging
+
+        from nnetmix.errors import UsageError
+        from nnetmix.kernels import get_backend
+        from nnetmix.nnet import NnetTrainOptions, read_nnet
+        from nnetmix.train import TrainOptions, read_utterances, train_epoch
+
+        log = logging.getLogger("nnet-train-frmshuff")
+        if len(args) != 3 + (0 if opts.cross_validate else 1):
+            sys.stderr.write(parser.format_usage())
+            raise UsageError(f"wrong number of arguments: {len(args)} (expected "
+                             f"{3 + (0 if opts.cross_validate else 1)} with "
+                             f"--cross-validate={'true' if opts.cross_validate else 'false'})")
+        train_opts = parser.group(TrainOptions, opts)
+        update_opts = parser.group(NnetTrainOptions, opts)
+        transform = None
+        if opts.feature_transform:
+            transform = read_nnet(opts.feature_transform).to_backend(get_backend("cpu"))
+        nnet = read_nnet(args[2]).to_backend(get_backend(opts.backend))
+        utts = read_utterances(args[0], args[1], opts.targets_kind)
+        st = train_epoch(nnet, utts, train_opts, None if opts.cross_validate else update_opts,
+                         feature_transform=transform, log=log)
+        if not opts.cross_validate:
+            nnet.write(args[3], binary=opts.binary)
+        log.info("%s", st.summary_line())
+        log.info("%s", st.report())
+        log.info("%s", st.time_split())
+        return 0
+
+    return run_tool(parser, (3, 4), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""Frame-level DNN training as Kaldi's nnet1: randomizer, cross-entropy epochs, schedules.
+
+    from nnetmix.train import TrainOptions, read_utterances, train_epoch
+    stats = train_epoch(nnet, read_utterances("scp:feats.scp", "ark:post.ark"), TrainOptions(),
+                        NnetTrainOptions(learn_rate=0.008), feature_transform=transf)
+    print(stats.summary_line()); print(stats.report())
+
+:func:`train_epoch` takes any iterable of (key, feats, targets) utterances (a shard for an MPI
+rank), an after-minibatch ``hook(step, nnet)`` (where MPI mixing plugs in) and an agreed number
+of minibatches; :func:`run_schedule` is train_scheduler.sh (Newbob or exponential) with restart
+safety; :func:`nnet_forward` is nnet-forward with Kaldi's PdfPrior.
+"""
+from nnetmix.train.data import (TARGET_KINDS, posterior_to_targets, read_utterances,
+                                shard_keys)
+from nnetmix.train.forward import ForwardOptions, PdfPrior, forward_table, nnet_forward
+from nnetmix.train.newbob import (NewbobDecision, NewbobOptions, NewbobState, exponential_lr,
+                                  kaldi_round, newbob_step)
+from nnetmix.train.options import RandomizerOptions, TrainError, TrainOptions
+from nnetmix.train.prefetch import Prefetcher
+from nnetmix.train.randomizer import FrameRandomizer, num_minibatches
+from nnetmix.train.scheduler import ScheduleOptions, run_schedule
+from nnetmix.train.stats import EpochStats, parse_report
+from nnetmix.train.trainer import Hook, train_epoch
+
+__all__ = [
+    "TrainOptions", "RandomizerOptions", "TrainError",
+    "FrameRandomizer", "num_minibatches", "Prefetcher",
+    "read_utterances", "posterior_to_targets", "shard_keys", "TARGET_KINDS",
+    "train_epoch", "Hook", "EpochStats", "parse_report",
+    "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
+    "kaldi_round", "ScheduleOptions", "run_schedule",
+    "ForwardOptions", "PdfPrior", "nnet_forward", "forward_table",
+]

@@ -1,0 +1,292 @@
+"""The training driver of steps/nnet/train.sh: epochs, cross-validation and the schedule.
+
+:func:`run_schedule` does what Kaldi's steps/nnet/train_scheduler.sh does, in one process and
+with the losses taken from the library (not grepped from logs):
+
+* CV of the starting model (``log/iter00.initial.log``), then per epoch training
+  (``log/iterNN.tr.log``) from the best model so far and CV (``log/iterNN.cv.log``);
+* Newbob accept/reject/halving/stop (:mod:`nnetmix.train.newbob`) or exponential decay;
+* models ``nnet/<base>_iterNN_learnrate<lr>_tr<loss>_cv<loss>`` (``_rejected``,
+  ``_keep-lr-iters-N``), ``final.nnet`` -> ``nnet/<best>_final_`` -> ``<best>``;
+* restart safety: every finished epoch atomically rewrites ``.scheduler_state.json`` (the source
+  of truth: learning rate, halving, best model and loss, last epoch) and then Kaldi's
+  ``.learn_rate``, ``.halving``, ``.mlp_best`` and ``.done_iterNN`` beside it. A run killed in the
+  middle of an epoch restarts that epoch from the best model with the same seeds, so it ends
+  with the same final model, bit for bit, as a run that was never killed.
+
+Every epoch reads its starting model from disk, so momentum starts at zero each epoch, as with
+Kaldi's one process per epoch. The randomizer seed is the same every epoch (Kaldi passes the
+same --randomizer-seed to each nnet-train-frmshuff).
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Iterator, Optional
+
+from nnetmix.log import KaldiFormatter
+from nnetmix.nnet import Nnet, NnetTrainOptions, read_nnet
+from nnetmix.train.data import read_utterances
+from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, kaldi_round,
+                                  newbob_step)
+from nnetmix.train.options import TrainError, TrainOptions
+from nnetmix.train.stats import EpochStats
+from nnetmix.train.trainer import Hook, train_epoch
+
+__all__ = ["ScheduleOptions", "run_schedule", "main"]
+
+logger = logging.getLogger(__name__)
+
+STATE = ".scheduler_state.json"
+
+
+@dataclasses.dataclass
+class ScheduleOptions(NewbobOptions):
+    scheduler: str = dataclasses.field(default="newbob", metadata={
+        "help": "Learning-rate schedule: newbob (CV-driven halving) or exponential"})
+    num_epochs: int = dataclasses.field(default=10, metadata={
+        "help": "Epochs of the exponential schedule (lr0 * 0.01^(e/(E-1)))"})
+    final_lr_ratio: float = dataclasses.field(default=0.01, metadata={
+        "help": "Exponential schedule: the last epoch's learning rate over the first"})
+
+    def check(self) -> None:
+        super().check()
+        if self.scheduler not in ("newbob", "exponential"):
+            raise TrainError(f"--scheduler={self.scheduler}: expected newbob or exponential")
+        if self.scheduler == "exponential" and self.num_epochs < 1:
+            raise TrainError(f"--num-epochs must be >= 1, got {self.num_epochs}")
+
+
+@contextlib.contextmanager
+def _epoch_log(path: Path, prog: str, verbose: int) -> Iterator[logging.Logger]:
+    """A logger writing Kaldi-format lines to ``path`` only (one epoch's log file)."""
+    log = logging.getLogger(f"nnetmix.train.epoch.{path.name}")
+    log.propagate = False
+    log.setLevel(logging.INFO - max(0, verbose))
+    fh = logging.FileHandler(path, mode="w", encoding="utf-8")
+    fh.setFormatter(KaldiFormatter(prog))
+    log.addHandler(fh)
+    try:
+        yield log
+    finally:
+        log.removeHandler(fh)
+        fh.close()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _symlink_atomic(target: str, link: Path) -> None:
+    tmp = link.with_name(link.name + ".tmp")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
+
+
+class _Run:
+    def __init__(self, mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str,
+                 labels_cv: str, exp_dir: str, update_opts: NnetTrainOptions,
+                 train_opts: TrainOptions, sched: ScheduleOptions, feature_transform: str,
+                 backend: str, targets_kind: str, hook: Optional[Hook], verbose: int,
+                 binary: bool):
+        from nnetmix.kernels import get_backend
+
+        self.mlp_init = mlp_init
+        self.feats = {"tr": feats_tr, "cv": feats_cv}
+        self.labels = {"tr": labels_tr, "cv": labels_cv}
+        self.dir = Path(exp_dir)
+        self.update_opts = update_opts
+        self.train_opts = train_opts
+        self.sched = sched
+        self.be = get_backend(backend)
+        self.transform: Optional[Nnet] = None
+        if feature_transform:
+            self.transform = read_nnet(feature_transform).to_backend(get_backend("cpu"))
+        self.kind = targets_kind
+        self.hook = hook
+        self.verbose = verbose
+        self.binary = binary
+        base = Path(mlp_init).name
+        self.base = base.rsplit(".", 1)[0] if "." in base else base
+
+    # -- epochs ------------------------------------------------------------------------------
+    def epoch(self, model: str, which: str, log_name: str, lr: float = 0.0,
+              out: Optional[Path] = None) -> tuple[EpochStats, Optional[Nnet]]:
+        cv = which == "cv"
+        opts = dataclasses.replace(self.train_opts, cross_validate=cv)
+        upd = dataclasses.replace(self.update_opts, learn_rate=lr)
+        with _epoch_log(self.dir / "log" / log_name, "nnet-train-frmshuff.py", self.verbose) as log:
+            log.info("model %s, features %s, targets %s", model, self.feats[which],
+                     self.labels[which])
+            nnet = read_nnet(model).to_backend(self.be)
+            utts = read_utterances(self.feats[which], self.labels[which], self.kind)
+            st = train_epoch(nnet, utts, opts, None if cv else upd,
+                             feature_transform=self.transform, hook=None if cv else self.hook,
+                             log=log)
+            if out is not None:
+                nnet.write(str(out), binary=self.binary)
+            log.info("%s", st.summary_line())
+            log.info("%s", st.report())
+            log.info("%s", st.time_split())
+        return st, nnet
+
+    # -- state -------------------------------------------------------------------------------
+    def load(self) -> Optional[NewbobState]:
+        p = self.dir / STATE
+        if not p.exists():
+            return None
+        d = json.loads(p.read_text())
+        return NewbobState(**{f.name: d[f.name] for f in dataclasses.fields(NewbobState)})
+
+    def save(self, st: NewbobState) -> None:
+        _write_atomic(self.dir / STATE, json.dumps(dataclasses.asdict(st), indent=1) + "\n")
+        _write_atomic(self.dir / ".learn_rate", "%g\n" % st.learn_rate)
+        _write_atomic(self.dir / ".halving", "%d\n" % int(st.halving))
+        _write_atomic(self.dir / ".mlp_best", st.mlp_best + "\n")
+        (self.dir / (".done_iter%02d" % st.last_iter)).touch()
+
+    # -- the schedule ------------------------------------------------------------------------
+    def run(self) -> str:
+        d = self.dir
+        (d / "log").mkdir(parents=True, exist_ok=True)
+        (d / "nnet").mkdir(parents=True, exist_ok=True)
+        final = d / "final.nnet"
+        if final.exists():
+            logger.info("'%s' exists, skipping training", final)
+            return str(final)
+        state = self.load()
+        if state is None:
+            st, _ = self.epoch(self.mlp_init, "cv", "iter00.initial.log")
+            state = NewbobState(learn_rate=kaldi_round(self.update_opts.learn_rate),
+                                loss=kaldi_round(st.avg_loss), mlp_best=self.mlp_init)
+            logger.info("CROSSVAL PRERUN AVG.LOSS %.4f (Xent), FRAME_ACCURACY %.2f%%",
+                        st.avg_loss, st.frame_accuracy)
+            self.save_initial(state)
+        else:
+            logger.info("resuming after epoch %d: best model %s (CV loss %g), learn rate %g%s",
+                        state.last_iter, state.mlp_best, state.loss, state.learn_rate,
+                        ", halving" if state.halving else "")
+        total = self.sched.max_iters if self.sched.scheduler == "newbob" else self.sched.num_epochs
+        it = state.last_iter
+        while not state.finished and it < total:
+            it += 1
+            self.one_epoch(state, it, total)
+        if state.mlp_best == self.mlp_init:
+            raise TrainError(f"{d}: no epoch improved on the initial model {self.mlp_init} "
+                             "(error training the neural network; lower the learning rate?)")
+        best = Path(state.mlp_best).name
+        _symlink_atomic(best, d / "nnet" / f"{best}_final_")
+        _symlink_atomic(f"nnet/{best}_final_", final)
+        logger.info("Succeeded training the Neural Network : %s", final)
+        return str(final)
+
+    def save_initial(self, state: NewbobState) -> None:
+        _write_atomic(self.dir / STATE, json.dumps(dataclasses.asdict(state), indent=1) + "\n")
+
+    def one_epoch(self, state: NewbobState, it: int, total: int) -> None:
+        d = self.dir
+        sched = self.sched
+        if sched.scheduler == "exponential":
+            lr = exponential_lr(self.update_opts.learn_rate, it - 1, sched.num_epochs,
+                                sched.final_lr_ratio)
+            state.learn_rate = lr
+        lr = state.learn_rate
+        nxt = d / "nnet" / ("%s_iter%02d" % (self.base, it))
+        tr, _ = self.epoch(state.mlp_best, "tr", "iter%02d.tr.log" % it, lr, out=nxt)
+        cv, _ = self.epoch(str(nxt), "cv", "iter%02d.cv.log" % it)
+        name = "%s_learnrate%g_tr%.4f_cv%.4f" % (nxt.name, lr, tr.avg_loss, cv.avg_loss)
+        line = (f"ITERATION {it:02d}: TRAIN AVG.LOSS {tr.avg_loss:.4f}, (lrate{lr:g}), "
+                f"CROSSVAL AVG.LOSS {cv.avg_loss:.4f}, FRAME_ACCURACY tr {tr.frame_accuracy:.2f}% "
+                f"cv {cv.frame_accuracy:.2f}%, ")
+        if sched.scheduler == "exponential":
+            dest = d / "nnet" / name
+            os.replace(nxt, dest)
+            state.mlp_best, state.loss, state.last_iter = str(dest), kaldi_round(cv.avg_loss), it
+            state.finished = it >= sched.num_epochs
+            logger.info("%snnet kept (%s)", line, dest.name)
+        else:
+            keep = it <= sched.keep_lr_iters
+            accepted_name = str(d / "nnet" / (name + (f"_keep-lr-iters-{sched.keep_lr_iters}"
+                                                       if keep else "")))
+            dec = newbob_step(state, sched, it, cv.avg_loss, accepted_name)
+            if dec.accepted:
+                os.replace(nxt, accepted_name)
+                logger.info("%snnet accepted (%s)", line, Path(accepted_name).name)
+            else:
+                rej = d / "nnet" / (name + "_rejected")
+                os.replace(nxt, rej)
+                logger.info("%snnet rejected (%s)", line, rej.name)
+            if dec.message:
+                logger.info("%s", dec.message)
+        self.save(state)
+
+
+def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, labels_cv: str,
+                 exp_dir: str, update_opts: NnetTrainOptions, train_opts: TrainOptions,
+                 sched: ScheduleOptions, feature_transform: str = "", backend: str = "cpu",
+                 targets_kind: str = "post", hook: Optional[Hook] = None, verbose: int = 1,
+                 binary: bool = True) -> str:
+    """Train ``mlp_init`` into ``exp_dir/final.nnet`` (see the module docstring); returns its path.
+
+    Skips everything when final.nnet exists; resumes after the last finished epoch otherwise.
+    """
+    sched.check()
+    train_opts.check()
+    return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, update_opts,
+                train_opts, sched, feature_transform, backend, targets_kind, hook, verbose,
+                binary).run()
+
+
+USAGE = """Train a neural network with frame-level cross-entropy under a learning-rate schedule
+(Newbob as Kaldi's steps/nnet/train_scheduler.sh, or exponential decay), cross-validating after
+every epoch. Resumes after the last finished epoch; does nothing when <exp-dir>/final.nnet exists.
+Usage: python3 -m nnetmix.train.scheduler [options] <mlp-init> <feats-tr> <feats-cv> \\
+         <labels-tr> <labels-cv> <exp-dir>
+ e.g.: python3 -m nnetmix.train.scheduler --feature-transform=exp/dnn/final.feature_transform \\
+         exp/dnn/nnet.init scp:exp/dnn/train.scp scp:exp/dnn/cv.scp \\
+         ark:exp/dnn/pdf_post.tr.ark ark:exp/dnn/pdf_post.cv.ark exp/dnn"""
+
+
+def make_parser():
+    from nnetmix.cli import OptionParser
+
+    p = OptionParser(USAGE, prog="train_scheduler")
+    p.register_group(NnetTrainOptions)
+    p.register_group(TrainOptions)
+    p.register_group(ScheduleOptions)
+    p.register("feature-transform", "", "Feature transform in nnet1 format (applied per utterance)")
+    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
+    p.register("targets-kind", "post", "Targets: post (pdf posteriors, ali-to-post) or ali "
+               "(pdf alignments, int vectors)")
+    p.register("binary", True, "Write the models in binary mode")
+    return p
+
+
+def main(argv=None) -> int:
+    from nnetmix.cli import run_tool
+
+    parser = make_parser()
+
+    def body(opts, args) -> int:
+        run_schedule(*args, update_opts=parser.group(NnetTrainOptions, opts),
+                     train_opts=parser.group(TrainOptions, opts),
+                     sched=parser.group(ScheduleOptions, opts),
+                     feature_transform=opts.feature_transform, backend=opts.backend,
+                     targets_kind=opts.targets_kind, verbose=max(1, opts.verbose),
+                     binary=opts.binary)
+        return 0
+
+    return run_tool(parser, (6, 6), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

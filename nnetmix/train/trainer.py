@@ -1,0 +1,259 @@
+"""One epoch of frame-level cross-entropy training or cross-validation (nnet-train-frmshuff).
+
+:func:`train_epoch` is the loop every trainer shares, single process or one MPI rank::
+
+    stats = train_epoch(nnet, utterances, opts, NnetTrainOptions(learn_rate=0.008),
+                        feature_transform=transf, hook=after_minibatch, num_minibatches=n)
+
+* ``utterances``: any iterable of ``(key, feats, targets)`` (targets None = missing), e.g.
+  :func:`~nnetmix.train.data.read_utterances` or a rank's shard of it. Read on a background
+  thread when ``opts.prefetch`` (default), at most ``opts.prefetch_frames`` frames ahead.
+* Each utterance: missing targets are warned about and counted, a length mismatch within
+  ``length_tolerance`` frames is truncated (else warned and counted), the feature transform is
+  applied (nnet1 runs final.feature_transform on the fly, per utterance, before the shuffling),
+  dims and target ranges are checked, and the frames go to the :class:`FrameRandomizer`.
+* Each minibatch: forward to the pre-softmax activations, ``Backend.softmax_xent`` (loss and
+  correct frames), and in training backpropagate and ``Nnet.update`` (nnet1 semantics: the
+  gradient is the SUM over the minibatch; momentum, L2, L1, max-norm, per-layer coefficients).
+* ``hook(step, nnet)`` runs after every update (step = 1, 2, ... in this epoch); MPI mixing every
+  n minibatches plugs in there. Its time is reported apart (``time_hook``).
+* ``num_minibatches``: stop after exactly this many minibatches (ranks agree on it up front, see
+  :func:`~nnetmix.train.randomizer.num_minibatches`); fewer available is an error.
+* NaN/Inf: a non-finite minibatch loss, or non-finite parameters (checked every
+  ``check_params_every`` minibatches and at the end), raise :class:`TrainError`; callers then do
+  not save the model.
+
+The network must have a final <Softmax> (it is skipped in the forward pass and folded into the
+loss, as nnet1's Xent receives the softmax output and passes the diff straight through).
+Velocity (momentum) is whatever the network holds: a network read from a file starts at zero,
+as every Kaldi epoch does.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+from nnetmix.log import vlog
+from nnetmix.nnet import Nnet, NnetTrainOptions, Softmax
+from nnetmix.train.data import Utterance
+from nnetmix.train.options import TrainError, TrainOptions
+from nnetmix.train.prefetch import maybe_prefetch
+from nnetmix.train.randomizer import FrameRandomizer
+from nnetmix.train.stats import PROGRESS_FRAMES, EpochStats, kaldi_float
+
+__all__ = ["train_epoch", "Hook"]
+
+logger = logging.getLogger(__name__)
+
+Hook = Callable[[int, Nnet], None]
+
+
+class _Stop(Exception):
+    """The agreed number of minibatches is done."""
+
+
+class _Epoch:
+    """State of one epoch; see train_epoch."""
+
+    def __init__(self, nnet: Nnet, opts: TrainOptions, update_opts: Optional[NnetTrainOptions],
+                 transform: Optional[Nnet], hook: Optional[Hook], num_minibatches: Optional[int],
+                 log: logging.Logger):
+        self.nnet = nnet
+        self.be = nnet._be()
+        self.opts = opts
+        self.update_opts = update_opts or NnetTrainOptions()
+        self.transform = transform
+        self.hook = hook
+        self.limit = num_minibatches
+        self.log = log
+        self.train = not opts.cross_validate
+        self.stats = EpochStats(cross_validate=opts.cross_validate,
+                                randomized=self.train and opts.randomize)
+        self.randomizer = FrameRandomizer(opts, randomize=self.train and opts.randomize)
+        self.out_dim = nnet.output_dim
+        mb = opts.minibatch_size
+        self.probs = self.be.empty((mb, self.out_dim), dtype=nnet.dtype)
+        self.grad = self.be.empty((mb, self.out_dim), dtype=nnet.dtype)
+        self.prog_frames = 0
+        self.prog_loss = 0.0
+
+    # -- per utterance ----------------------------------------------------------------------
+    def prepare(self, key: str, feats: np.ndarray, targets: Optional[np.ndarray]):
+        """Checks, truncation and the feature transform; None when the utterance is dropped."""
+        st, opts = self.stats, self.opts
+        if targets is None:
+            self.log.warning("%s, missing targets", key)
+            st.num_no_tgt += 1
+            return None
+        n_f, n_t = int(feats.shape[0]), int(targets.shape[0])
+        if n_f == n_t or abs(n_f - n_t) < opts.length_tolerance:  # else Kaldi drops it
+            n = min(n_f, n_t)
+            feats, targets = feats[:n], targets[:n]
+        else:
+            self.log.warning("Length mismatch! Targets %d, features %d, %s", n_t, n_f, key)
+            st.num_other_error += 1
+            return None
+        if n == 0:
+            return None
+        targets = np.asarray(targets, dtype=np.int32)
+        lo, hi = int(targets.min()), int(targets.max())
+        if lo < 0 or hi >= self.out_dim:
+            bad = lo if lo < 0 else hi
+            t = int(np.flatnonzero(targets == bad)[0])
+            raise TrainError(f"utterance {key}: target {bad} at frame {t} is outside the "
+                             f"network's output layer (dim {self.out_dim}; do the alignments "
+                             "belong to this model's pdfs?)")
+        x = np.asarray(feats, dtype=np.float32)
+        if self.transform is not None:
+            if x.shape[1] != self.transform.input_dim:
+                raise TrainError(f"utterance {key}: feature dim {x.shape[1]}, the feature "
+                                 f"transform's input dim is {self.transform.input_dim}")
+            be = self.transform._be()
+            x = be.to_host(self.transform.propagate(be.asarray(x, dtype=np.float32)))
+        if x.shape[1] != self.nnet.input_dim:
+            what = "after the feature transform " if self.transform is not None else ""
+            raise TrainError(f"utterance {key}: feature dim {what}is {x.shape[1]}, the network's "
+                             f"input dim is {self.nnet.input_dim}")
+        st.num_done += 1
+        return x, targets
+
+    # -- per minibatch ------------------------------------------------------------------------
+    def step(self, xh: np.ndarray, yh: np.ndarray) -> None:
+        st, be, nnet = self.stats, self.be, self.nnet
+        if self.limit is not None and st.minibatches >= self.limit:
+            raise _Stop
+        t0 = time.perf_counter()
+        x = be.asarray(xh, dtype=nnet.dtype)
+        y = be.asarray(yh, dtype=np.int32)
+        logits = nnet.propagate(x, through_softmax=False)
+        loss, correct = be.softmax_xent(logits, y, self.probs, self.grad)
+        n = int(xh.shape[0])
+        if not math.isfinite(loss):
+            raise TrainError(f"'nan' or 'inf' loss ({kaldi_float(loss)}) in minibatch "
+                             f"{st.minibatches + 1} (after {st.frames} frames): the features or "
+                             "the network went bad (need a lower learning rate?); the epoch is "
+                             "rejected and no model is written")
+        st.minibatches += 1
+        st.frames += n
+        st.xent_sum += loss
+        st.correct += correct
+        if self.train:
+            nnet.backpropagate(self.grad, input_diff=False)
+            nnet.update(self.update_opts, n)
+            every = self.opts.check_params_every
+            if every > 0 and st.minibatches % every == 0:
+                self.check_params()
+        t1 = time.perf_counter()
+        st.time_optimize += t1 - t0
+        if self.train and self.hook is not None:
+            self.hook(st.minibatches, nnet)
+            st.time_hook += time.perf_counter() - t1
+        self.prog_frames += n
+        self.prog_loss += loss
+        if self.prog_frames > PROGRESS_FRAMES:
+            v = self.prog_loss / self.prog_frames
+            vlog(self.log, 1, "ProgressLoss[last %dh of %dh]: %s (Xent)",
+                 int(self.prog_frames / 100 / 3600), int(st.frames / 100 / 3600), kaldi_float(v))
+            st.progress.append(v)
+            self.prog_frames, self.prog_loss = 0, 0.0
+
+    def check_params(self) -> None:
+        if not self.be.all_finite(self.nnet.params):
+            raise TrainError(f"'nan' or 'inf' in the network parameters after minibatch "
+                             f"{self.stats.minibatches} (need a lower learning rate?); the "
+                             "epoch is rejected and no model is written")
+
+    def drain(self) -> None:
+        r = self.randomizer
+        r.randomize()
+        for xh, yh in r.minibatches():
+            self.step(xh, yh)
+
+    # -- the epoch ----------------------------------------------------------------------------
+    def run(self, utterances: Iterable[Utterance]) -> EpochStats:
+        st, opts = self.stats, self.opts
+        t_start = time.perf_counter()
+        source, pre = maybe_prefetch(utterances, opts.prefetch, opts.prefetch_frames,
+                                     lambda u: int(u[1].shape[0]))
+        it = iter(source)
+        stopped = False
+        try:
+            while True:
+                t0 = time.perf_counter()
+                try:
+                    key, feats, targets = next(it)
+                except StopIteration:
+                    st.time_io += time.perf_counter() - t0
+                    break
+                item = self.prepare(key, feats, targets)
+                if item is not None:
+                    self.randomizer.add(*item)
+                st.time_io += time.perf_counter() - t0
+                if self.randomizer.is_full():
+                    self.drain()
+            self.drain()
+        except _Stop:
+            stopped = True
+        finally:
+            if pre is not None:
+                pre.close()
+            else:
+                close = getattr(utterances, "close", None)
+                if close is not None:
+                    close()
+        st.time_total = time.perf_counter() - t_start
+        if self.train:
+            self.check_params()
+        dropped = st.num_no_tgt + st.num_other_error
+        if st.num_done == 0:
+            raise TrainError(f"no utterance could be used ({st.num_no_tgt} without targets, "
+                             f"{st.num_other_error} with other errors; do the feature and target "
+                             "tables have the same keys?)")
+        if dropped > opts.max_dropped_fraction * (st.num_done + dropped):
+            raise TrainError(f"{dropped} of {st.num_done + dropped} utterances dropped "
+                             f"({st.num_no_tgt} without targets, {st.num_other_error} with other "
+                             "errors), more than --max-dropped-fraction="
+                             f"{opts.max_dropped_fraction}")
+        if self.limit is not None and st.minibatches < self.limit:
+            raise TrainError(f"the data ran out after {st.minibatches} minibatches, "
+                             f"{self.limit} were agreed (a shard smaller than the others?)")
+        if st.minibatches == 0:
+            raise TrainError(f"fewer frames than one minibatch ({opts.minibatch_size}) in the "
+                             "data: nothing was trained or evaluated")
+        if stopped:
+            vlog(self.log, 1, "Stopped after the agreed %d minibatches", self.limit)
+        return st
+
+
+def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
+                update_opts: Optional[NnetTrainOptions] = None, *,
+                feature_transform: Optional[Nnet] = None, hook: Optional[Hook] = None,
+                num_minibatches: Optional[int] = None,
+                log: Optional[logging.Logger] = None) -> EpochStats:
+    """One pass over ``utterances``: training (updates ``nnet`` in place) or, with
+    ``opts.cross_validate``, evaluation only (``nnet`` unchanged, no shuffling).
+
+    Returns the :class:`EpochStats`; raises :class:`TrainError` for NaN/Inf, bad dims or
+    targets, too many dropped utterances, or too little data. See the module docstring for the
+    hook and ``num_minibatches`` contracts.
+    """
+    opts.check()
+    log = log or logger
+    if not nnet.components or not isinstance(nnet.components[-1], Softmax):
+        last = nnet.components[-1].marker if nnet.components else "nothing"
+        raise TrainError(f"cross-entropy training needs a network ending in <Softmax>, this one "
+                         f"ends in {last}")
+    if feature_transform is not None and feature_transform.output_dim != nnet.input_dim:
+        raise TrainError(f"the feature transform's output dim is {feature_transform.output_dim}, "
+                         f"the network's input dim is {nnet.input_dim}")
+    if not opts.cross_validate and update_opts is None:
+        raise TrainError("train_epoch: training needs update options (NnetTrainOptions)")
+    ep = _Epoch(nnet, opts, update_opts, feature_transform, hook, num_minibatches, log)
+    log.info("%s STARTED", "CROSS-VALIDATION" if opts.cross_validate else "TRAINING")
+    if ep.stats.randomized:
+        log.info("Seeding the frame randomizer with : %d", opts.randomizer_seed)
+    return ep.run(utterances)

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Copyright 2026 nnetmix authors. Apache 2.0.
+# Decodes a data directory with a DNN (nnet1) hybrid model, as Kaldi's steps/nnet/decode.sh:
+# nnet-forward.py (feature transform, pre-softmax outputs minus log-priors from
+# ali_train_pdf.counts) piped into latgen-faster-mapped.py, lattices in <decode-dir>/lat.JOB.gz,
+# then local/score.sh. The model directory is <decode-dir>/.. (or --srcdir). Run from the recipe dir.
+
+# Begin configuration section.
+nj=4                  # number of parallel jobs
+cmd=utils/run.py      # how to run jobs (run.pl convention; see cmd.sh)
+srcdir=               # the DNN directory (default: <decode-dir>/..)
+nnet=                 # the network (default: <srcdir>/final.nnet)
+model=                # the transition model (default: <srcdir>/final.mdl)
+feature_transform=    # (default: <srcdir>/final.feature_transform)
+class_frame_counts=   # pdf counts for the priors (default: <srcdir>/ali_train_pdf.counts)
+prior_scale=1.0       # scale of the log-priors subtracted from the outputs
+no_softmax=true       # decode the pre-softmax activations (same lattices as log-posteriors)
+backend=cpu           # compute backend of nnet-forward.py: cpu, cuda or auto
+acwt=0.1              # acoustic scale used in decoding and lattice generation
+beam=13.0             # decoding beam
+lattice_beam=8.0      # lattice generation beam
+max_active=7000       # maximum active states
+min_active=200        # minimum active states
+skip_scoring=false    # if true, do not run local/score.sh
+scoring_opts="--min-lmwt 4 --max-lmwt 15"  # options passed to local/score.sh
+stage=0               # 0: decode, 1: score
+# End configuration section.
+
+echo "$0 $@"  # Print the command line for logging.
+
+[ -f path.sh ] && . ./path.sh
+. utils/parse_options.sh || exit 1
+set -euo pipefail
+
+if [ $# -ne 3 ]; then
+  cat >&2 <<EOT
+Usage: $0 [options] <graph-dir> <data-dir> <decode-dir>
+ e.g.: $0 exp/mono/graph data/test exp/dnn/decode_test
+where <decode-dir> is a sub-directory of the DNN directory (or give --srcdir).
+Options:
+  --nj <nj>                        # number of parallel jobs (default: $nj)
+  --cmd <utils/run.py|queue cmd>   # how to run jobs (default: $cmd)
+  --nnet <file>                    # network (default: <srcdir>/final.nnet)
+  --acwt <float>                   # acoustic scale (default: $acwt)
+  --beam <float>                   # decoding beam (default: $beam)
+  --lattice-beam <float>           # lattice beam (default: $lattice_beam)
+  --max-active <n>                 # max active states (default: $max_active)
+  --prior-scale <float>            # scale of the log-priors (default: $prior_scale)
+  --scoring-opts <opts>            # options to local/score.sh (default: $scoring_opts)
+  --skip-scoring <true|false>      # skip scoring (default: $skip_scoring)
+  --backend <cpu|cuda|auto>        # compute backend (default: $backend)
+EOT
+  exit 1
+fi
+
+graphdir=$1
+data=$2
+dir=$3
+[ -z "$srcdir" ] && srcdir=$(dirname $dir)
+sdata=$data/split$nj
+[ -z "$nnet" ] && nnet=$srcdir/final.nnet
+[ -z "$model" ] && model=$srcdir/final.mdl
+[ -z "$feature_transform" ] && feature_transform=$srcdir/final.feature_transform
+[ -z "$class_frame_counts" ] && class_frame_counts=$srcdir/ali_train_pdf.counts
+
+for f in $graphdir/HCLG.fst $graphdir/words.txt $data/feats.scp $data/utt2spk $nnet $model \
+    $feature_transform $class_frame_counts; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+utils/validate_data_dir.sh --no-text --no-wav $data
+
+mkdir -p $dir/log
+cmvn_opts=$(cat $srcdir/cmvn_opts 2>/dev/null || true)
+delta_opts=$(cat $srcdir/delta_opts 2>/dev/null || true)
+
+if [ $stage -le 0 ]; then
+  if [ -f $dir/.done.decode ] && [ "$(cat $dir/num_jobs 2>/dev/null)" == "$nj" ] \
+      && [ $dir/.done.decode -nt $nnet ] && [ $dir/.done.decode -nt $graphdir/HCLG.fst ]; then
+    echo "$0: lattices in $dir are newer than $nnet and $graphdir/HCLG.fst, skipping decoding"
+  else
+    rm -f $dir/.done.decode
+    utils/split_data.sh $data $nj
+    echo $nj > $dir/num_jobs
+    feats="scp:$sdata/JOB/feats.scp"
+    if [ -n "$cmvn_opts" ]; then
+      [ -f $data/cmvn.scp ] || { echo "$0: no such file $data/cmvn.scp (cmvn_opts '$cmvn_opts')" >&2; exit 1; }
+      feats="ark,s,cs:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$sdata/JOB/utt2spk scp:$sdata/JOB/cmvn.scp $feats ark:- |"
+    fi
+    if [ -n "$delta_opts" ]; then
+      feats="$feats add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
+    fi
+    echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data with $nnet in $nj jobs (logs in $dir/log)"
+    $cmd JOB=1:$nj $dir/log/decode.JOB.log \
+      nnet-forward.py --backend=$backend --no-softmax=$no_softmax \
+        --feature-transform=$feature_transform --class-frame-counts=$class_frame_counts \
+        --prior-scale=$prior_scale $nnet "$feats" ark:- \| \
+      latgen-faster-mapped.py --max-active=$max_active --min-active=$min_active --beam=$beam \
+        --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
+        --word-symbol-table=$graphdir/words.txt $model $graphdir/HCLG.fst ark:- \
+        "ark:|gzip -c > $dir/lat.JOB.gz"
+    touch $dir/.done.decode
+  fi
+fi
+
+if [ $stage -le 1 ] && ! $skip_scoring; then
+  [ -x local/score.sh ] || { echo "$0: not scoring because local/score.sh does not exist or" \
+                                  "is not executable" >&2; exit 1; }
+  echo "$0: scoring with local/score.sh"
+  local/score.sh --cmd "$cmd" $scoring_opts $data $graphdir $dir
+fi
+
+echo "$0: done, lattices in $dir/lat.*.gz$($skip_scoring || echo ", scores in $dir/wer_*")"

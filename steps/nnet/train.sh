@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Copyright 2026 nnetmix authors. Apache 2.0.
+# Trains a DNN (nnet1) with frame-level cross-entropy on pdf targets from GMM alignments, as
+# Kaldi's steps/nnet/train.sh: feature pipeline (per-speaker CMVN, optional deltas), feature
+# transform (splice +/-N, global CMVN), network prototype and initialisation (optionally behind a
+# pretrained DBN), priors, then the Newbob (or exponential) scheduler in nnetmix/train.
+# Run from the recipe directory. Skips everything when <exp-dir>/final.nnet exists; a killed run
+# resumes after the last finished epoch.
+
+# Begin configuration section.
+config=               # config file with options (sourced by parse_options.sh)
+cmd=utils/run.py      # how to run the training job (run.pl convention; cuda_cmd for a GPU)
+# topology, initialization,
+hid_layers=4          # nr. of hidden layers (before softmax); use 0 with --dbn
+hid_dim=1024          # number of neurons per hidden layer
+dbn=                  # (optional) pretrained DBN prepended to the initialized network
+proto_opts=           # extra options to make-nnet-proto.py
+nnet_init=            # (optional) use this pre-initialized network
+nnet_proto=           # (optional) initialize from this prototype
+# feature processing,
+splice=5              # splice features +/-N frames in the feature transform
+cmvn_opts=            # options of apply-cmvn.py (default: <ali-train>/cmvn_opts, else --norm-means=true --norm-vars=false)
+delta_opts=           # options of add-deltas.py (empty: no deltas; splice +/-5 gives the context)
+feature_transform=    # (optional) use this feature transform instead of building one
+# training,
+learn_rate=0.008      # initial learning rate (the gradient is the SUM over the minibatch)
+momentum=0            # momentum
+l1_penalty=0          # L1 penalty
+l2_penalty=0          # L2 penalty (weight decay)
+minibatch_size=256    # frames per minibatch
+randomizer_size=32768 # frames in the shuffling buffer
+randomizer_seed=777   # seed of the frame shuffling
+targets_kind=post     # post: pdf posteriors (ali-to-post, as Kaldi); ali: pdf alignments (faster to read)
+train_tool_opts=      # extra options for the scheduler/trainer (--name=value)
+# learning-rate schedule,
+scheduler=newbob      # newbob (Kaldi's train_scheduler.sh) or exponential
+max_iters=20          # newbob: maximum number of epochs
+min_iters=0           # newbob: no stopping before this epoch (0: not set)
+keep_lr_iters=0       # newbob: epochs accepted unconditionally at the initial learning rate
+start_halving_impr=0.01  # newbob: start halving below this relative CV improvement
+end_halving_impr=0.001   # newbob: stop (once halving) below this relative CV improvement
+halving_factor=0.5    # newbob: learning-rate factor when halving
+num_epochs=10         # exponential: number of epochs (lr0 * 0.01^(e/(E-1)))
+# misc,
+backend=cpu           # compute backend: cpu, cuda or auto
+seed=777              # seed of the utterance shuffling and the network initialisation
+# End configuration section.
+
+echo "$0 $@"  # Print the command line for logging.
+
+[ -f path.sh ] && . ./path.sh
+. utils/parse_options.sh || exit 1
+set -euo pipefail
+
+if [ $# -ne 6 ]; then
+  cat >&2 <<EOF
+Usage: $0 [options] <data-train> <data-cv> <lang-dir> <ali-train> <ali-cv> <exp-dir>
+ e.g.: $0 data/train_tr90 data/train_cv10 data/lang exp/mono_ali exp/mono_ali exp/dnn
+ Training data : <data-train>,<ali-train> (for optimizing cross-entropy)
+ Held-out data : <data-cv>,<ali-cv> (for learn-rate scheduling, model selection)
+ note: <ali-train>,<ali-cv> can point to the same directory.
+main options (for others, see top of script file)
+  --config <config-file>          # config containing options
+  --hid-layers <n>                # number of hidden layers (default: $hid_layers)
+  --hid-dim <n>                   # neurons per hidden layer (default: $hid_dim)
+  --dbn <file>                    # prepend this pretrained DBN (then use --hid-layers 0)
+  --nnet-proto <file>             # use this network prototype
+  --feature-transform <file>      # re-use this input feature transform
+  --cmvn-opts <string>            # options of apply-cmvn.py
+  --delta-opts <string>           # add add-deltas.py with these options
+  --splice <n>                    # splice +/-n frames (default: $splice)
+  --learn-rate <float>            # initial learning rate (default: $learn_rate)
+  --scheduler <newbob|exponential> # learning-rate schedule (default: $scheduler)
+  --max-iters <n>                 # newbob: maximum epochs (default: $max_iters)
+  --num-epochs <n>                # exponential: epochs (default: $num_epochs)
+  --backend <cpu|cuda|auto>       # compute backend (default: $backend)
+EOF
+  exit 1
+fi
+
+data=$1
+data_cv=$2
+lang=$3
+alidir=$4
+alidir_cv=$5
+dir=$6
+
+for f in $alidir/final.mdl $alidir/ali.1.gz $alidir_cv/ali.1.gz $data/feats.scp \
+         $data_cv/feats.scp $lang/phones.txt; do
+  [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
+done
+[ -z "$dbn" ] || [ -f "$dbn" ] || { echo "$0: no such file $dbn" >&2; exit 1; }
+[ -z "$feature_transform" ] || [ -f "$feature_transform" ] || \
+  { echo "$0: no such file $feature_transform" >&2; exit 1; }
+
+echo "$0: training a neural network in $dir"
+echo "$0:   train set $data ($(wc -l < $data/feats.scp) utterances), alignments $alidir"
+echo "$0:   cv set    $data_cv ($(wc -l < $data_cv/feats.scp) utterances), alignments $alidir_cv"
+
+mkdir -p $dir/log $dir/nnet
+
+if [ -e $dir/final.nnet ]; then
+  echo "SKIPPING TRAINING... ($0)"
+  echo "nnet already trained : $dir/final.nnet ($(readlink $dir/final.nnet))"
+  exit 0
+fi
+
+###### ALIGNMENTS -> TARGETS, PRIORS ######
+num_pdf=$(hmm-info.py --print-args=false $alidir/final.mdl | awk '/pdfs/{print $NF}')
+ali_to_pdf() {  # <ali-dir>: pdf alignments of every ali.*.gz on stdout
+  ali-to-pdf.py --print-args=false $alidir/final.mdl "ark:gunzip -c $1/ali.*.gz |" ark:-
+}
+for x in tr cv; do
+  src=$alidir; [ $x = cv ] && src=$alidir_cv
+  out=$dir/pdf_ali.$x.ark
+  if [ $x = cv ] && [ "$(readlink -f $alidir_cv)" = "$(readlink -f $alidir)" ]; then
+    [ -e $out ] || ln -s pdf_ali.tr.ark $out
+    continue
+  fi
+  if [ ! -f $out ]; then
+    ali_to_pdf $src > $out.tmp 2>$dir/log/ali_to_pdf.$x.log
+    mv $out.tmp $out
+  fi
+done
+if [ "$targets_kind" = post ]; then
+  for x in tr cv; do
+    out=$dir/pdf_post.$x.ark
+    if [ -L $dir/pdf_ali.$x.ark ]; then [ -e $out ] || ln -s pdf_post.tr.ark $out; continue; fi
+    if [ ! -f $out ]; then
+      ali-to-post.py ark:$dir/pdf_ali.$x.ark ark:$out.tmp 2>$dir/log/ali_to_post.$x.log
+      mv $out.tmp $out
+    fi
+  done
+  labels_tr=ark:$dir/pdf_post.tr.ark; labels_cv=ark:$dir/pdf_post.cv.ark
+else
+  labels_tr=ark:$dir/pdf_ali.tr.ark; labels_cv=ark:$dir/pdf_ali.cv.ark
+fi
+if [ ! -f $dir/ali_train_pdf.counts ]; then
+  analyze-counts.py --verbose=1 --binary=false --counts-dim=$num_pdf ark:$dir/pdf_ali.tr.ark \
+    $dir/ali_train_pdf.counts 2>$dir/log/analyze_counts_pdf.log
+fi
+# the transition model and tree, needed by the decoder
+copy-transition-model.py --binary=false $alidir/final.mdl $dir/final.mdl 2>$dir/log/copy_trans.log
+[ -f $alidir/tree ] && cp $alidir/tree $dir/tree
+
+###### FEATURES ######
+cp $data/feats.scp $dir/train_sorted.scp
+cp $data_cv/feats.scp $dir/cv.scp
+# shuffle the utterance list (seeded), so each randomizer buffer mixes speakers
+awk -v seed=$seed 'BEGIN{srand(seed)} {printf "%.10f\t%s\n", rand(), $0}' $dir/train_sorted.scp | \
+  sort -k1,1 | cut -f2- > $dir/train.scp
+head -n 10000 $dir/train.scp > $dir/train.scp.10k
+
+if [ -n "$feature_transform" ]; then  # import the settings that came with it
+  D=$(dirname $feature_transform)
+  [ -e $D/cmvn_opts ] && cmvn_opts=$(cat $D/cmvn_opts)
+  [ -e $D/delta_opts ] && delta_opts=$(cat $D/delta_opts)
+  echo "$0: importing feature settings from $D: cmvn_opts '$cmvn_opts' delta_opts '$delta_opts'"
+elif [ -z "$cmvn_opts" ]; then
+  if [ -f $alidir/cmvn_opts ]; then cmvn_opts=$(cat $alidir/cmvn_opts); fi
+  [ -n "$cmvn_opts" ] || cmvn_opts="--norm-means=true --norm-vars=false"
+fi
+feats_tr="scp:$dir/train.scp"
+feats_tr_10k="scp:$dir/train.scp.10k"
+feats_cv="scp:$dir/cv.scp"
+if [ -n "$cmvn_opts" ]; then
+  for f in $data/cmvn.scp $data_cv/cmvn.scp; do
+    [ -f $f ] || { echo "$0: no such file $f (needed by --cmvn-opts '$cmvn_opts')" >&2; exit 1; }
+  done
+  # apply-cmvn.py takes options as --name=value; cmvn_opts may hold several
+  feats_tr="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data/utt2spk scp:$data/cmvn.scp $feats_tr ark:- |"
+  feats_tr_10k="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data/utt2spk scp:$data/cmvn.scp $feats_tr_10k ark:- |"
+  feats_cv="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data_cv/utt2spk scp:$data_cv/cmvn.scp $feats_cv ark:- |"
+fi
+if [ -n "$delta_opts" ]; then
+  feats_tr="$feats_tr add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
+  feats_tr_10k="$feats_tr_10k add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
+  feats_cv="$feats_cv add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
+fi
+echo "$cmvn_opts" > $dir/cmvn_opts
+echo "$delta_opts" > $dir/delta_opts
+echo plain > $dir/feat_type
+
+###### FEATURE TRANSFORM ######
+if [ -n "$feature_transform" ]; then
+  echo "$0: importing the feature transform $feature_transform"
+  ft=$dir/imported_$(basename $feature_transform)
+  cp $feature_transform $ft
+else
+  feat_dim=$(feat-to-dim.py --print-args=false "$feats_tr_10k" - 2>$dir/log/feat_to_dim.log)
+  echo "$0: feature dim $feat_dim (input of the feature transform), splice +/-$splice"
+  ft=$dir/tr_splice${splice}_cmvn-g.nnet
+  if [ ! -f $ft ]; then
+    echo "<Splice> <InputDim> $feat_dim <OutputDim> $(( (2 * splice + 1) * feat_dim )) <BuildVector> -$splice:$splice </BuildVector>" \
+      > $dir/splice${splice}.proto
+    nnet-initialize.py --binary=false $dir/splice${splice}.proto $dir/tr_splice${splice}.nnet \
+      2>$dir/log/feature_transform.log
+    # global CMVN of the spliced features of (up to) 10k training utterances
+    nnet-forward.py $dir/tr_splice${splice}.nnet "$feats_tr_10k" ark:- 2>>$dir/log/feature_transform.log | \
+      compute-cmvn-stats.py ark:- $dir/cmvn-g.stats 2>>$dir/log/feature_transform.log
+    nnet-concat.py --binary=false $dir/tr_splice${splice}.nnet \
+      "cmvn-to-nnet.py $dir/cmvn-g.stats - |" $ft.tmp 2>>$dir/log/feature_transform.log
+    mv $ft.tmp $ft
+  fi
+fi
+ln -sfn $(basename $ft) $dir/final.feature_transform
+feature_transform=$dir/final.feature_transform
+
+###### NETWORK INITIALISATION ######
+if [ -n "$nnet_init" ]; then
+  echo "$0: using the pre-initialized network $nnet_init"
+elif [ -n "$nnet_proto" ]; then
+  nnet_init=$dir/nnet.init
+  [ -f $nnet_init ] || nnet-initialize.py --seed=$seed $nnet_proto $nnet_init 2>$dir/log/nnet_initialize.log
+else
+  num_fea=$(nnet-info.py --print-args=false $feature_transform 2>/dev/null | awk '/^output-dim/{print $2}')
+  [ -n "$dbn" ] && num_fea=$(nnet-info.py --print-args=false "$dbn" 2>/dev/null | awk '/^output-dim/{print $2}')
+  nnet_proto=$dir/nnet.proto
+  make-nnet-proto.py --print-args=false $proto_opts $num_fea $num_pdf $hid_layers $hid_dim > $nnet_proto
+  nnet_init=$dir/nnet.init
+  [ -f $nnet_init ] || nnet-initialize.py --seed=$seed $nnet_proto $nnet_init 2>$dir/log/nnet_initialize.log
+  if [ -n "$dbn" ]; then
+    [ -f $dir/nnet_dbn_dnn.init ] || nnet-concat.py "$dbn" $nnet_init $dir/nnet_dbn_dnn.init \
+      2>>$dir/log/nnet_initialize.log
+    nnet_init=$dir/nnet_dbn_dnn.init
+  fi
+  echo "$0: network $num_fea -> ${hid_layers}x$hid_dim -> $num_pdf${dbn:+ behind the DBN $dbn} in $nnet_init"
+fi
+
+###### TRAINING ######
+echo "$0: training ($scheduler schedule, backend $backend); progress in $dir/log/train_scheduler.log"
+$cmd $dir/log/train_scheduler.log \
+  python3 -m nnetmix.train.scheduler \
+    --learn-rate=$learn_rate --momentum=$momentum --l1-penalty=$l1_penalty \
+    --l2-penalty=$l2_penalty --minibatch-size=$minibatch_size \
+    --randomizer-size=$randomizer_size --randomizer-seed=$randomizer_seed \
+    --scheduler=$scheduler --max-iters=$max_iters --min-iters=$min_iters \
+    --keep-lr-iters=$keep_lr_iters --start-halving-impr=$start_halving_impr \
+    --end-halving-impr=$end_halving_impr --halving-factor=$halving_factor \
+    --num-epochs=$num_epochs --backend=$backend --targets-kind=$targets_kind \
+    --feature-transform=$feature_transform $train_tool_opts \
+    $nnet_init "$feats_tr" "$feats_cv" $labels_tr $labels_cv $dir || \
+  { grep -h "ERROR" $dir/log/train_scheduler.log >&2 || true; exit 1; }
+grep -hE "CROSSVAL PRERUN|ITERATION|finished|continue as|Succeeded" $dir/log/train_scheduler.log | \
+  sed 's/^LOG ([^)]*) //' || true
+
+[ -e $dir/final.nnet ] || { echo "$0: no $dir/final.nnet after training" >&2; exit 1; }
+echo "$0: done, $dir/final.nnet -> $(readlink $dir/final.nnet)"

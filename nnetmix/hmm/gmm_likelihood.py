@@ -18,11 +18,11 @@ There is no per-frame Python loop anywhere.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple, Optional, Sequence
 
-import numba
 import numpy as np
 
 __all__ = ["GmmParams", "StackedGmms", "compute_gconsts", "gauss_loglikes", "pdf_loglikes",
@@ -109,6 +109,24 @@ class StackedGmms:
         return cols, local
 
 
+def _lazy_njit(fn):
+    """``numba.njit(cache=True)(fn)``, made on the first call. Importing numba and loading a
+    cached kernel cost about 0.9 s per process, and most processes that import this module
+    (gmm-est, gmm-sum-accs, gmm-boost-silence: a monophone training runs ~150 of them) never
+    call a kernel."""
+    jitted = None
+
+    @functools.wraps(fn)
+    def call(*args):
+        nonlocal jitted
+        if jitted is None:
+            import numba
+            jitted = numba.njit(cache=True)(fn)
+        return jitted(*args)
+
+    return call
+
+
 def _design(feats: np.ndarray, dtype) -> np.ndarray:
     x = np.asarray(feats, dtype=dtype)
     if x.ndim != 2:
@@ -142,7 +160,7 @@ def gauss_loglikes(model: StackedGmms, feats: np.ndarray, pdfs: Optional[np.ndar
     return ll, offsets
 
 
-@numba.njit(cache=True)
+@_lazy_njit
 def _segment_lse(ll, offsets, out):
     t_n = ll.shape[0]
     p_n = offsets.shape[0] - 1
@@ -162,7 +180,7 @@ def _segment_lse(ll, offsets, out):
             out[t, p] = m + math.log(s)
 
 
-@numba.njit(cache=True)
+@_lazy_njit
 def _segment_softmax(ll, offsets, out_lse):
     """In place: each row's segments become posteriors; out_lse gets the per-segment LSE."""
     t_n = ll.shape[0]

@@ -1,0 +1,175 @@
+"""Training graphs: compile-train-graphs, and Kaldi FST archives in and out.
+
+Kaldi's compile-train-graphs (src/bin/compile-train-graphs.cc) builds one graph per utterance
+with ``TrainingGraphCompiler`` (H o C o L o linear word acceptor, self-loops added, reordered)
+and, unlike the class's defaults, with ``--transition-scale=0 --self-loop-scale=0``: the graphs
+carry NO transition probabilities, because gmm-align-compiled adds the current model's (they
+change every iteration). Compiling with the defaults (1.0) and then adding the scaled
+probabilities in the aligner counts them twice, the first time at 10x the weight the acoustic
+scale 0.1 intends.
+
+Graphs are written and read as Kaldi FST archives by kaldifst's table types (Kaldi's own
+TableWriter<VectorFstHolder>), so ``ark:|gzip -c >fsts.1.gz`` and ``ark:gunzip -c fsts.1.gz|``
+work as in Kaldi and Kaldi's own tools can read them.
+
+LIFETIMES (nnetmix.hmm.khg): a kaldi-hmm-gmm TrainingGraphCompiler keeps raw pointers to its
+transition model, tree and lexicon FST; :class:`TrainGraphCompiler` holds all of them.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import kaldi_hmm_gmm as _khg  # noqa: I001 -- before kaldifst: the other order can hang
+import kaldifst
+
+from nnetmix.errors import FormatError
+from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
+from nnetmix.kaldi.context_dep import ContextDependency, read_tree
+from nnetmix.kaldi.stream import open_input
+from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
+
+__all__ = ["GraphCompilerOptions", "TrainGraphCompiler", "read_int_list", "read_fst",
+           "iter_graphs", "GraphWriter", "compile_train_graphs", "CompileCounts"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GraphCompilerOptions:
+    """compile-train-graphs' TrainingGraphCompilerOptions, with its changed defaults (0.0)."""
+
+    transition_scale: float = field(default=0.0, metadata={
+        "help": "Scale of transition probabilities (excluding self-loops)"})
+    self_loop_scale: float = field(default=0.0, metadata={
+        "help": "Scale of self-loop vs. non-self-loop probability mass "})
+    reorder: bool = field(default=True, metadata={
+        "help": "Reorder transition ids for greater decoding efficiency."})
+    rm_eps: bool = field(default=False, metadata={
+        "help": "Remove [most] epsilons before minimization (only applicable if disambig "
+                "symbols present)"})
+
+
+def read_int_list(rxfilename: str) -> list[int]:
+    """Kaldi's ReadIntegerVectorSimple: whitespace-separated integers (e.g. disambig.int)."""
+    src = open_input(rxfilename)
+    try:
+        chunks = []
+        while True:
+            b = src.read(1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+        text = b"".join(chunks).decode("utf-8", errors="replace")
+    finally:
+        src.close(check=False)
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for tok in line.split():
+            try:
+                out.append(int(tok))
+            except ValueError:
+                raise FormatError(f"{rxfilename}:{n}: expected integers, got '{tok}'") from None
+    return out
+
+
+def read_fst(rxfilename: str) -> kaldifst.StdVectorFst:
+    """An FST file as fstcompile/Kaldi write it (e.g. L.fst)."""
+    try:
+        return kaldifst.StdVectorFst.read(rxfilename)
+    except Exception as e:  # kaldifst raises RuntimeError with OpenFst's message
+        raise FormatError(f"{rxfilename}: cannot read FST: {e}") from None
+
+
+class TrainGraphCompiler:
+    """TrainingGraphCompiler with the Python references it needs kept alive."""
+
+    def __init__(self, tree: ContextDependency, tm: TransitionModel,
+                 lex_fst: kaldifst.StdVectorFst, disambig: Sequence[int] = (),
+                 opts: GraphCompilerOptions = GraphCompilerOptions()):
+        self.tree, self.tm, self.lex_fst = tree, tm, lex_fst
+        self.k_ctx = to_khg_context_dependency(tree, tm.topo)
+        self.k_tm = to_khg_transition_model(tm, ctx_dep=self.k_ctx)
+        self.k_opts = _khg.TrainingGraphCompilerOptions(
+            transition_scale=opts.transition_scale, self_loop_scale=opts.self_loop_scale,
+            reorder=opts.reorder)
+        self.k_opts.rm_eps = opts.rm_eps
+        self.disambig = list(disambig)
+        self.compiler = _khg.TrainingGraphCompiler(self.k_tm, self.k_ctx, lex_fst,
+                                                   self.disambig, self.k_opts)
+
+    def compile(self, word_ids: Sequence[int]) -> kaldifst.StdVectorFst:
+        return self.compiler.compile_graph_from_text([int(w) for w in word_ids])
+
+
+def iter_graphs(rspecifier: str) -> Iterator[tuple[str, kaldifst.StdVectorFst]]:
+    """(key, graph) from a Kaldi FST archive (kaldifst's SequentialVectorFstReader)."""
+    try:
+        reader = kaldifst.SequentialVectorFstReader(rspecifier)
+    except Exception as e:
+        raise FormatError(f"{rspecifier}: cannot open FST archive: {e}") from None
+    try:
+        while not reader.done:
+            key = reader.key
+            graph = reader.value.copy()  # the reader reuses its object on next()
+            yield key, graph
+            reader.next()
+    finally:
+        reader.close()
+
+
+class GraphWriter:
+    """Kaldi FST archive writer (kaldifst's VectorFstWriter); a context manager."""
+
+    def __init__(self, wspecifier: str):
+        self.wspecifier = wspecifier
+        try:
+            self.writer = kaldifst.VectorFstWriter(wspecifier)
+        except Exception as e:
+            raise FormatError(f"{wspecifier}: cannot open FST archive for writing: {e}") from None
+
+    def write(self, key: str, graph: kaldifst.StdVectorFst) -> None:
+        self.writer.write(key, graph)
+
+    def close(self) -> None:
+        self.writer.close()
+
+    def __enter__(self) -> "GraphWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@dataclass
+class CompileCounts:
+    succeeded: int = 0
+    failed: int = 0
+
+
+def compile_train_graphs(tree_rx: str, model_rx: str, lex_rx: str, transcripts_rspecifier: str,
+                         graphs_wspecifier: str, disambig_rx: str = "",
+                         opts: GraphCompilerOptions = GraphCompilerOptions()) -> CompileCounts:
+    """compile-train-graphs: one graph per transcript; an empty graph is warned and skipped."""
+    from nnetmix.kaldi.table import SequentialReader
+
+    tree = read_tree(tree_rx)
+    tm = read_transition_model(model_rx)
+    lex = read_fst(lex_rx)
+    disambig = read_int_list(disambig_rx) if disambig_rx else []
+    gc = TrainGraphCompiler(tree, tm, lex, disambig, opts)
+    counts = CompileCounts()
+    with SequentialReader(transcripts_rspecifier, "ivec") as reader, \
+            GraphWriter(graphs_wspecifier) as writer:
+        for key, words in reader:
+            graph = gc.compile(words)
+            if graph.start < 0 or graph.num_states == 0:
+                logger.warning("Empty decoding graph for utterance %s", key)
+                counts.failed += 1
+                continue
+            writer.write(key, graph)
+            counts.succeeded += 1
+    logger.info("compile-train-graphs: succeeded for %d graphs, failed for %d",
+                counts.succeeded, counts.failed)
+    return counts

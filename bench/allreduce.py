@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""All-reduce time against message size, for every nnetmix algorithm and 2, 4, 8 ranks.
+
+Seed 004's experiment (time against message size and process count for MPI's own all-reduce,
+tree/butterfly and blocking/non-blocking ring) on nnetmix.parallel.AllReducer. For each N this
+script launches ``mpiexec -n N [--oversubscribe] python bench/allreduce.py --worker ...`` itself;
+in the job every rank averages a float32 buffer of each size (4 KB to 160 MB, log-spaced) with
+each algorithm. A repetition's time is the slowest rank's (barrier, then time the call); the
+table shows medians. In the same job, as references: ``memcpy`` (np.copyto of the same size,
+every rank at once: the local memory limit) and ``sendrecv`` (one Sendrecv of the whole buffer
+around the ring, every rank at once: the point-to-point limit).
+
+Fits. Per algorithm, one alpha-beta model over all N and sizes, in the algorithm's own form
+(n bytes; local additions not modelled, so they land in beta):
+ring/ring-async 2(N-1) alpha + 2(N-1)/N n beta; recursive-doubling log2 N (alpha + n beta);
+tree 2 log2 N (alpha + n beta); mpi (unknown inside) alpha + n beta per N. Least squares on
+relative error, so small messages count. Also a plain time = alpha + beta n line per (algorithm,
+N).
+
+This machine has 2 cores: with 4 and 8 ranks the ranks time-share cores (oversubscribed), and
+all "network" traffic is shared-memory copies. Read those rows as relative, not as cluster
+numbers. Outputs: a markdown table on stdout and in bench/out/allreduce.md, the raw rows in
+bench/out/allreduce.json, the plot in bench/out/allreduce.png (written with numpy + zlib; no
+matplotlib needed).
+
+Usage: bench/allreduce.py [--quick] [--ranks 2,4,8] [--algorithms mpi,ring,...] [--out-dir bench/out]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ALGS = ("mpi", "ring", "ring-async", "recursive-doubling", "tree")
+FULL_SIZES = [4096, 16384, 65536, 262144, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 160_000_000]
+QUICK_SIZES = [4096, 262144, 16 << 20]
+
+
+def get_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="3 sizes up to 16 MB, 3 repetitions")
+    p.add_argument("--ranks", default="2,4,8", help="comma list of rank counts")
+    p.add_argument("--algorithms", default=",".join(ALGS), help="comma list of: " + ", ".join(ALGS))
+    p.add_argument("--sizes", default="", help="comma list of message sizes in bytes "
+                   "(default: 4 KB .. 160 MB, x4 steps)")
+    p.add_argument("--reps", type=int, default=0, help="timed repetitions (default: by size)")
+    p.add_argument("--out-dir", default=str(ROOT / "bench" / "out"))
+    p.add_argument("--worker", default="", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+# ---------------------------------------------------------------- worker side (under mpiexec)
+
+def _reps(nbytes: int, fixed: int) -> int:
+    if fixed > 0:
+        return fixed
+    return 30 if nbytes <= 1 << 20 else 10 if nbytes <= 16 << 20 else 5
+
+
+def _timed(comm, fn, reps: int) -> float:
+    """Median over reps of the slowest rank's time of fn() (one warm-up first)."""
+    from mpi4py import MPI
+    fn()
+    times = np.empty(reps)
+    for i in range(reps):
+        comm.Barrier()
+        t0 = time.perf_counter()
+        fn()
+        times[i] = time.perf_counter() - t0
+    comm.Allreduce(MPI.IN_PLACE, times, op=MPI.MAX)
+    return float(np.median(times))
+
+
+def worker(spec: dict) -> None:
+    from mpi4py import MPI
+
+    from nnetmix.parallel import AllReducer, run_ranks
+    comm = MPI.COMM_WORLD
+
+    def body() -> None:
+        rank, size = comm.Get_rank(), comm.Get_size()
+        right, left = (rank + 1) % size, (rank - 1) % size
+        for nbytes in spec["sizes"]:
+            count = nbytes // 4
+            reps = _reps(nbytes, spec["reps"])
+            x = np.random.default_rng(rank).standard_normal(count).astype(np.float32)
+            y = np.empty_like(x)
+            row = {"bytes": count * 4, "ranks": size, "reps": reps,
+                   "memcpy": _timed(comm, lambda: np.copyto(y, x), reps),
+                   "sendrecv": _timed(comm, lambda: comm.Sendrecv(x, right, 0, y, left, 0), reps)}
+            del y
+            for alg in spec["algorithms"]:
+                with AllReducer(comm, alg, count) as red:
+                    row[alg] = _timed(comm, lambda: red.average(x), reps)
+            if rank == 0:
+                print("ROW " + json.dumps(row), flush=True)
+
+    run_ranks(comm, body)
+
+
+# ---------------------------------------------------------------- driver side
+
+def run_job(n: int, spec: dict) -> list[dict]:
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    venv = Path(sys.executable).parent / "mpiexec"
+    mpiexec = str(venv) if venv.exists() else "mpiexec"
+    cmd = [mpiexec, "-n", str(n)]
+    if n > (os.cpu_count() or 1):
+        cmd.append("--oversubscribe")
+    cmd += [sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)]
+    proc = subprocess.run(cmd, env=env, text=True, capture_output=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
+        raise SystemExit(f"allreduce.py: mpiexec -n {n} failed ({proc.returncode})")
+    return [json.loads(line[4:]) for line in proc.stdout.splitlines() if line.startswith("ROW ")]
+
+
+def model_terms(alg: str, n: int) -> tuple[float, float]:
+    """(latency multiplier, bandwidth multiplier) of the algorithm's alpha-beta cost."""
+    log2 = float(np.ceil(np.log2(n)))
+    extra = 0.0 if n & (n - 1) == 0 else 2.0
+    return {"ring": (2 * (n - 1), 2 * (n - 1) / n), "ring-async": (2 * (n - 1), 2 * (n - 1) / n),
+            "recursive-doubling": (log2 + extra, log2 + extra), "tree": (2 * log2, 2 * log2),
+            }.get(alg, (1.0, 1.0))
+
+
+def fit(rows: list[dict], alg: str, ranks=None) -> tuple[float, float, float]:
+    """(alpha s, beta s/byte, rms relative error) by least squares on relative error."""
+    a_rows, t = [], []
+    for r in rows:
+        if alg in r and (ranks is None or r["ranks"] == ranks):
+            ka, kb = model_terms(alg, r["ranks"]) if ranks is None else (1.0, 1.0)
+            a_rows.append([ka, kb * r["bytes"]])
+            t.append(r[alg])
+    if len(t) < 2:
+        return float("nan"), float("nan"), float("nan")
+    A, t = np.array(a_rows), np.array(t)
+    w = 1.0 / t
+    coef, *_ = np.linalg.lstsq(A * w[:, None], t * w, rcond=None)
+    rel = (A @ coef - t) / t
+    return float(coef[0]), float(coef[1]), float(np.sqrt(np.mean(rel ** 2)))
+
+
+def _fmt_bytes(b: int) -> str:
+    units = (("MiB", 1 << 20), ("KiB", 1 << 10)) if b % 1024 == 0 else (("MB", 1e6), ("KB", 1e3))
+    for unit, div in units:
+        if b >= div:
+            v = b / div
+            return f"{v:.0f} {unit}" if v >= 10 else f"{v:.3g} {unit}"
+    return f"{b} B"
+
+
+def report(rows: list[dict], algs: list[str], ranks: list[int]) -> str:
+    cores = os.cpu_count() or 1
+    out = [f"# All-reduce time against message size (nnetmix.parallel, {cores} cores)", "",
+           "Median of the slowest rank's time per call, ms (average of a float32 buffer). "
+           "memcpy: np.copyto of the same size on every rank at once (local limit); sendrecv: one "
+           "Sendrecv of the whole buffer around the ring on every rank at once.", ""]
+    if any(n > cores for n in ranks):
+        out += [f"**Oversubscribed:** with more ranks than the {cores} cores here "
+                f"({', '.join(str(n) for n in ranks if n > cores)} ranks) the ranks time-share "
+                "cores and every message is a shared-memory copy: compare algorithms within a "
+                "table, not with a cluster.", ""]
+    cols = algs + ["memcpy", "sendrecv"]
+    for n in ranks:
+        sub = sorted((r for r in rows if r["ranks"] == n), key=lambda r: r["bytes"])
+        if not sub:
+            continue
+        note = " (oversubscribed)" if n > cores else ""
+        out += [f"## {n} ranks{note}", "", "| size | " + " | ".join(cols) + " |",
+                "|---:|" + "---:|" * len(cols)]
+        for r in sub:
+            out.append(f"| {_fmt_bytes(r['bytes'])} | "
+                       + " | ".join(f"{1e3 * r[c]:.3g}" if c in r else "" for c in cols) + " |")
+        out.append("")
+    out += ["## alpha-beta fits", "",
+            "Per algorithm over every N and size, in the algorithm's own cost form "
+            "(ring: 2(N-1) a + 2(N-1)/N n b; recursive-doubling: log2 N (a + n b); tree: "
+            "2 log2 N (a + n b); mpi: a + n b): alpha in us, 1/beta in GB/s, rms relative error.",
+            "", "| algorithm | alpha (us) | 1/beta (GB/s) | rms rel. err |", "|---|---:|---:|---:|"]
+    for alg in algs:
+        a, b, e = fit(rows, alg)
+        out.append(f"| {alg} | {a * 1e6:.1f} | {1e-9 / b if b > 0 else float('nan'):.2f} | "
+                   f"{e:.2f} |")
+    out += ["", "Plain line time = alpha + beta n per (algorithm, N): alpha us / effective GB/s "
+            "(bytes of the buffer per second).", "",
+            "| algorithm | " + " | ".join(f"N={n}" for n in ranks) + " |",
+            "|---|" + "---:|" * len(ranks)]
+    for alg in algs + ["memcpy", "sendrecv"]:
+        cells = []
+        for n in ranks:
+            a, b, _ = fit(rows, alg, n)
+            cells.append(f"{a * 1e6:.0f} us / {1e-9 / b:.2f} GB/s" if b > 0 else "n/a")
+        out.append(f"| {alg} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- PNG without matplotlib
+
+_FONT = {  # 3x5 glyphs, rows top to bottom, 3 bits each
+    "0": "111101101101111", "1": "010110010010111", "2": "111001111100111",
+    "3": "111001111001111", "4": "101101111001001", "5": "111100111001111",
+    "6": "111100111101111", "7": "111001001001001", "8": "111101111101111",
+    "9": "111101111001111", "a": "010101111101101", "b": "110101110101110",
+    "c": "011100100100011", "d": "110101101101110", "e": "111100110100111",
+    "f": "111100110100100", "g": "011100101101011", "h": "101101111101101",
+    "i": "111010010010111", "j": "001001001101010", "k": "101101110101101",
+    "l": "100100100100111", "m": "101111111101101", "n": "110101101101101",
+    "o": "010101101101010", "p": "110101110100100", "q": "010101101110011",
+    "r": "110101110101101", "s": "011100010001110", "t": "111010010010010",
+    "u": "101101101101111", "v": "101101101101010", "w": "101101111111101",
+    "x": "101101010101101", "y": "101101010010010", "z": "111001010100111",
+    "-": "000000111000000", ".": "000000000000010", "=": "000111000111000",
+    "(": "010100100100010", ")": "010001001001010", "/": "001001010100100",
+    ":": "000010000010000", " ": "000000000000000",
+}
+_COLORS = {"mpi": (31, 119, 180), "ring": (255, 127, 14), "ring-async": (44, 160, 44),
+           "recursive-doubling": (214, 39, 40), "tree": (148, 103, 189),
+           "memcpy": (90, 90, 90), "sendrecv": (23, 190, 207)}
+
+
+def _text(img: np.ndarray, x: int, y: int, s: str, color=(0, 0, 0), scale: int = 2) -> None:
+    for ch in s.lower():
+        g = _FONT.get(ch, _FONT[" "])
+        for i, bit in enumerate(g):
+            if bit == "1":
+                r, c = divmod(i, 3)
+                y0, x0 = y + r * scale, x + c * scale
+                img[max(y0, 0):y0 + scale, max(x0, 0):x0 + scale] = color
+        x += 4 * scale
+
+
+def _line(img, x0, y0, x1, y1, color, width=2) -> None:
+    steps = int(max(abs(x1 - x0), abs(y1 - y0))) + 1
+    for t in np.linspace(0.0, 1.0, steps):
+        x, y = int(round(x0 + t * (x1 - x0))), int(round(y0 + t * (y1 - y0)))
+        img[max(y - width // 2, 0):y + (width + 1) // 2, max(x - width // 2, 0):x + (width + 1) // 2] = color
+
+
+def _write_png(path: Path, img: np.ndarray) -> None:
+    h, w, _ = img.shape
+    raw = b"".join(b"\x00" + img[r].astype(np.uint8).tobytes() for r in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+    tmp = path.with_suffix(".png.tmp")
+    tmp.write_bytes(png)
+    os.replace(tmp, path)
+
+
+def plot(rows: list[dict], algs: list[str], ranks: list[int], path: Path) -> None:
+    """One log-log panel per N: ms against bytes, a line per algorithm and reference."""
+    series = algs + ["memcpy", "sendrecv"]
+    pw, ph, ml, mr, mt, mb = 360, 300, 46, 10, 28, 34
+    legend_w = 200
+    img = np.full((ph, pw * len(ranks) + legend_w, 3), 255, dtype=np.uint8)
+    sizes = [r["bytes"] for r in rows]
+    times = [1e3 * r[s] for r in rows for s in series if s in r and r[s] > 0]
+    if not rows or not times:
+        return
+    lx0, lx1 = np.floor(np.log10(min(sizes))), np.ceil(np.log10(max(sizes)))
+    ly0, ly1 = np.floor(np.log10(min(times))), np.ceil(np.log10(max(times)))
+    for p, n in enumerate(ranks):
+        ox = p * pw
+        X = lambda b: ox + ml + (np.log10(b) - lx0) / (lx1 - lx0) * (pw - ml - mr)  # noqa: E731
+        Y = lambda t: mt + (ly1 - np.log10(t)) / (ly1 - ly0) * (ph - mt - mb)     # noqa: E731
+        for d in range(int(lx0), int(lx1) + 1):
+            x = int(X(10.0 ** d))
+            img[mt:ph - mb, x] = (225, 225, 225)
+            label = {3: "1k", 4: "10k", 5: "100k", 6: "1m", 7: "10m", 8: "100m", 9: "1g"}.get(d, str(d))
+            _text(img, x - 6, ph - mb + 6, label)
+        for d in range(int(ly0), int(ly1) + 1):
+            y = int(Y(10.0 ** d))
+            img[y, ox + ml:ox + pw - mr] = (225, 225, 225)
+            _text(img, ox + 2, y - 5, f"{10.0 ** d:g}" if d >= -3 else f"1e{d}")
+        img[mt:ph - mb, ox + ml] = 0
+        img[ph - mb, ox + ml:ox + pw - mr] = 0
+        _text(img, ox + ml + 60, 6, f"n={n} ranks" + (" (oversub.)" if n > (os.cpu_count() or 1) else ""))
+        _text(img, ox + pw - mr - 40, ph - 14, "bytes")
+        _text(img, ox + 2, 6, "ms")
+        sub = sorted((r for r in rows if r["ranks"] == n), key=lambda r: r["bytes"])
+        for s in series:
+            pts = [(X(r["bytes"]), Y(1e3 * r[s])) for r in sub if s in r and r[s] > 0]
+            width = 1 if s in ("memcpy", "sendrecv") else 2
+            for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+                _line(img, x0, y0, x1, y1, _COLORS[s], width)
+            for x, y in pts:
+                img[int(y) - 2:int(y) + 3, int(x) - 2:int(x) + 3] = _COLORS[s]
+    lx = pw * len(ranks) + 8
+    for i, s in enumerate(series):
+        y = mt + 10 + i * 18
+        img[y:y + 4, lx:lx + 18] = _COLORS[s]
+        _text(img, lx + 24, y - 3, s)
+    _write_png(path, img)
+
+
+def main(argv=None) -> int:
+    args = get_args(argv)
+    if args.worker:
+        worker(json.loads(args.worker))
+        return 0
+    algs = [a for a in args.algorithms.split(",") if a]
+    bad = [a for a in algs if a not in ALGS]
+    if bad:
+        raise SystemExit(f"allreduce.py: unknown algorithm {bad[0]} (expected {', '.join(ALGS)})")
+    ranks = [int(n) for n in args.ranks.split(",") if n]
+    sizes = ([int(float(s)) for s in args.sizes.split(",") if s] if args.sizes
+             else QUICK_SIZES if args.quick else FULL_SIZES)
+    spec = {"sizes": sizes, "algorithms": algs, "reps": args.reps or (3 if args.quick else 0)}
+    rows: list[dict] = []
+    for n in ranks:
+        t0 = time.perf_counter()
+        rows += run_job(n, spec)
+        print(f"allreduce.py: {n} ranks done in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    text = report(rows, algs, ranks)
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "allreduce.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / "allreduce.md").write_text(text)
+    plot(rows, algs, ranks, out / "allreduce.png")
+    print(text)
+    print(f"wrote {out / 'allreduce.md'}, {out / 'allreduce.json'}, {out / 'allreduce.png'}",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

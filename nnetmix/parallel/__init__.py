@@ -1,0 +1,40 @@
+"""Data-parallel training over MPI: all-reduce algorithms, mixing, BMUF, partition, agreement.
+
+What the MPI trainer uses (every function takes ``comm``; everything works at size 1)::
+
+    from nnetmix.parallel import (AllReducer, Mixer, BMUF, BmufOptions, partition_utterances,
+                                  agree_minibatches, check_same, check_same_model, run_ranks,
+                                  install_excepthook, Watchdog)
+    check_same(comm, "options", opts); check_same_model(comm, nnet.params, nnet.backend)
+    mine = partition_utterances(utt2frames, comm.size, epoch, seed).parts[comm.rank]
+    n = agree_minibatches(comm, local_minibatches)
+    mixer = Mixer(comm, "butterfly", "ring", nnet.params, backend=nnet.backend)
+    ... every mix_frequency minibatches: mixer.mix(step); step += 1
+    ... end of epoch: mixer.exact_average()
+    # or BMUF: bmuf = BMUF(comm, nnet.params, BmufOptions(), "ring", nnet.backend, nnet.velocity)
+    ... every block: bmuf.sync(); validate/save bmuf.model (bmuf.copy_model(dst))
+
+Semantics: DESIGN.md "Parallel semantics"; algorithms: allreduce.py; device buffers: buffers.py.
+"""
+from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
+                                    params_digest, value_digest)
+from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer, allreduce
+from nnetmix.parallel.bmuf import BMUF, BmufOptions
+from nnetmix.parallel.buffers import ParallelError, RankMismatchError, mpi_cuda_aware
+from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, rank_error_line,
+                                      run_ranks)
+from nnetmix.parallel.mixing import (STRATEGIES, MixOptions, Mixer, butterfly_partner,
+                                     exact_average)
+from nnetmix.parallel.partition import (Partition, partition_utterances, rank_utterances,
+                                        shuffled_utterances)
+
+__all__ = [
+    "ALGORITHMS", "AllReducer", "allreduce",
+    "STRATEGIES", "MixOptions", "Mixer", "butterfly_partner", "exact_average",
+    "BMUF", "BmufOptions",
+    "Partition", "partition_utterances", "rank_utterances", "shuffled_utterances",
+    "agree_minibatches", "agree_max", "check_same", "check_same_model", "params_digest",
+    "value_digest",
+    "run_ranks", "install_excepthook", "Watchdog", "abort_job", "rank_error_line",
+    "ParallelError", "RankMismatchError", "mpi_cuda_aware",
+]

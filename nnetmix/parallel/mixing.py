@@ -1,0 +1,157 @@
+"""Model mixing every n minibatches: all-reduce average, butterfly mixing, ring mixing.
+
+As DESIGN.md "Parallel semantics" and seed 000 (Su & Chen, model averaging and butterfly
+mixing) define them, for rank i of N with flat parameters theta_i:
+
+- ``allreduce``: theta_i <- (1/N) sum_j theta_j (the exact average, through the chosen
+  all-reduce algorithm, see allreduce.py).
+- ``butterfly``: at mixing step k, partner p = i XOR 2^(k mod log2 N) and
+  theta_i <- (theta_i + theta_p)/2. After log2 N steps with no training in between every rank
+  holds the exact average. N must be a power of two.
+- ``ring``: rank i sends theta_i to i+1 and receives theta_{i-1}: theta_i <- (theta_i + theta_{i-1})/2.
+  Information needs N steps to go round.
+
+At the end of every epoch :meth:`Mixer.exact_average` makes the ranks one model again, so
+validation and the saved model are one model. The mixing step counter belongs to the caller
+(the trainer counts mixes), so every rank passes the same ``step``.
+
+One pairwise exchange is one ``Sendrecv`` of the whole flat buffer (mpi4py's buffer API,
+no pickling); the pair sums a+b and b+a are bit-identical, so both partners hold the same mix.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Optional
+
+from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer
+from nnetmix.parallel.buffers import ParallelError
+
+__all__ = ["STRATEGIES", "MixOptions", "Mixer", "butterfly_partner", "exact_average"]
+
+STRATEGIES = ("allreduce", "butterfly", "ring")
+
+_TAG = 11
+
+
+@dataclasses.dataclass
+class MixOptions:
+    """How ranks mix (register with nnetmix.cli.OptionParser.register_group)."""
+
+    mix_strategy: str = dataclasses.field(default="allreduce", metadata={
+        "help": "Model mixing: allreduce (exact average) | butterfly (power-of-two ranks) | ring"})
+    allreduce_algorithm: str = dataclasses.field(default="mpi", metadata={
+        "help": "All-reduce algorithm: mpi | ring | ring-async | recursive-doubling | tree"})
+
+    def check(self) -> None:
+        if self.mix_strategy not in STRATEGIES:
+            raise ParallelError(f"--mix-strategy={self.mix_strategy}: expected one of "
+                                f"{', '.join(STRATEGIES)}")
+        if self.allreduce_algorithm not in ALGORITHMS:
+            raise ParallelError(f"--allreduce-algorithm={self.allreduce_algorithm}: expected one "
+                                f"of {', '.join(ALGORITHMS)}")
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n >= 1 and (n & (n - 1)) == 0
+
+
+def butterfly_partner(rank: int, size: int, step: int) -> int:
+    """The rank that ``rank`` averages with at butterfly mixing step ``step``."""
+    if not _is_power_of_two(size):
+        raise ParallelError(f"butterfly mixing needs a power-of-two number of ranks, got {size} "
+                            "(use --mix-strategy=allreduce or ring, or run 2, 4, 8, ... ranks)")
+    if size == 1:
+        return rank
+    log2n = size.bit_length() - 1
+    return rank ^ (1 << (step % log2n))
+
+
+class Mixer:
+    """Mixes one flat parameter buffer across ``comm``.
+
+    ``Mixer(comm, "butterfly", "ring", nnet.params, backend=nnet.backend)``; then
+    ``mixer.mix(step)`` every n minibatches and ``mixer.exact_average()`` at the end of the
+    epoch. Build it after the network is on its backend (``to_backend`` replaces the buffer).
+    ``seconds``/``mixes`` accumulate the communication time. ``free()`` releases the
+    communicators.
+    """
+
+    def __init__(self, comm: Any, strategy: str = "allreduce", allreduce_algorithm: str = "mpi",
+                 buffer: Any = None, backend=None, cuda_aware: Optional[bool] = None):
+        if strategy not in STRATEGIES:
+            raise ParallelError(f"unknown mixing strategy '{strategy}' "
+                                f"(expected one of {', '.join(STRATEGIES)})")
+        if allreduce_algorithm not in ALGORITHMS:
+            raise ParallelError(f"unknown all-reduce algorithm '{allreduce_algorithm}' "
+                                f"(expected one of {', '.join(ALGORITHMS)})")
+        if buffer is None:
+            raise ParallelError("Mixer needs the flat parameter buffer (e.g. nnet.params)")
+        size = comm.Get_size()
+        if strategy == "butterfly" and not _is_power_of_two(size):
+            raise ParallelError(f"butterfly mixing needs a power-of-two number of ranks, got {size}"
+                                " (use --mix-strategy=allreduce or ring, or run 2, 4, 8, ... ranks)")
+        self.strategy = strategy
+        self.buffer = buffer
+        count = int(buffer.shape[0]) if len(buffer.shape) == 1 else -1
+        self.reducer = AllReducer(comm, allreduce_algorithm, max(count, 0), buffer.dtype, backend,
+                                  cuda_aware)
+        self.reducer.access.check(buffer, "Mixer")
+        self.comm, self.size, self.rank = self.reducer.comm, size, comm.Get_rank()
+        self.access, self.ops = self.reducer.access, self.reducer.ops
+        self._tmp = None
+        if strategy != "allreduce" and size > 1:
+            s = self.reducer.scratch
+            self._tmp = (s[:count] if s is not None and s.shape[0] >= count
+                         else self.ops.empty(count, self.reducer.dtype))
+        self.seconds = 0.0
+        self.mixes = 0
+
+    def partner(self, step: int) -> int:
+        """Butterfly: this rank's partner at ``step``; ring: the rank it receives from."""
+        if self.strategy == "ring":
+            return (self.rank - 1) % self.size
+        return butterfly_partner(self.rank, self.size, step)
+
+    def mix(self, step: int) -> None:
+        """One mixing step (``step`` = 0, 1, 2, ... counted identically by every rank)."""
+        if self.size == 1:
+            return
+        t0 = time.perf_counter()
+        if self.strategy == "allreduce":
+            self.reducer.average(self.buffer)
+        else:
+            if self.strategy == "butterfly":
+                dest = source = butterfly_partner(self.rank, self.size, step)
+            else:
+                dest, source = (self.rank + 1) % self.size, (self.rank - 1) % self.size
+            x = self.access.begin(self.buffer)
+            self.ops.sync()
+            self.comm.Sendrecv(x, dest=dest, sendtag=_TAG, recvbuf=self._tmp, source=source,
+                               recvtag=_TAG)
+            self.ops.add(x, self._tmp)
+            self.ops.scale(x, 0.5)
+            self.access.end(self.buffer)
+        self.seconds += time.perf_counter() - t0
+        self.mixes += 1
+
+    def exact_average(self) -> None:
+        """The exact average on every rank (end of epoch: one model to validate and save)."""
+        t0 = time.perf_counter()
+        self.reducer.average(self.buffer)
+        self.seconds += time.perf_counter() - t0
+
+    def free(self) -> None:
+        self.reducer.free()
+
+    def __enter__(self) -> "Mixer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.free()
+
+
+def exact_average(comm: Any, buffer, algorithm: str = "mpi", backend=None) -> None:
+    """One-off exact average of ``buffer`` over ``comm`` (keep a Mixer for repeated use)."""
+    with Mixer(comm, "allreduce", algorithm, buffer, backend) as m:
+        m.exact_average()

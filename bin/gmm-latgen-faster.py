@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""gmm-latgen-faster.py: Kaldi's gmm-latgen-faster (src/gmmbin/gmm-latgen-faster.cc)."""
+import os
+import sys
+
+try:
+    from nnetmix.cli import OptionParser, run_tool
+except ImportError:  # run without the venv's nnetmix installed: use this checkout's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    from nnetmix.cli import OptionParser, run_tool
+
+USAGE = """
+Generate lattices using GMM-based model.
+Usage: gmm-latgen-faster.py [options] <model-in> <fst-in> <features-rspecifier> <lattice-wspecifier> [ <words-wspecifier> [<alignments-wspecifier>] ]
+ e.g.: gmm-latgen-faster.py --beam=13 --lattice-beam=8 --acoustic-scale=0.083333 \\
+   --word-symbol-table=exp/mono/graph/words.txt exp/mono/final.mdl exp/mono/graph/HCLG.fst \\
+   ark:feats.ark "ark:|gzip -c > lat.1.gz"
+"""
+
+
+def main(argv=None) -> int:
+    from nnetmix.decode.decoder import LatticeDecoderConfig
+    parser = OptionParser(USAGE, prog="gmm-latgen-faster.py")
+    parser.register_group(LatticeDecoderConfig)
+    parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
+
+    def body(opts, args):
+        import numpy as np
+        from nnetmix.decode.decoder import DecodeError, LatticeDecoder, read_decoding_graph
+        from nnetmix.decode.latgen import latgen, read_word_symbols
+        from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
+        from nnetmix.kaldi import SequentialReader, read_gmm_model
+
+        tm, am = read_gmm_model(args[0])
+        hclg = read_decoding_graph(args[1])
+        syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
+        decoder = LatticeDecoder(hclg, tm, parser.group(LatticeDecoderConfig, opts))
+        stacked = StackedGmms.from_gmms(list(am))  # all Gaussians in one GEMM per utterance
+
+        def items():
+            with SequentialReader(args[2], "mat") as reader:
+                for key, feats in reader:
+                    if feats.shape[1] != am.dim:
+                        raise DecodeError(f"{args[2]}: features for {key} have dimension "
+                                          f"{feats.shape[1]}, the model {args[0]} expects "
+                                          f"{am.dim} (deltas or splicing missing?)")
+                    yield key, pdf_loglikes(stacked, feats, dtype=np.float32)
+
+        summ = latgen(decoder, items(), args[3], args[4] if len(args) > 4 else "",
+                      args[5] if len(args) > 5 else "", syms)
+        return 0 if summ.num_done else 1
+
+    return run_tool(parser, (4, 6), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

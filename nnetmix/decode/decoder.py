@@ -1,0 +1,271 @@
+"""The decoding core: a (frames x pdfs) matrix of log-likelihoods -> lattice and best path.
+
+This is what Kaldi's latgen-faster-mapped and gmm-latgen-faster do per utterance
+(DecodeUtteranceLatticeFaster, src/decoder/decoder-wrappers.cc); any acoustic model that gives
+pdf log-likelihoods (a GMM, or a DNN's log-posteriors minus log-priors) uses it:
+
+    dec = LatticeDecoder(hclg, trans_model, LatticeDecoderConfig(beam=13, lattice_beam=8,
+                                                                 acoustic_scale=0.1))
+    result = dec.decode(loglikes, key="utt1")   # loglikes: (T, num_pdfs)
+    result.words, result.alignment, result.lattice (CompactLattice), result.likelihood
+
+How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
+
+* Acoustic scores: kaldi-decoder's ``DecodableCtc(matrix)`` returns ``matrix[t, i - 1]`` for
+  index i (checked), so the matrix given is (T x num-transition-ids) with column tid-1 =
+  acoustic_scale * loglike[t, pdf(tid)] -- Kaldi's DecodableMatrixScaledMapped.
+* Search: kaldi-decoder's ``LatticeSimpleDecoder`` (beam, lattice-beam, prune-interval). It is
+  the only lattice-producing decoder bound with ``get_raw_lattice``; kaldi-hmm-gmm's
+  LatticeFasterDecoder only gives the best path. LatticeSimpleDecoder has no max-active /
+  min-active histogram pruning, so those options are accepted and not applied (say it in the
+  log once); beam pruning is Kaldi's.
+* Lattice: the raw state-level lattice is determinized with lattice-beam by
+  :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (not bound; written here), then the
+  acoustic costs are divided by acoustic_scale, as gmm-latgen-faster does before writing.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+
+import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst (importing kaldifst first can hang)
+import kaldi_decoder
+import kaldifst  # noqa: F401
+import numpy as np
+
+from nnetmix.decode.lattice import (CompactLattice, LatticeError, RawLattice,
+                                    determinize_lattice_pruned)
+from nnetmix.errors import NnetmixError
+from nnetmix.kaldi.transition_model import TransitionModel
+
+__all__ = ["LatticeDecoderConfig", "LatticeDecoder", "DecodeResult", "DecodeError",
+           "read_decoding_graph", "pdf_to_tid_matrix"]
+
+logger = logging.getLogger(__name__)
+
+
+class DecodeError(NnetmixError):
+    """An utterance could not be decoded (no surviving tokens, no final state, bad matrix)."""
+
+
+@dataclass
+class LatticeDecoderConfig:
+    """Kaldi's LatticeFasterDecoderConfig plus the decode-time options of *-latgen-faster."""
+
+    beam: float = field(default=16.0, metadata={"help": "Decoding beam.  Larger->slower, more "
+                                                        "accurate."})
+    max_active: int = field(default=2147483647, metadata={
+        "help": "Decoder max active states.  Larger->slower; more accurate (accepted; "
+                "LatticeSimpleDecoder applies no histogram pruning)"})
+    min_active: int = field(default=200, metadata={
+        "help": "Decoder minimum #active states (accepted; not applied, see max-active)"})
+    lattice_beam: float = field(default=10.0, metadata={
+        "help": "Lattice generation beam.  Larger->slower, and deeper lattices"})
+    prune_interval: int = field(default=25, metadata={
+        "help": "Interval (in frames) at which to prune tokens"})
+    determinize_lattice: bool = field(default=True, metadata={
+        "help": "If true, determinize the lattice (lattice-determinization, keeping only best "
+                "pdf-sequence for each word-sequence)."})
+    beam_delta: float = field(default=0.5, metadata={
+        "help": "Increment used in decoding-- this parameter is obscure and relates to a speedup "
+                "in the way the max-active constraint is applied.  Larger is more accurate."})
+    hash_ratio: float = field(default=2.0, metadata={
+        "help": "Setting used in decoder to control hash behavior"})
+    acoustic_scale: float = field(default=0.1, metadata={
+        "help": "Scaling factor for acoustic likelihoods"})
+    allow_partial: bool = field(default=False, metadata={
+        "help": "If true, produce output even if end state was not reached."})
+
+
+@dataclass
+class DecodeResult:
+    """One utterance's output. ``likelihood`` is -(graph + acoustic_scale * acoustic cost) of
+    the best path, as Kaldi logs it; ``lattice`` has unscaled acoustic costs (as written)."""
+
+    key: str
+    words: list[int]
+    alignment: list[int]
+    likelihood: float
+    num_frames: int
+    lattice: CompactLattice
+    partial: bool = False
+
+
+def read_decoding_graph(path: str) -> "kaldifst.StdVectorFst":
+    """HCLG.fst (vector or const; a const FST is converted to a vector one)."""
+    import os
+    if not os.path.isfile(path):
+        raise DecodeError(f"{path}: no such file (the decoding graph)")
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+    if head[:4] != bytes([0xD6, 0xFD, 0xB2, 0x7E]):
+        raise DecodeError(f"{path}: cannot read the decoding graph (not an OpenFst binary FST)")
+    const = b"const" in head[8:24]
+    try:
+        fst = _read_const_fst(path) if const else kaldifst.StdVectorFst.read(path)
+    except Exception as e:  # noqa: BLE001 -- kaldifst raises plain RuntimeErrors
+        raise DecodeError(f"{path}: cannot read the decoding graph ({e})") from None
+    if fst is None or fst.num_states == 0:
+        raise DecodeError(f"{path}: cannot read the decoding graph (empty or unreadable FST)")
+    return fst
+
+
+def _read_const_fst(path: str) -> "kaldifst.StdVectorFst":
+    """A ConstFst<StdArc> (what Kaldi's mkgraph.sh writes after fstconvert --fst_type=const),
+    which kaldifst 1.7.17 cannot read ("Unknown FST type const"): parsed here (OpenFst const-
+    fst.h: header, then 16-byte-aligned when flagged, the states (float final, uint32 first arc,
+    uint32 arcs, uint32 input and output epsilons) and the arcs (ilabel, olabel, float weight,
+    nextstate)) and rebuilt as a VectorFst."""
+    import struct
+    with open(path, "rb") as fh:
+        data = fh.read()
+    pos = 4
+    names = []
+    for _ in range(2):
+        (n,) = struct.unpack_from("<i", data, pos)
+        names.append(data[pos + 4:pos + 4 + n].decode("ascii"))
+        pos += 4 + n
+    if names != ["const", "standard"]:
+        raise DecodeError(f"{path}: a const FST of {names[1]} arcs; expected standard arcs")
+    _version, flags, _props, start, nstates, narcs = struct.unpack_from("<iiQqqq", data, pos)
+    pos += struct.calcsize("<iiQqqq")
+    if flags & 3:
+        raise DecodeError(f"{path}: FSTs with symbol tables inside are not supported")
+    align = bool(flags & 4)
+    if align:
+        pos += (-pos) % 16
+    states = np.frombuffer(data, dtype=np.dtype([("final", "<f4"), ("pos", "<u4"),
+                                                 ("narcs", "<u4"), ("ni", "<u4"),
+                                                 ("no", "<u4")]), count=nstates, offset=pos)
+    pos += states.nbytes
+    if align:
+        pos += (-pos) % 16
+    arcs = np.frombuffer(data, dtype=np.dtype([("il", "<i4"), ("ol", "<i4"), ("w", "<f4"),
+                                               ("next", "<i4")]), count=narcs, offset=pos)
+    src = np.repeat(np.arange(nstates), states["narcs"].astype(np.int64))
+    lines = [f"{s}\t{a['next']}\t{a['il']}\t{a['ol']}\t{float(a['w'])!r}"
+             for s, a in sorted(zip(src.tolist(), arcs), key=lambda x: x[0] != start)]
+    lines += [f"{s}\t{float(states['final'][s])!r}"
+              for s in np.flatnonzero(np.isfinite(states["final"]))]
+    return kaldifst.compile("\n".join(lines) + "\n", keep_state_numbering=True)
+
+
+def pdf_to_tid_matrix(loglikes: np.ndarray, tm: TransitionModel, scale: float) -> np.ndarray:
+    """(T, num_transition_ids) float32: column tid-1 = scale * loglikes[:, pdf(tid)]."""
+    return np.ascontiguousarray(scale * loglikes[:, tm.tid2pdf[1:]], dtype=np.float32)
+
+
+class LatticeDecoder:
+    """Decodes pdf log-likelihood matrices against one HCLG with one transition model. Keeps the
+    graph referenced for as long as the C++ decoder lives (the bindings do not)."""
+
+    _warned_max_active = False
+
+    def __init__(self, hclg, trans_model: TransitionModel, config: LatticeDecoderConfig):
+        if config.acoustic_scale <= 0:
+            raise DecodeError(f"--acoustic-scale={config.acoustic_scale}: must be > 0")
+        self.hclg = hclg
+        self.tm = trans_model
+        self.config = config
+        self._cfg = kaldi_decoder.LatticeSimpleDecoderConfig(
+            beam=config.beam, lattice_beam=config.lattice_beam,
+            prune_interval=config.prune_interval, determinize_lattice=False)
+        self._decoder = kaldi_decoder.LatticeSimpleDecoder(hclg, self._cfg)
+        if (config.max_active < 2147483647 or config.min_active != 200) \
+                and not LatticeDecoder._warned_max_active:
+            logger.info("max-active=%d / min-active=%d are not applied: the bound "
+                        "LatticeSimpleDecoder prunes by beam only", config.max_active,
+                        config.min_active)
+            LatticeDecoder._warned_max_active = True
+
+    def decode(self, loglikes: np.ndarray, key: str = "") -> DecodeResult:
+        cfg = self.config
+        loglikes = np.asarray(loglikes)
+        if loglikes.ndim != 2 or loglikes.shape[1] != self.tm.num_pdfs:
+            raise DecodeError(f"utterance {key}: the log-likelihood matrix is {loglikes.shape}, "
+                              f"expected (frames, {self.tm.num_pdfs}) (one column per pdf of "
+                              "the transition model)")
+        T = loglikes.shape[0]
+        if T == 0:
+            raise DecodeError(f"utterance {key}: zero-length utterance")
+        if not np.all(np.isfinite(loglikes)):
+            raise DecodeError(f"utterance {key}: the log-likelihoods are not all finite")
+        mat = pdf_to_tid_matrix(loglikes, self.tm, cfg.acoustic_scale)
+        decodable = kaldi_decoder.DecodableCtc(mat)
+        dec = self._decoder
+        # LatticeSimpleDecoder::Decode returns false when no final state is active at the end
+        # (it has a traceback all the same), so "reached final" is that flag.
+        reached = dec.decode(decodable) and math.isfinite(dec.final_relative_cost())
+        if dec.num_frames_decoded() != T:
+            raise DecodeError(f"Failed to decode file {key} (decoded "
+                              f"{dec.num_frames_decoded()} of {T} frames)")
+        partial = False
+        if not reached:
+            if not cfg.allow_partial:
+                raise DecodeError(f"Not producing output for utterance {key} since no "
+                                  "final-state reached and --allow-partial=false.")
+            logger.warning("Decoder did not reach end-state, outputting partial traceback "
+                           "since --allow-partial=true")
+            partial = True
+        # Decode() has finalized decoding, after which only use_final_probs=True is allowed; with
+        # no final state active that treats every surviving token as final (Kaldi's partial
+        # traceback).
+        use_final = True
+        ok, best = dec.get_best_path(use_final_probs=use_final)
+        if not ok or best.num_states == 0:
+            raise DecodeError(f"Failed to get traceback for utterance {key}")
+        words, ali, g, a = _linear_path(RawLattice.from_kaldifst(best))
+        ok, raw_fst = dec.get_raw_lattice(use_final_probs=use_final)
+        if not ok:
+            raise DecodeError(f"Unexpected problem getting lattice for utterance {key}")
+        raw = RawLattice.from_kaldifst(raw_fst)
+        del raw_fst, decodable
+        try:
+            if cfg.determinize_lattice:
+                clat = determinize_lattice_pruned(raw, cfg.lattice_beam, key=key)
+            else:
+                clat = _raw_to_compact(raw)
+        except LatticeError as e:
+            raise DecodeError(f"utterance {key}: {e}") from None
+        clat.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
+        return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial)
+
+
+def _linear_path(lat: RawLattice) -> tuple[list[int], list[int], float, float]:
+    """Words, transition-ids and total (graph, acoustic) cost of a linear lattice."""
+    nxt = {int(s): i for i, s in enumerate(lat.src.tolist())}
+    words, ali, g, a = [], [], 0.0, 0.0
+    s = lat.start
+    seen = 0
+    while s in nxt:
+        i = nxt[s]
+        if lat.ilabel[i]:
+            ali.append(int(lat.ilabel[i]))
+        if lat.olabel[i]:
+            words.append(int(lat.olabel[i]))
+        g += float(lat.g[i])
+        a += float(lat.a[i])
+        s = int(lat.dst[i])
+        seen += 1
+        if seen > lat.num_states:
+            raise DecodeError("the best path is not linear")
+    if math.isfinite(lat.final_g[s]):
+        g += float(lat.final_g[s])
+        a += float(lat.final_a[s])
+    return words, ali, g, a
+
+
+def _raw_to_compact(raw: RawLattice) -> CompactLattice:
+    """ConvertLattice without determinization: one compact arc per raw arc."""
+    clat = CompactLattice()
+    for _ in range(raw.num_states):
+        clat.add_state()
+    clat.start = raw.start
+    for s, d, il, ol, g, a in zip(raw.src.tolist(), raw.dst.tolist(), raw.ilabel.tolist(),
+                                  raw.olabel.tolist(), raw.g.tolist(), raw.a.tolist()):
+        clat.arcs[s].append((ol, g, a, (il,) if il else (), d))
+    for s in range(raw.num_states):
+        if math.isfinite(raw.final_g[s]):
+            clat.set_final(s, raw.final_g[s], raw.final_a[s])
+    return clat

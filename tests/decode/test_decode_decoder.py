@@ -1,0 +1,151 @@
+"""The decoding core on a tiny two-word system and on the Kaldi yesno model; the latgen tools."""
+import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
+import numpy as np
+import pytest
+
+from nnetmix.decode.decoder import (DecodeError, LatticeDecoder, LatticeDecoderConfig,
+                                    pdf_to_tid_matrix, read_decoding_graph)
+from nnetmix.decode.graph import add_self_loops, make_clg, make_h, make_hclga, make_lg
+from nnetmix.decode.latio import iter_compact_lattices
+from nnetmix.decode.lattice import best_path
+from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
+from nnetmix.kaldi import SequentialReader, TableWriter, read_gmm_model
+
+from tests.conftest import load_bin
+from tests.decode.decode_dummies import (loglikes_for, pdfs_of_phone, synth_feats, tiny_system,
+                                         yesno_text)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    tm, tree, L, G = tiny_system()
+    kc = to_khg_context_dependency(tree, tm.topo)
+    ktm = to_khg_transition_model(tm, tree=tree, ctx_dep=kc)
+    CLG, ilabels = make_clg(make_lg(L, G), [4, 5], 1, 0)
+    Ha, dtid = make_h(ilabels, kc, ktm)
+    hclg = add_self_loops(ktm, make_hclga(Ha, CLG, dtid), 0.1)
+    return tm, tree, hclg, (kc, ktm)
+
+
+def _frames(tree, phones, per_state=4):
+    seq = []
+    for p in phones:
+        for pdf in pdfs_of_phone(tree, p):
+            seq += [pdf] * per_state
+    return seq
+
+
+@pytest.mark.parametrize("phones,words", [([2], [1]), ([3, 2], [2, 1]),
+                                          ([2, 1, 3, 3], [1, 2, 2])])
+def test_tiny_decode_gives_expected_words(tiny, phones, words):
+    tm, tree, hclg, _keep = tiny
+    ll = loglikes_for(tm, _frames(tree, phones))
+    dec = LatticeDecoder(hclg, tm, LatticeDecoderConfig(beam=13, lattice_beam=8,
+                                                        acoustic_scale=0.1))
+    res = dec.decode(ll, "u")
+    assert res.words == words
+    assert len(res.alignment) == ll.shape[0] == res.num_frames
+    assert np.array_equal(tm.tid2pdf[res.alignment], np.array(_frames(tree, phones)))
+    # the lattice's best path (acoustics rescaled) is the decoder's best path
+    bw, bali, g, a = best_path(res.lattice, 1.0, 0.1)
+    assert bw == words and bali == res.alignment
+    assert abs(-(g + 0.1 * a) - res.likelihood) < 1e-3
+    assert not res.partial
+
+
+def test_tiny_decode_lattice_has_alternatives(tiny):
+    tm, tree, hclg, _keep = tiny
+    seq = _frames(tree, [2, 3])
+    ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
+    b = pdfs_of_phone(tree, 3)
+    ll[len(seq) // 2:, pdfs_of_phone(tree, 2)] = -0.5   # 'a' nearly as good as 'b'
+    res = LatticeDecoder(hclg, tm, LatticeDecoderConfig(beam=20, lattice_beam=10,
+                                                        acoustic_scale=1.0)).decode(ll, "u")
+    assert res.words == [1, 2] and b
+    assert res.lattice.num_arcs() > 2
+
+
+def test_pdf_to_tid_matrix_and_errors(tiny):
+    tm, _tree, hclg, _keep = tiny
+    ll = np.random.default_rng(0).normal(size=(5, tm.num_pdfs)).astype(np.float32)
+    m = pdf_to_tid_matrix(ll, tm, 0.5)
+    assert m.shape == (5, tm.num_transition_ids)
+    assert np.allclose(m[:, 0], 0.5 * ll[:, tm.tid2pdf[1]])
+    dec = LatticeDecoder(hclg, tm, LatticeDecoderConfig())
+    with pytest.raises(DecodeError, match="expected"):
+        dec.decode(ll[:, :-1], "u")
+    with pytest.raises(DecodeError, match="final-state"):
+        dec.decode(loglikes_for(tm, [pdfs_of_phone(_tree, 2)[0]]), "short")
+    res = LatticeDecoder(hclg, tm, LatticeDecoderConfig(allow_partial=True)).decode(
+        loglikes_for(tm, [pdfs_of_phone(_tree, 2)[0]]), "short")
+    assert res.partial
+
+
+def _yesno_items(fixtures, n, noise=0.5):
+    tm, am = read_gmm_model(str(fixtures / "yesno" / "40.mdl"))
+    rng = np.random.default_rng(5)
+    items = []
+    with SequentialReader(f"ark:gunzip -c {fixtures / 'yesno' / 'ali.1.gz'}|", "ivec") as r:
+        for key, ali in r:
+            items.append((key, synth_feats(am, tm, ali, rng, noise)))
+            if len(items) == n:
+                break
+    return tm, am, items
+
+
+def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys):
+    y = kaldi_fixtures / "yesno"
+    tm, am, items = _yesno_items(kaldi_fixtures, 4)
+    with TableWriter(f"ark:{tmp_path}/feats.ark") as w:
+        for k, f in items:
+            w[k] = f
+    with TableWriter(f"ark:{tmp_path}/loglikes.ark") as w:
+        for k, f in items:
+            w[k] = am.log_likelihoods(f)
+    opts = ["--beam=13", "--lattice-beam=8", "--max-active=7000", "--acoustic-scale=0.083333",
+            f"--word-symbol-table={y}/words.txt"]
+    gmm = load_bin("gmm-latgen-faster.py")
+    assert gmm.main(opts + [str(y / "40.mdl"), str(y / "HCLG.fst"), f"ark:{tmp_path}/feats.ark",
+                            f"ark:|gzip -c > {tmp_path}/lat.1.gz", f"ark,t:{tmp_path}/words",
+                            f"ark,t:{tmp_path}/ali"]) == 0
+    err = capsys.readouterr().err
+    for k, _f in items:
+        assert f"{k} {yesno_text(k)} \n" in err
+    assert "Log-like per frame for utterance" in err and "real-time factor" in err
+    assert "Done 4 utterances, failed for 0" in err and "Overall log-likelihood per frame" in err
+    mapped = load_bin("latgen-faster-mapped.py")
+    assert mapped.main(opts + [str(y / "40.mdl"), str(y / "HCLG.fst"),
+                               f"ark:{tmp_path}/loglikes.ark", f"ark:{tmp_path}/lat2.ark",
+                               f"ark,t:{tmp_path}/words2"]) == 0
+    assert (tmp_path / "words").read_text() == (tmp_path / "words2").read_text()
+    lats = dict(iter_compact_lattices(f"ark:gunzip -c {tmp_path}/lat.1.gz|"))
+    lats2 = dict(iter_compact_lattices(f"ark:{tmp_path}/lat2.ark"))
+    assert list(lats) == [k for k, _ in items]
+    for k in lats:
+        assert best_path(lats[k], 1.0, 0.083333)[0] == best_path(lats2[k], 1.0, 0.083333)[0]
+    # wrong feature dimension: every utterance fails, the tool says so and exits 1
+    with TableWriter(f"ark:{tmp_path}/f13.ark") as w:
+        w[items[0][0]] = items[0][1][:, :13]
+    assert gmm.main([str(y / "40.mdl"), str(y / "HCLG.fst"), f"ark:{tmp_path}/f13.ark",
+                     f"ark:{tmp_path}/x.ark"]) == 1
+    assert "dimension 13" in capsys.readouterr().err
+
+
+def test_read_decoding_graph_errors(tmp_path):
+    (tmp_path / "bad.fst").write_text("not an fst")
+    with pytest.raises(DecodeError, match="cannot read"):
+        read_decoding_graph(str(tmp_path / "bad.fst"))
+
+
+def test_read_const_decoding_graph(kaldi_fixtures, tmp_path):
+    """Kaldi's mkgraph.sh writes HCLG.fst as a const FST, which kaldifst cannot read itself."""
+    import kaldifst
+    from nnetmix.decode.graph import fst_arrays
+    ref = kaldifst.StdVectorFst.read(str(kaldi_fixtures / "yesno" / "HCLG.fst"))
+    kaldifst.StdConstFst(ref).write(str(tmp_path / "HCLG.const.fst"))
+    assert (tmp_path / "HCLG.const.fst").read_bytes()[8:13] == b"const"
+    got = read_decoding_graph(str(tmp_path / "HCLG.const.fst"))
+    a, b = fst_arrays(got), fst_arrays(ref)
+    assert a[0] == b[0] and a[1] == b[1]
+    assert sorted(map(tuple, a[2].tolist())) == sorted(map(tuple, b[2].tolist()))
+    assert np.allclose(a[4], b[4])

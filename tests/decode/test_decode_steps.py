@@ -1,0 +1,45 @@
+"""steps/decode.sh + local/score.sh end to end on the Kaldi yesno model and graph, with features
+synthesised from the model's Gaussians along the fixture's alignments (13 static dims; the
+script's apply-cmvn + add-deltas make the model's 39)."""
+import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
+
+from nnetmix.kaldi import read_gmm_model
+
+from tests.conftest import ROOT, run_script
+from tests.decode.decode_dummies import yesno_data_dir, yesno_lang
+
+
+def test_decode_and_score_yesno(kaldi_fixtures, tmp_path):
+    lang, mono = yesno_lang(tmp_path, kaldi_fixtures)
+    tm, am = read_gmm_model(str(mono / "final.mdl"))
+    yesno_data_dir(tmp_path, kaldi_fixtures, am, tm, num_utts=4, noise=0.5)
+    for d in ("utils", "steps"):
+        (tmp_path / d).symlink_to(ROOT / d)
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "score.sh").symlink_to(ROOT / "local" / "score.sh")
+    graph = mono / "graph"
+    graph.mkdir()
+    y = kaldi_fixtures / "yesno"
+    for f in ("HCLG.fst", "words.txt", "phones.txt"):
+        (graph / f).write_bytes((y / f).read_bytes())
+    proc = run_script(["steps/decode.sh", "--nj", "2", "--scoring-opts",
+                       "--min-lmwt 9 --max-lmwt 11 --word-ins-penalty 0.0,1.0",
+                       "mono/graph", "data", "mono/decode"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dec = mono / "decode"
+    assert (dec / "lat.1.gz").is_file() and (dec / "lat.2.gz").is_file()
+    assert (dec / "num_jobs").read_text().strip() == "2"
+    for lmwt in (9, 10, 11):
+        for wip in ("0.0", "1.0"):
+            wer = (dec / f"wer_{lmwt}_{wip}").read_text()
+            assert wer.startswith("%WER 0.00 [ 0 / 32, 0 ins, 0 del, 0 sub ]"), wer
+            tra = (dec / "scoring" / f"{lmwt}.{wip}.tra").read_text().splitlines()
+            assert len(tra) == 4
+    assert (dec / "scoring" / "10.0.0.tra").read_text().splitlines() == \
+        (tmp_path / "data" / "text").read_text().splitlines()
+    log = (dec / "log" / "decode.1.log").read_text()
+    assert "Log-like per frame for utterance" in log and "Done 2 utterances, failed for 0" in log
+    assert "best: %WER 0.00" in proc.stdout
+    again = run_script(["steps/decode.sh", "--nj", "2", "--skip-scoring", "true",
+                        "mono/graph", "data", "mono/decode"], cwd=tmp_path)
+    assert again.returncode == 0 and "skipping decoding" in again.stdout

@@ -32,7 +32,7 @@ log() {
   echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
 }
 
-last_stage=2   # stages after this one are not written yet
+last_stage=4   # stages after this one are not written yet
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: synthesise the digits corpus into $corpus ($num_train_utts train, $num_test_utts test utterances)"
@@ -62,9 +62,25 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   done
 fi
 
+if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
+  log "Stage 3: monophone GMM-HMM (steps/train_mono.sh) and alignment of data/train (steps/align_si.sh)"
+  # Kaldi's train_mono.sh schedule: flat start from equal alignments, 40 passes, realignment at
+  # passes 1-10, 12, 14, ..., mixing up to 1000 Gaussians in all. The alignments of data/train
+  # are the DNN's frame targets (stage 6).
+  steps/train_mono.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/mono
+  steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/mono exp/mono_ali
+fi
+
+if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
+  log "Stage 4: monophone graph, decoding of data/test and WER scoring"
+  # HCLG from data/lang_test (the bigram G); lattices with Kaldi's decode.sh defaults (acwt
+  # 0.083333, beam 13, lattice beam 8); local/score.sh sweeps LM weight and insertion penalty.
+  utils/mkgraph.sh data/lang_test exp/mono exp/mono/graph
+  steps/decode.sh --nj $nj --cmd "$decode_cmd" exp/mono/graph data/test exp/mono/decode_test
+  grep -H WER exp/mono/decode_test/wer_* | utils/best_wer.sh
+fi
+
 # Stages still to be written:
-#  3  monophone GMM-HMM (steps/train_mono.sh) and alignment of data/train (steps/align_si.sh)
-#  4  GMM graph (utils/mkgraph.sh), decoding of data/test and WER scoring (local/score.sh)
 #  5  RBM pretraining of the DNN's hidden layers (steps/nnet/pretrain_dbn.sh)
 #  6  DNN cross-entropy training over MPI with model averaging (steps/nnet/train.sh -> bin/nnet-train-mpi.py)
 #  7  DNN decoding of data/test and WER scoring (steps/nnet/decode.sh)

@@ -9,9 +9,8 @@ and exits 1; it never prints a traceback. Progress and success lines go to stdou
 """
 from __future__ import annotations
 
-import os
 import sys
-from typing import Callable, Sequence, TextIO
+from typing import Sequence, TextIO
 
 from nnetmix.data.fix import fix_data_dir
 from nnetmix.data.io import (ENCODING, read_entries, read_key_list, split_fields,
@@ -19,46 +18,12 @@ from nnetmix.data.io import (ENCODING, read_entries, read_key_list, split_fields
 from nnetmix.data.split import split_data
 from nnetmix.data.subset import subset_data_dir
 from nnetmix.data.tr_cv import subset_tr_cv
-from nnetmix.data.validate import KeyListMismatch, ValidateOptions, validate_data_dir
-from nnetmix.errors import NnetmixError, UsageError
+from nnetmix.data.validate import ValidateOptions, validate_data_dir
+from nnetmix.script_cli import Commands, ScriptUsage, dispatch, parse_script_options
+from nnetmix.errors import UsageError
 
 __all__ = ["main", "COMMANDS"]
 
-
-class _Usage(Exception):
-    """Wrong command line: print the usage (and a reason, if any) and exit 1."""
-
-
-def _parse(argv: Sequence[str], switches: Sequence[str], valued: dict[str, str | None],
-           nargs: tuple[int, int]) -> tuple[dict[str, object], list[str]]:
-    """Leading options, Kaldi-script style; returns ({name: value}, positional)."""
-    opts: dict[str, object] = {s: False for s in switches}
-    opts.update(valued)
-    args = list(argv)
-    while args and args[0].startswith("--") and args[0] != "--":
-        name, eq, value = args.pop(0)[2:].partition("=")
-        if name in ("help", "h"):
-            raise _Usage("")
-        if name in switches:
-            if eq:
-                if value not in ("true", "false"):
-                    raise _Usage(f"--{name} takes true or false, got '{value}'")
-                opts[name] = value == "true"
-            else:
-                opts[name] = True
-        elif name in valued:
-            if not eq:
-                if not args:
-                    raise _Usage(f"option --{name} needs a value")
-                value = args.pop(0)
-            opts[name] = value
-        else:
-            raise _Usage(f"invalid option --{name}")
-    if args[:1] == ["--"]:
-        args = args[1:]
-    if not nargs[0] <= len(args) <= nargs[1]:
-        raise _Usage("")
-    return opts, args
 
 
 def _int(text: str, what: str) -> int:
@@ -94,7 +59,7 @@ The --no-xxx options mean that xxx need not be present; it is still checked if i
 
 
 def validate_cmd(prog: str, argv: Sequence[str]) -> int:
-    opts, args = _parse(argv, ["no-feats", "no-text", "no-wav", "no-spk-sort", "non-print"], {},
+    opts, args = parse_script_options(argv, ["no-feats", "no-text", "no-wav", "no-spk-sort", "non-print"], {},
                         (1, 1))
     vopts = ValidateOptions(**{k.replace("-", "_"): v for k, v in opts.items()})
     for w in validate_data_dir(args[0], vopts):
@@ -112,7 +77,7 @@ Sorts every file of a data directory and keeps only the utterances present in al
 
 
 def fix_cmd(prog: str, argv: Sequence[str]) -> int:
-    opts, args = _parse(argv, [], {"utt-extra-files": "", "spk-extra-files": ""}, (1, 1))
+    opts, args = parse_script_options(argv, [], {"utt-extra-files": "", "spk-extra-files": ""}, (1, 1))
     data = args[0]
     report = fix_data_dir(data, extra_utt_files=str(opts["utt-extra-files"]).split(),
                           extra_spk_files=str(opts["spk-extra-files"]).split())
@@ -135,7 +100,7 @@ By default each speaker goes to exactly one part and parts are balanced by utter
 
 
 def split_cmd(prog: str, argv: Sequence[str]) -> int:
-    opts, args = _parse(argv, ["per-utt"], {}, (2, 2))
+    opts, args = parse_script_options(argv, ["per-utt"], {}, (2, 2))
     n = _int(args[1], "<num-to-split>")
     out, written = split_data(args[0], n, per_utt=bool(opts["per-utt"]))
     if written:
@@ -164,21 +129,21 @@ By default selects <num-utt> utterances spread evenly through the data (determin
 
 def subset_cmd(prog: str, argv: Sequence[str]) -> int:
     modes = ["speakers", "shortest", "first", "last", "per-spk"]
-    opts, args = _parse(argv, modes, {"spk-list": None, "utt-list": None, "seed": "777"}, (2, 3))
+    opts, args = parse_script_options(argv, modes, {"spk-list": None, "utt-list": None, "seed": "777"}, (2, 3))
     chosen = [m for m in modes if opts[m]]
     lists = [k for k in ("spk-list", "utt-list") if opts[k] is not None]
     if len(chosen) + len(lists) > 1:
-        raise _Usage("the subset options exclude each other; give one")
+        raise ScriptUsage("the subset options exclude each other; give one")
     seed = _int(str(opts["seed"]), "--seed")
     if lists:
         if len(args) != 2:
-            raise _Usage("")
+            raise ScriptUsage("")
         src, dest = args
         kept, total = subset_data_dir(src, dest, spk_list=opts["spk-list"],
                                       utt_list=opts["utt-list"], seed=seed)
     else:
         if len(args) != 3:
-            raise _Usage("")
+            raise ScriptUsage("")
         # Kaldi's order is <srcdir> <num-utt> <destdir>; "--first N <src> <dest>" also works
         if not args[1].lstrip("-").isdigit() and args[0].isdigit():
             args = [args[1], args[0], args[2]]
@@ -200,7 +165,7 @@ Splits a data directory into training and held-out (cross-validation) parts.
 
 
 def tr_cv_cmd(prog: str, argv: Sequence[str]) -> int:
-    opts, args = _parse(argv, [], {"cv-spk-percent": None, "cv-utt-percent": None,
+    opts, args = parse_script_options(argv, [], {"cv-spk-percent": None, "cv-utt-percent": None,
                                    "seed": "777"}, (3, 3))
     spk = opts["cv-spk-percent"]
     utt = opts["cv-utt-percent"]
@@ -230,7 +195,7 @@ Reads utt2spk (a file, or stdin) and writes spk2utt: speakers in order of first 
 
 
 def utt2spk_to_spk2utt_cmd(prog: str, argv: Sequence[str]) -> int:
-    _, args = _parse(argv, [], {}, (0, 1))
+    _, args = parse_script_options(argv, [], {}, (0, 1))
     pairs = []
     with _open_inputs(args) as fh:
         for n, line in enumerate(fh, 1):
@@ -253,7 +218,7 @@ Reads spk2utt (a file, or stdin) and writes utt2spk in the same order."""
 
 
 def spk2utt_to_utt2spk_cmd(prog: str, argv: Sequence[str]) -> int:
-    _, args = _parse(argv, [], {}, (0, 1))
+    _, args = parse_script_options(argv, [], {}, (0, 1))
     with _open_inputs(args) as fh, _stdout() as out:
         for n, line in enumerate(fh, 1):
             f = split_fields(line.rstrip("\r\n"))
@@ -279,12 +244,12 @@ def filter_scp_cmd(prog: str, argv: Sequence[str]) -> int:
         if argv.pop(0) == "--exclude":
             exclude = True
         elif not argv:
-            raise _Usage("-f needs a field number")
+            raise ScriptUsage("-f needs a field number")
         else:
             field = _int(argv.pop(0), "-f")
             if field < 1:
                 raise UsageError(f"-f must be a positive field number, got {field}")
-    _, args = _parse(argv, [], {}, (1, 2))
+    _, args = parse_script_options(argv, [], {}, (1, 2))
     ids = set(read_key_list(args[0]))
     with _open_inputs(args[1:]) as fh, _stdout() as out:
         for line in fh:
@@ -294,7 +259,7 @@ def filter_scp_cmd(prog: str, argv: Sequence[str]) -> int:
     return 0
 
 
-COMMANDS: dict[str, tuple[Callable[[str, Sequence[str]], int], str]] = {
+COMMANDS: Commands = {
     "validate_data_dir": (validate_cmd, VALIDATE_USAGE),
     "fix_data_dir": (fix_cmd, FIX_USAGE),
     "split_data": (split_cmd, SPLIT_USAGE),
@@ -306,48 +271,15 @@ COMMANDS: dict[str, tuple[Callable[[str, Sequence[str]], int], str]] = {
 }
 
 
+
 def run(command: str, prog: str, argv: Sequence[str]) -> int:
-    """Run one command; turn every user mistake into one line on stderr and exit code 1."""
-    func, usage = COMMANDS[command]
-    try:
-        return func(prog, argv)
-    except _Usage as e:
-        if str(e):
-            print(f"{prog}: {e}", file=sys.stderr)
-        print(usage.format(prog=prog), file=sys.stderr)
-        return 1
-    except KeyListMismatch as e:
-        print(f"{prog}: {e}", file=sys.stderr)
-        for line in e.detail:
-            print(line, file=sys.stderr)
-        return 1
-    except NnetmixError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        # the reader went away (e.g. "| head"): quietly stop, as a perl script would
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        return 1
-    except OSError as e:
-        where = f" {e.filename}" if e.filename else ""
-        print(f"{prog}: cannot access{where}: {e.strerror or e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+    """Run one command (the utils/*.pl entry points call this)."""
+    return dispatch(COMMANDS, __name__, [command, prog, *argv])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python3 -m nnetmix.data.cli <command> <prog> [args...]``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 2 or argv[0] not in COMMANDS:
-        print(f"Usage: python3 -m nnetmix.data.cli <{'|'.join(COMMANDS)}> <prog> [args...]",
-              file=sys.stderr)
-        return 1
-    return run(argv[0], argv[1], argv[2:])
+    return dispatch(COMMANDS, __name__, argv)
 
 
 if __name__ == "__main__":

@@ -9,24 +9,21 @@ passes its parsed options as ``--name=value``), ``check_g`` (utils/format_lm.sh'
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import sys
 from typing import Callable, Sequence, TextIO
 
 from nnetmix.data.io import ENCODING
-from nnetmix.errors import NnetmixError
+from nnetmix.script_cli import Commands, ScriptUsage, dispatch
+from nnetmix.log import setup_logging
 
 __all__ = ["main", "run", "COMMANDS", "parse_field_spec", "map_fields"]
 
 
-class _Usage(Exception):
-    """Wrong command line: print the usage (and a reason) and exit 1."""
-
 
 def _bool(name: str, text: str) -> bool:
     if text not in ("true", "false"):
-        raise _Usage(f"--{name} takes true or false, got '{text}'")
+        raise ScriptUsage(f"--{name} takes true or false, got '{text}'")
     return text == "true"
 
 
@@ -41,16 +38,16 @@ def prepare_lang_cmd(prog: str, argv: Sequence[str]) -> int:
         name, eq, value = args.pop(0)[2:].partition("=")
         key = name.replace("-", "_")
         if key not in fields or not eq:
-            raise _Usage(f"invalid option --{name}")
+            raise ScriptUsage(f"invalid option --{name}")
         default = fields[key].default
         try:
             conv = (_bool(name, value) if isinstance(default, bool)
                     else type(default)(value))
         except ValueError:
-            raise _Usage(f"bad value for --{name}: '{value}'") from None
+            raise ScriptUsage(f"bad value for --{name}: '{value}'") from None
         setattr(opts, key, conv)
     if len(args) != 4:
-        raise _Usage("")
+        raise ScriptUsage("")
     src, oov, tmp, lang = args
     s = prepare_lang(src, oov, tmp, lang, opts)
     validate_lang_dir(lang)
@@ -64,7 +61,7 @@ def check_g_cmd(prog: str, argv: Sequence[str]) -> int:
     from nnetmix.lang.symbols import read_symbol_table
 
     if len(argv) != 3:
-        raise _Usage("")
+        raise ScriptUsage("")
     g, lexicon, words = argv
     lo, hi = check_g(g, lexicon, read_symbol_table(words))
     # fstisstochastic's two numbers (largest and smallest -log of a state's total probability):
@@ -83,7 +80,7 @@ def parse_field_spec(spec: str) -> Callable[[int], bool]:
     for part in spec.split(","):
         m = _RANGE.match(part)
         if not part or m is None or (not m.group(1) and not m.group(2)):
-            raise _Usage(f"bad field specifier '{spec}' (e.g. 2-, 1-2, 3)")
+            raise ScriptUsage(f"bad field specifier '{spec}' (e.g. 2-, 1-2, 3)")
         lo = int(m.group(1)) if m.group(1) else 1
         hi = (int(m.group(3)) if m.group(3) else None) if m.group(2) else lo
         ranges.append((lo, hi))
@@ -152,9 +149,9 @@ def _sym_cmd(to_int: bool) -> Callable[[str, Sequence[str]], int]:
             elif opt == "--map-oov" and args and to_int:
                 map_oov = args.pop(0)
             else:
-                raise _Usage(f"invalid option {opt}")
+                raise ScriptUsage(f"invalid option {opt}")
         if not args:
-            raise _Usage("")
+            raise ScriptUsage("")
         return map_fields(prog, args[0], args[1:], fields, to_int, map_oov, sys.stdout)
     return cmd
 
@@ -167,7 +164,7 @@ field ranges: 2-  1-2  3  1,3-  (fields are numbered from 1)"""
 _INT2SYM_USAGE = """Usage: {prog} [-f <field-range>] <symtab> [<input> ...] > <output>
  e.g.: {prog} -f 2- data/lang/words.txt exp/decode/scoring/10.tra"""
 
-COMMANDS: dict[str, tuple[Callable[[str, Sequence[str]], int], str]] = {
+COMMANDS: Commands = {
     "prepare_lang": (prepare_lang_cmd, _PREPARE_USAGE),
     "check_g": (check_g_cmd, _CHECK_G_USAGE),
     "sym2int": (_sym_cmd(True), _SYM2INT_USAGE),
@@ -175,41 +172,15 @@ COMMANDS: dict[str, tuple[Callable[[str, Sequence[str]], int], str]] = {
 }
 
 
+
 def run(command: str, prog: str, argv: Sequence[str]) -> int:
-    """Run one command; every user mistake becomes one line on stderr and exit code 1."""
-    func, usage = COMMANDS[command]
-    try:
-        return func(prog, argv)
-    except _Usage as e:
-        if str(e):
-            print(f"{prog}: {e}", file=sys.stderr)
-        print(usage.format(prog=prog), file=sys.stderr)
-        return 1
-    except NnetmixError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        return 1
-    except OSError as e:
-        where = f" {e.filename}" if e.filename else ""
-        print(f"{prog}: cannot access{where}: {e.strerror or e}", file=sys.stderr)
-        return 1
+    """Run one command (the utils/*.pl entry points call this)."""
+    return dispatch(COMMANDS, __name__, [command, prog, *argv], setup_logging)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python3 -m nnetmix.lang.cli <command> <prog> [args...]``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 2 or argv[0] not in COMMANDS:
-        print(f"Usage: python3 -m nnetmix.lang.cli <{'|'.join(COMMANDS)}> <prog> [args...]",
-              file=sys.stderr)
-        return 1
-    from nnetmix.log import setup_logging
-    setup_logging(os.path.basename(argv[1]))
-    return run(argv[0], argv[1], argv[2:])
+    return dispatch(COMMANDS, __name__, argv, setup_logging)
 
 
 if __name__ == "__main__":

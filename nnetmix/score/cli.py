@@ -6,24 +6,20 @@ write ``wer_LMWT_WIP`` files and the best line. A user mistake prints one ``prog
 """
 from __future__ import annotations
 
-import os
 import sys
-from typing import Callable, Sequence
+from typing import Sequence
 
-from nnetmix.errors import NnetmixError
+from nnetmix.script_cli import Commands, ScriptUsage, dispatch
 
 __all__ = ["main", "run", "COMMANDS"]
 
-
-class _Usage(Exception):
-    pass
 
 
 def best_wer_cmd(prog: str, argv: Sequence[str]) -> int:
     from nnetmix.score.best import best_wer_line
 
     if argv:
-        raise _Usage("")
+        raise ScriptUsage("")
     best = best_wer_line(sys.stdin)
     if best is not None:
         print(best)
@@ -39,18 +35,18 @@ def score_sweep_cmd(prog: str, argv: Sequence[str]) -> int:
     while args and args[0].startswith("--"):
         name, eq, value = args.pop(0)[2:].partition("=")
         if name not in opts:
-            raise _Usage(f"invalid option --{name}")
+            raise ScriptUsage(f"invalid option --{name}")
         if not eq:
             if not args:
-                raise _Usage(f"option --{name} needs a value")
+                raise ScriptUsage(f"option --{name} needs a value")
             value = args.pop(0)
         opts[name] = value
     if len(args) != 2:
-        raise _Usage("")
+        raise ScriptUsage("")
     try:
         lmwts = lmwt_range(int(opts["min-lmwt"]), int(opts["max-lmwt"]))
     except ValueError:
-        raise _Usage("--min-lmwt and --max-lmwt take integers") from None
+        raise ScriptUsage("--min-lmwt and --max-lmwt take integers") from None
     wips = [w for w in opts["word-ins-penalty"].split(",") if w]
     ref = args[0] if ":" in args[0] else f"ark:{args[0]}"
     results, best = score_sweep(ref, args[1], lmwts, wips, opts["hyp-pattern"], opts["mode"])
@@ -74,40 +70,21 @@ Options:
   --hyp-pattern <pattern>     # hypothesis texts under <decode-dir>
                               # (default: scoring_kaldi/penalty_{{wip}}/{{lmwt}}.txt)"""
 
-COMMANDS: dict[str, tuple[Callable[[str, Sequence[str]], int], str]] = {
+COMMANDS: Commands = {
     "best_wer": (best_wer_cmd, _BEST_USAGE),
     "score_sweep": (score_sweep_cmd, _SWEEP_USAGE),
 }
 
 
+
 def run(command: str, prog: str, argv: Sequence[str]) -> int:
-    func, usage = COMMANDS[command]
-    try:
-        return func(prog, argv)
-    except _Usage as e:
-        if str(e):
-            print(f"{prog}: {e}", file=sys.stderr)
-        print(usage.format(prog=prog), file=sys.stderr)
-        return 1
-    except NnetmixError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        return 1
-    except OSError as e:
-        where = f" {e.filename}" if e.filename else ""
-        print(f"{prog}: cannot access{where}: {e.strerror or e}", file=sys.stderr)
-        return 1
+    """Run one command (the utils/*.pl entry points call this)."""
+    return dispatch(COMMANDS, __name__, [command, prog, *argv])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 2 or argv[0] not in COMMANDS:
-        print(f"Usage: python3 -m nnetmix.score.cli <{'|'.join(COMMANDS)}> <prog> [args...]",
-              file=sys.stderr)
-        return 1
-    return run(argv[0], os.path.basename(argv[1]) if argv[1].startswith("-") else argv[1],
-               argv[2:])
+    """``python3 -m nnetmix.score.cli <command> <prog> [args...]``."""
+    return dispatch(COMMANDS, __name__, argv)
 
 
 if __name__ == "__main__":

@@ -146,9 +146,9 @@ def recipe_copy(tmp_path):
 
 def test_run_sh_options_and_stages_not_written_yet(tmp_path):
     s5 = recipe_copy(tmp_path)
-    p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5"], cwd=s5)
+    p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5", "--pretrain", "false"], cwd=s5)
     assert p.returncode == 0, p.stderr
-    assert "Stage 5: RBM pretraining is not implemented yet" in p.stdout
+    assert "Stage 5: skipped (--pretrain false)" in p.stdout
     assert not (s5 / "data").exists()
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr

@@ -21,6 +21,7 @@ num_train_utts=2000    # training utterances to synthesise
 num_test_utts=300      # test utterances to synthesise (speakers unseen in training)
 dnn_hid_layers=2       # DNN hidden layers (the seeds use 6 x 2048 on Switchboard)
 dnn_hid_dim=512        # DNN neurons per hidden layer
+pretrain=true          # RBM pretraining (stage 5) before DNN training; false: random initialisation
 # End configuration section.
 
 . ./cmd.sh
@@ -81,9 +82,17 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
-  # RBM pretraining (steps/nnet/pretrain_dbn.sh) comes with issue 7; until then stage 6 starts
-  # the DNN from random initialisation (Glorot-scaled, as Kaldi's make_nnet_proto.py).
-  log "Stage 5: RBM pretraining is not implemented yet; skipping (stage 6 initialises randomly)"
+  # RBM pretraining: a DBN of dnn_hid_layers x dnn_hid_dim RBMs (seed 001 section 5.3, Table 2:
+  # RBM initialisation matters more under model averaging); stage 6 puts a softmax on top
+  # (train.sh --dbn --hid-layers 0) and reuses its feature transform and cmvn_opts.
+  # --pretrain false skips it: stage 6 then initialises randomly.
+  if $pretrain; then
+    log "Stage 5: RBM pretraining (exp/dnn_pretrain)"
+    steps/nnet/pretrain_dbn.sh --cmd "$train_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
+      --cmvn-opts "--norm-means=true --norm-vars=false" data/train exp/dnn_pretrain
+  else
+    log "Stage 5: skipped (--pretrain false); stage 6 initialises randomly"
+  fi
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
@@ -91,7 +100,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   # 10% of the training speakers are held out for the learning-rate schedule and model selection.
   [ -f data/train_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh data/train data/train_tr90 data/train_cv10
   dbn_opts=()
-  if [ -f exp/dnn_pretrain/final.dbn ]; then   # stage 5's RBMs, when they exist
+  if $pretrain && [ -f exp/dnn_pretrain/final.dbn ]; then   # stage 5's RBMs
     dbn_opts=(--dbn exp/dnn_pretrain/final.dbn --hid-layers 0 --feature-transform exp/dnn_pretrain/final.feature_transform)
   fi
   steps/nnet/train.sh --cmd "$train_cmd" --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim \

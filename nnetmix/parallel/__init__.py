@@ -14,6 +14,9 @@ What the MPI trainer uses (every function takes ``comm``; everything works at si
     # or BMUF: bmuf = BMUF(comm, nnet.params, BmufOptions(), "ring", nnet.backend, nnet.velocity)
     ... every block: bmuf.sync(); validate/save bmuf.model (bmuf.copy_model(dst))
 
+One whole epoch of MPI training (partition, agreement, mixing or BMUF, summed CV statistics):
+:func:`train_mpi` in trainer.py, behind bin/nnet-train-mpi.py.
+
 Semantics: DESIGN.md "Parallel semantics"; algorithms: allreduce.py; device buffers: buffers.py.
 """
 from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
@@ -27,6 +30,8 @@ from nnetmix.parallel.mixing import (STRATEGIES, MixOptions, Mixer, butterfly_pa
                                      exact_average)
 from nnetmix.parallel.partition import (Partition, partition_utterances, rank_utterances,
                                         shuffled_utterances)
+from nnetmix.parallel.trainer import (MpiEpochResult, MpiTrainOptions, setup_rank_logging,
+                                      train_mpi)
 
 __all__ = [
     "ALGORITHMS", "AllReducer", "allreduce",
@@ -37,4 +42,5 @@ __all__ = [
     "value_digest",
     "run_ranks", "install_excepthook", "Watchdog", "abort_job", "rank_error_line",
     "ParallelError", "RankMismatchError", "mpi_cuda_aware",
+    "MpiTrainOptions", "MpiEpochResult", "train_mpi", "setup_rank_logging",
 ]

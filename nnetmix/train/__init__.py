@@ -18,7 +18,7 @@ from nnetmix.train.newbob import (NewbobDecision, NewbobOptions, NewbobState, ex
 from nnetmix.train.options import RandomizerOptions, TrainError, TrainOptions
 from nnetmix.train.prefetch import Prefetcher
 from nnetmix.train.randomizer import FrameRandomizer, num_minibatches
-from nnetmix.train.scheduler import ScheduleOptions, run_schedule
+from nnetmix.train.scheduler import ScheduleOptions, TrainCommandOptions, run_schedule
 from nnetmix.train.stats import EpochStats, parse_report
 from nnetmix.train.trainer import Hook, train_epoch
 
@@ -28,6 +28,6 @@ __all__ = [
     "read_utterances", "posterior_to_targets", "shard_keys", "TARGET_KINDS",
     "train_epoch", "Hook", "EpochStats", "parse_report",
     "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
-    "kaldi_round", "ScheduleOptions", "run_schedule",
+    "kaldi_round", "ScheduleOptions", "TrainCommandOptions", "run_schedule",
     "ForwardOptions", "PdfPrior", "nnet_forward", "forward_table",
 ]

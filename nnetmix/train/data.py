@@ -4,7 +4,8 @@ nnet-train-frmshuff reads the features sequentially and looks the targets up by 
 (RandomAccessPosteriorReader). :func:`read_utterances` does the same and yields
 ``(key, feats, targets)`` with ``targets`` None when the key has no targets (the trainer warns
 ``<utt>, missing targets`` and counts it, as Kaldi does). An MPI rank gives the trainer its own
-shard: any iterable of such triples will do (:func:`shard_keys` picks a rank's utterances).
+shard: any iterable of such triples will do (:func:`shard_keys` picks a rank's utterances with
+nnetmix.parallel's partition).
 
 Targets are pdf posteriors as ali-to-post writes them (``kind='post'``): every frame must be one
 ``(pdf, 1.0)`` pair and becomes an int32 per frame (the one-hot fast path; soft or weighted
@@ -13,7 +14,7 @@ ali-to-pdf's output) directly, which skips the per-frame posterior parsing.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Iterable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -67,19 +68,22 @@ def read_utterances(feature_rspecifier: str, targets_rspecifier: str, kind: str 
             yield key, mat, targets
 
 
-def shard_keys(keys: Iterable[str], num_frames: dict[str, int], rank: int, size: int) -> list[str]:
-    """A rank's share of the utterances, balanced by frames (greedy: longest first to the
-    lightest rank; ties by rank). Every key goes to exactly one rank; the result keeps the
-    input order. Deterministic, so every rank computes the same partition."""
+def shard_keys(keys: Iterable[str], num_frames: Mapping[str, int], rank: int, size: int,
+               epoch: int = 0, seed: int = 777) -> list[str]:
+    """A rank's share of the utterances: :func:`nnetmix.parallel.partition_utterances` (the ONE
+    partition of the toolkit: per-epoch shuffle seeded by (seed, epoch), then frames balanced
+    greedily), returned in the order of ``keys`` (the order the feature table is read in, so
+    one rank reads exactly what a single-process epoch reads). Every key goes to exactly one
+    rank; every rank computes the same partition without messages."""
+    from nnetmix.parallel.partition import partition_utterances
+
     if size <= 0 or not 0 <= rank < size:
         raise TrainError(f"shard_keys: rank {rank} of {size}")
     keys = list(keys)
-    load = [0] * size
-    owner: dict[str, int] = {}
-    for k in sorted(keys, key=lambda k: (-int(num_frames.get(k, 0)), k)):
-        r = min(range(size), key=lambda i: (load[i], i))
-        owner[k] = r
-        load[r] += int(num_frames.get(k, 0))
-    return [k for k in keys if owner[k] == rank]
-
-
+    missing = [k for k in keys if k not in num_frames]
+    if missing:
+        raise TrainError(f"shard_keys: no frame count for utterance {missing[0]} "
+                         f"({len(missing)} without; is utt2num_frames from this data dir?)")
+    mine = set(partition_utterances({k: int(num_frames[k]) for k in keys}, size, epoch,
+                                    seed).parts[rank])
+    return [k for k in keys if k in mine]

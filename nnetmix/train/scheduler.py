@@ -14,6 +14,16 @@ with the losses taken from the library (not grepped from logs):
   middle of an epoch restarts that epoch from the best model with the same seeds, so it ends
   with the same final model, bit for bit, as a run that was never killed.
 
+Each epoch can instead run as its own command (``--train-cmd``, e.g. ``utils/run.py --num-tasks
+2``, with ``--train-tool``, default ``nnet-train-mpi.py``): the scheduler passes the epoch's
+learning rate and every training option on that tool's command line, the job writes
+``log/iterNN.tr.log`` (the MPI tool's ranks ``log/iterNN.tr.rankR.log``), and the losses are
+read back from the ``AvgLoss`` / ``FRAME_ACCURACY`` lines of that log (the tool prints them as
+nnet-train-frmshuff does). Newbob or exponential work the same either way. With
+``--bmuf-state=true`` each epoch's model carries its BMUF checkpoint (``<model>.bmuf.npz``: W,
+W_g, Delta): an epoch starts from the best model's checkpoint, a rejected epoch's is set aside
+with its model, so a killed run resumes with the filter where it stood.
+
 Every epoch reads its starting model from disk, so momentum starts at zero each epoch, as with
 Kaldi's one process per epoch. The randomizer seed is the same every epoch (Kaldi passes the
 same --randomizer-seed to each nnet-train-frmshuff).
@@ -38,7 +48,7 @@ from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
 from nnetmix.train.trainer import Hook, train_epoch
 
-__all__ = ["ScheduleOptions", "run_schedule", "main"]
+__all__ = ["ScheduleOptions", "TrainCommandOptions", "run_schedule", "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +70,30 @@ class ScheduleOptions(NewbobOptions):
             raise TrainError(f"--scheduler={self.scheduler}: expected newbob or exponential")
         if self.scheduler == "exponential" and self.num_epochs < 1:
             raise TrainError(f"--num-epochs must be >= 1, got {self.num_epochs}")
+
+
+@dataclasses.dataclass
+class TrainCommandOptions:
+    """Running each epoch as a separate command (e.g. MPI training through a job wrapper)."""
+
+    train_cmd: str = dataclasses.field(default="", metadata={
+        "help": "Job wrapper that runs each epoch (training and CV) as its own command, e.g. "
+                "'utils/run.py --num-tasks 2' (empty: in this process)"})
+    train_tool: str = dataclasses.field(default="nnet-train-mpi.py", metadata={
+        "help": "With --train-cmd: the per-epoch tool and its own options"})
+    tr_tool_opts: str = dataclasses.field(default="", metadata={
+        "help": "With --train-cmd: options for the tool on the training set only"})
+    cv_tool_opts: str = dataclasses.field(default="", metadata={
+        "help": "With --train-cmd: options for the tool on the CV set only"})
+    bmuf_state: bool = dataclasses.field(default=False, metadata={
+        "help": "With --train-cmd: keep a BMUF checkpoint with each epoch's model "
+                "(<model>.bmuf.npz), passed to the tool as --bmuf-state"})
+
+
+def _opt_text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
 
 
 @contextlib.contextmanager
@@ -97,8 +131,12 @@ class _Run:
                  labels_cv: str, exp_dir: str, update_opts: NnetTrainOptions,
                  train_opts: TrainOptions, sched: ScheduleOptions, feature_transform: str,
                  backend: str, targets_kind: str, hook: Optional[Hook], verbose: int,
-                 binary: bool):
+                 binary: bool, command: Optional[TrainCommandOptions] = None):
         from nnetmix.kernels import get_backend
+
+        self.command = command if command is not None and command.train_cmd else None
+        self.feature_transform = feature_transform
+        self.backend = backend
 
         self.mlp_init = mlp_init
         self.feats = {"tr": feats_tr, "cv": feats_cv}
@@ -120,7 +158,9 @@ class _Run:
 
     # -- epochs ------------------------------------------------------------------------------
     def epoch(self, model: str, which: str, log_name: str, lr: float = 0.0,
-              out: Optional[Path] = None) -> tuple[EpochStats, Optional[Nnet]]:
+              out: Optional[Path] = None, it: int = 0) -> tuple[EpochStats, Optional[Nnet]]:
+        if self.command is not None:
+            return self.external_epoch(model, which, log_name, lr, out, it), None
         cv = which == "cv"
         opts = dataclasses.replace(self.train_opts, cross_validate=cv)
         upd = dataclasses.replace(self.update_opts, learn_rate=lr)
@@ -138,6 +178,69 @@ class _Run:
             log.info("%s", st.report())
             log.info("%s", st.time_split())
         return st, nnet
+
+    def external_epoch(self, model: str, which: str, log_name: str, lr: float,
+                       out: Optional[Path], it: int) -> EpochStats:
+        """One epoch as ``<train-cmd> log/NAME <train-tool> --opts... feats labels model [out]``."""
+        import shlex
+        import subprocess
+
+        from nnetmix.train.stats import parse_report
+
+        c = self.command
+        cv = which == "cv"
+        log = self.dir / "log" / log_name
+        opts = [f"--{k.replace('_', '-')}={_opt_text(v)}" for k, v in
+                {**dataclasses.asdict(dataclasses.replace(self.update_opts, learn_rate=lr)),
+                 **dataclasses.asdict(dataclasses.replace(self.train_opts, cross_validate=cv))
+                 }.items()]
+        opts += [f"--feature-transform={self.feature_transform}", f"--backend={self.backend}",
+                 f"--targets-kind={self.kind}", f"--binary={_opt_text(self.binary)}",
+                 f"--epoch={it}"]
+        opts += shlex.split(c.cv_tool_opts if cv else c.tr_tool_opts)
+        if c.bmuf_state and not cv and out is not None:
+            opts.append(f"--bmuf-state={self.bmuf_state_for(model, out)}")
+        args = [self.feats[which], self.labels[which], model] + ([str(out)] if not cv else [])
+        cmd = shlex.split(c.train_cmd) + [str(log)] + shlex.split(c.train_tool) + opts + args
+        logger.info("epoch %d %s: %s", it, which, " ".join(shlex.quote(a) for a in cmd))
+        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL).returncode
+        text = log.read_text(errors="replace") if log.exists() else ""
+        if rc != 0:
+            errs = [ln for ln in text.splitlines() if ln.startswith("ERROR")]
+            raise TrainError(f"{log}: the {'cross-validation' if cv else 'training'} command "
+                             f"failed (exit code {rc})" + (f": {errs[0]}" if errs else ""))
+        rep = parse_report(text)
+        if rep is None:
+            raise TrainError(f"{log}: no AvgLoss / FRAME_ACCURACY lines (is --train-tool a "
+                             "trainer that prints them, as nnet-train-frmshuff does?)")
+        if out is not None and not out.exists():
+            raise TrainError(f"{log}: the training command wrote no model {out}")
+        st = EpochStats(cross_validate=cv)
+        st.frames = 1
+        st.xent_sum = rep["avg_loss"]
+        st.correct = rep["frame_accuracy"] / 100.0
+        return st
+
+    def bmuf_state_for(self, model: str, out: Path) -> Path:
+        """The BMUF checkpoint of the epoch writing ``out``, seeded with ``model``'s (or none)."""
+        import shutil
+
+        src, dst = Path(model + ".bmuf.npz"), Path(str(out) + ".bmuf.npz")
+        if src.exists():
+            tmp = dst.with_name(dst.name + ".tmp")
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, dst)
+        elif dst.exists():
+            dst.unlink()  # left by a killed run of this epoch
+        return dst
+
+    @staticmethod
+    def move_model(src: Path, dst) -> None:
+        """Rename a model and its BMUF checkpoint (when it has one)."""
+        os.replace(src, dst)
+        state = Path(str(src) + ".bmuf.npz")
+        if state.exists():
+            os.replace(state, str(dst) + ".bmuf.npz")
 
     # -- state -------------------------------------------------------------------------------
     def load(self) -> Optional[NewbobState]:
@@ -201,15 +304,15 @@ class _Run:
             state.learn_rate = lr
         lr = state.learn_rate
         nxt = d / "nnet" / ("%s_iter%02d" % (self.base, it))
-        tr, _ = self.epoch(state.mlp_best, "tr", "iter%02d.tr.log" % it, lr, out=nxt)
-        cv, _ = self.epoch(str(nxt), "cv", "iter%02d.cv.log" % it)
+        tr, _ = self.epoch(state.mlp_best, "tr", "iter%02d.tr.log" % it, lr, out=nxt, it=it)
+        cv, _ = self.epoch(str(nxt), "cv", "iter%02d.cv.log" % it, it=it)
         name = "%s_learnrate%g_tr%.4f_cv%.4f" % (nxt.name, lr, tr.avg_loss, cv.avg_loss)
         line = (f"ITERATION {it:02d}: TRAIN AVG.LOSS {tr.avg_loss:.4f}, (lrate{lr:g}), "
                 f"CROSSVAL AVG.LOSS {cv.avg_loss:.4f}, FRAME_ACCURACY tr {tr.frame_accuracy:.2f}% "
                 f"cv {cv.frame_accuracy:.2f}%, ")
         if sched.scheduler == "exponential":
             dest = d / "nnet" / name
-            os.replace(nxt, dest)
+            self.move_model(nxt, dest)
             state.mlp_best, state.loss, state.last_iter = str(dest), kaldi_round(cv.avg_loss), it
             state.finished = it >= sched.num_epochs
             logger.info("%snnet kept (%s)", line, dest.name)
@@ -219,11 +322,11 @@ class _Run:
                                                        if keep else "")))
             dec = newbob_step(state, sched, it, cv.avg_loss, accepted_name)
             if dec.accepted:
-                os.replace(nxt, accepted_name)
+                self.move_model(nxt, accepted_name)
                 logger.info("%snnet accepted (%s)", line, Path(accepted_name).name)
             else:
                 rej = d / "nnet" / (name + "_rejected")
-                os.replace(nxt, rej)
+                self.move_model(nxt, rej)
                 logger.info("%snnet rejected (%s)", line, rej.name)
             if dec.message:
                 logger.info("%s", dec.message)
@@ -234,16 +337,17 @@ def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, la
                  exp_dir: str, update_opts: NnetTrainOptions, train_opts: TrainOptions,
                  sched: ScheduleOptions, feature_transform: str = "", backend: str = "cpu",
                  targets_kind: str = "post", hook: Optional[Hook] = None, verbose: int = 1,
-                 binary: bool = True) -> str:
+                 binary: bool = True, command: Optional[TrainCommandOptions] = None) -> str:
     """Train ``mlp_init`` into ``exp_dir/final.nnet`` (see the module docstring); returns its path.
 
     Skips everything when final.nnet exists; resumes after the last finished epoch otherwise.
+    ``command``: run each epoch as its own command (e.g. MPI training; module docstring).
     """
     sched.check()
     train_opts.check()
     return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, update_opts,
                 train_opts, sched, feature_transform, backend, targets_kind, hook, verbose,
-                binary).run()
+                binary, command).run()
 
 
 USAGE = """Train a neural network with frame-level cross-entropy under a learning-rate schedule
@@ -263,6 +367,7 @@ def make_parser():
     p.register_group(NnetTrainOptions)
     p.register_group(TrainOptions)
     p.register_group(ScheduleOptions)
+    p.register_group(TrainCommandOptions)
     p.register("feature-transform", "", "Feature transform in nnet1 format (applied per utterance)")
     p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
     p.register("targets-kind", "post", "Targets: post (pdf posteriors, ali-to-post) or ali "
@@ -282,7 +387,7 @@ def main(argv=None) -> int:
                      sched=parser.group(ScheduleOptions, opts),
                      feature_transform=opts.feature_transform, backend=opts.backend,
                      targets_kind=opts.targets_kind, verbose=max(1, opts.verbose),
-                     binary=opts.binary)
+                     binary=opts.binary, command=parser.group(TrainCommandOptions, opts))
         return 0
 
     return run_tool(parser, (6, 6), body, argv)

@@ -169,6 +169,8 @@ class _Epoch:
 
     def drain(self) -> None:
         r = self.randomizer
+        if r.done():  # < one minibatch left (e.g. the data ended right after a full buffer)
+            return
         r.randomize()
         for xh, yh in r.minibatches():
             self.step(xh, yh)

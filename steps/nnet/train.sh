@@ -41,6 +41,17 @@ start_halving_impr=0.01  # newbob: start halving below this relative CV improvem
 end_halving_impr=0.001   # newbob: stop (once halving) below this relative CV improvement
 halving_factor=0.5    # newbob: learning-rate factor when halving
 num_epochs=10         # exponential: number of epochs (lr0 * 0.01^(e/(E-1)))
+# parallel training over MPI (bin/nnet-train-mpi.py; seeds 001, 002),
+num_workers=1         # MPI ranks per epoch (1: the single-worker nnet-train-frmshuff.py, in-process)
+use_mpi=false         # true: run the MPI tool even with --num-workers 1
+average_every=10      # minibatches between model mixes (BMUF: the block size)
+mixing=allreduce      # model mixing: allreduce | butterfly | ring
+allreduce=mpi         # all-reduce algorithm: mpi | ring | ring-async | recursive-doubling | tree
+bmuf=false            # blockwise model-update filtering instead of plain model averaging
+block_momentum=-1     # BMUF block momentum (negative: 1 - 1/num_workers)
+block_lr=1.0          # BMUF block learning rate
+bmuf_nesterov=true    # BMUF Nesterov (NBM) or classical (CBM) block momentum
+scale_lr_by_workers=auto  # learning rate x num_workers: true | false | auto (true unless --bmuf)
 # misc,
 backend=cpu           # compute backend: cpu, cuda or auto
 seed=777              # seed of the utterance shuffling and the network initialisation
@@ -74,6 +85,10 @@ main options (for others, see top of script file)
   --max-iters <n>                 # newbob: maximum epochs (default: $max_iters)
   --num-epochs <n>                # exponential: epochs (default: $num_epochs)
   --backend <cpu|cuda|auto>       # compute backend (default: $backend)
+  --num-workers <n>               # MPI ranks per epoch (default: $num_workers; >1 runs nnet-train-mpi.py)
+  --average-every <n>             # minibatches between model mixes (default: $average_every)
+  --mixing <allreduce|butterfly|ring> # model mixing (default: $mixing)
+  --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
 EOF
   exit 1
 fi
@@ -228,7 +243,22 @@ else
 fi
 
 ###### TRAINING ######
+mpi_opts=
+if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
+  # each epoch (and each CV pass) is its own MPI job: $cmd --num-tasks N log/iterNN.tr.log
+  # nnet-train-mpi.py ..., ranks logging to log/iterNN.tr.rankR.log; the scheduler reads the
+  # losses back from the job log and keeps a BMUF checkpoint with each epoch's model.
+  tool="nnet-train-mpi.py --average-every=$average_every --mixing=$mixing --allreduce=$allreduce"
+  tool="$tool --bmuf=$bmuf --block-momentum=$block_momentum --block-lr=$block_lr"
+  tool="$tool --bmuf-nesterov=$bmuf_nesterov --scale-lr-by-workers=$scale_lr_by_workers"
+  tr_opts="--shard-scp=$dir/train.scp"; cv_opts="--shard-scp=$dir/cv.scp"
+  [ -f $data/utt2num_frames ] && tr_opts="$tr_opts --utt2num-frames=$data/utt2num_frames"
+  [ -f $data_cv/utt2num_frames ] && cv_opts="$cv_opts --utt2num-frames=$data_cv/utt2num_frames"
+  mpi_opts="--train-cmd=$cmd --num-tasks $num_workers|--train-tool=$tool|--tr-tool-opts=$tr_opts|--cv-tool-opts=$cv_opts|--bmuf-state=$bmuf"
+  echo "$0: $num_workers MPI workers per epoch ($([ $bmuf = true ] && echo BMUF || echo "$mixing mixing") every $average_every minibatches); rank logs in $dir/log/iterNN.tr.rankR.log"
+fi
 echo "$0: training ($scheduler schedule, backend $backend); progress in $dir/log/train_scheduler.log"
+IFS='|' read -r -a mpi_args <<< "$mpi_opts"
 $cmd $dir/log/train_scheduler.log \
   python3 -m nnetmix.train.scheduler \
     --learn-rate=$learn_rate --momentum=$momentum --l1-penalty=$l1_penalty \
@@ -238,7 +268,7 @@ $cmd $dir/log/train_scheduler.log \
     --keep-lr-iters=$keep_lr_iters --start-halving-impr=$start_halving_impr \
     --end-halving-impr=$end_halving_impr --halving-factor=$halving_factor \
     --num-epochs=$num_epochs --backend=$backend --targets-kind=$targets_kind \
-    --feature-transform=$feature_transform $train_tool_opts \
+    --feature-transform=$feature_transform $train_tool_opts ${mpi_args[@]+"${mpi_args[@]}"} \
     $nnet_init "$feats_tr" "$feats_cv" $labels_tr $labels_cv $dir || \
   { grep -h "ERROR" $dir/log/train_scheduler.log >&2 || true; exit 1; }
 grep -hE "CROSSVAL PRERUN|ITERATION|finished|continue as|Succeeded" $dir/log/train_scheduler.log | \

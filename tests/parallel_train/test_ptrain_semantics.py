@@ -1,0 +1,159 @@
+"""bin/nnet-train-mpi.py against references: N = 1 is nnet-train-frmshuff; all-reduce after every
+minibatch is large-minibatch SGD; BMUF with eta = 0, zeta = 1 is model averaging."""
+import numpy as np
+import pytest
+from ptrain_dummies import (read_params, run_frmshuff, run_mpi, tiny_net, utterances,
+                            write_data)
+
+from nnetmix.parallel import partition_utterances
+
+MB = ["--minibatch-size=16", "--randomizer-size=64"]
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ptrain")
+    rng = np.random.default_rng(5)
+    utts = utterances(rng)
+    data = write_data(d, utts)
+    init = d / "init.nnet"
+    tiny_net(rng).write(str(init))
+    return d, utts, data, init
+
+
+def _args(data, init, out, *extra):
+    return [*MB, f"--utt2num-frames={data['u2nf']}", *extra, data["feats"], data["targets"],
+            str(init), str(out)]
+
+
+def test_one_rank_is_nnet_train_frmshuff_bit_exact(task):
+    """At N = 1 the MPI tool reads the same utterances in the same order, seeds the randomizer
+    with the same seed (seed + rank 0), scales the learning rate by 1 and its mixes are no-ops:
+    the model file is byte-identical. Both run under mpiexec -n 1: Open MPI binds the process to
+    a core, and OpenBLAS then rounds some sgemm results differently (1 ulp) from an unbound run."""
+    d, _, data, init = task
+    p, _ = run_mpi(1, _args(data, init, d / "mpi1.nnet", "--momentum=0.5"))
+    assert p.returncode == 0, p.stderr
+    from ptrain_dummies import env, mpiexec, FRMSHUFF
+    import subprocess
+    import sys
+    q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, "--momentum=0.5",
+                        data["feats"], data["targets"], str(init), str(d / "frm.nnet")],
+                       env=env(), text=True, capture_output=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    assert (d / "mpi1.nnet").read_bytes() == (d / "frm.nnet").read_bytes()
+    # the same AvgLoss / FRAME_ACCURACY lines, printed once
+    for key in ("AvgLoss:", "FRAME_ACCURACY >>"):
+        a = [ln[ln.index(key):] for ln in p.stderr.splitlines() if key in ln]
+        b = [ln[ln.index(key):] for ln in q.stderr.splitlines() if key in ln]
+        assert len(a) == 1 and a == b
+    assert "MPI summary: 1 ranks" in p.stderr and "optimize" in p.stderr
+    # and plain, unbound runs agree to float32 rounding
+    r = run_frmshuff([*MB, "--momentum=0.5", data["feats"], data["targets"], init, d / "frm0.nnet"])
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(read_params(d / "frm0.nnet"), read_params(d / "mpi1.nnet"),
+                               rtol=0, atol=1e-6)
+
+
+def _reference_sgd(utts, init_params, n_ranks, mb, lr, dims):
+    """float64 large-minibatch SGD: each step, the average over ranks of the summed gradients."""
+    dim, hid, ncls = dims
+    u2nf = {k: f.shape[0] for k, f, _ in utts}
+    part = partition_utterances(u2nf, n_ranks, 0, 777)
+    streams = []
+    for r in range(n_ranks):
+        mine = set(part.parts[r])
+        x = np.concatenate([f for k, f, _ in utts if k in mine]).astype(np.float64)
+        y = np.concatenate([t for k, _, t in utts if k in mine])
+        streams.append((x, y))
+    steps = min(s[0].shape[0] // mb for s in streams)
+    p = init_params.astype(np.float64).copy()
+    o = np.cumsum([0, hid * dim, hid, ncls * hid, ncls])
+    for s in range(steps):
+        W1, b1 = p[o[0]:o[1]].reshape(hid, dim), p[o[1]:o[2]]
+        W2, b2 = p[o[2]:o[3]].reshape(ncls, hid), p[o[3]:o[4]]
+        g = np.zeros_like(p)
+        for x, y in streams:
+            X, Y = x[s * mb:(s + 1) * mb], y[s * mb:(s + 1) * mb]
+            h = 1 / (1 + np.exp(-(X @ W1.T + b1)))
+            z = h @ W2.T + b2
+            e = np.exp(z - z.max(1, keepdims=True))
+            dz = e / e.sum(1, keepdims=True)
+            dz[np.arange(len(Y)), Y] -= 1
+            dh = (dz @ W2) * h * (1 - h)
+            g += np.concatenate([(dh.T @ X).ravel(), dh.sum(0), (dz.T @ h).ravel(), dz.sum(0)])
+        p -= lr * g / n_ranks
+    return p, steps
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_allreduce_every_minibatch_is_large_minibatch_sgd(task, n):
+    """Model averaging after every update of plain SGD (no momentum, lr not scaled) is one SGD
+    step on the ranks' average summed gradient (seed 001 section 3): equal to float32 rounding."""
+    d, utts, data, init = task
+    out = d / f"ar{n}.nnet"
+    p, _ = run_mpi(n, _args(data, init, out, "--learn-rate=0.01", "--randomize=false",
+                            "--mixing=allreduce", "--average-every=1",
+                            "--scale-lr-by-workers=false", "--allreduce=ring"))
+    assert p.returncode == 0, p.stderr
+    ref, steps = _reference_sgd(utts, read_params(init), n, 16, 0.01, (5, 6, 4))
+    assert f"{steps} minibatches agreed" in p.stderr
+    got = read_params(out)
+    assert np.abs(got - read_params(init)).max() > 1e-2  # it did train
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_bmuf_eta0_zeta1_is_model_averaging(task, n):
+    """BMUF with block momentum 0 and block learning rate 1 is model averaging every tau
+    minibatches, end to end and bit for bit (same all-reduce, same learning rate)."""
+    d, _, data, init = task
+    common = ["--learn-rate=0.02", "--momentum=0.5", "--average-every=3", "--allreduce=mpi"]
+    p, _ = run_mpi(n, _args(data, init, d / f"ma{n}.nnet", *common, "--mixing=allreduce"))
+    assert p.returncode == 0, p.stderr
+    q, _ = run_mpi(n, _args(data, init, d / f"bmuf{n}.nnet", *common, "--bmuf=true",
+                            "--block-momentum=0", "--block-lr=1", "--scale-lr-by-workers=true",
+                            "--reset-momentum-after-block=false",
+                            f"--bmuf-state={d}/bmuf{n}.npz"))
+    assert q.returncode == 0, q.stderr
+    assert (d / f"ma{n}.nnet").read_bytes() == (d / f"bmuf{n}.nnet").read_bytes()
+    with np.load(d / f"bmuf{n}.npz") as z:
+        np.testing.assert_array_equal(z["W"], read_params(d / f"bmuf{n}.nnet"))
+
+
+def test_bmuf_default_lr_not_scaled_and_state_resumes(task):
+    """--scale-lr-by-workers defaults to true for model averaging and false for BMUF; a BMUF
+    checkpoint is taken up by the next epoch only when its W is the model given."""
+    d, _, data, init = task
+    p, _ = run_mpi(2, _args(data, init, d / "b1.nnet", "--learn-rate=0.01", "--bmuf=true",
+                            f"--bmuf-state={d}/b.npz"))
+    assert p.returncode == 0, p.stderr
+    assert "learning rate 0.01 (x 1)" in p.stderr and "block momentum 0.5" in p.stderr
+    q, _ = run_mpi(2, _args(data, d / "b1.nnet", d / "b2.nnet", "--learn-rate=0.01",
+                            "--bmuf=true", f"--bmuf-state={d}/b.npz", "--epoch=2"))
+    assert q.returncode == 0, q.stderr
+    assert "resumed (block" in q.stderr
+    r, _ = run_mpi(2, _args(data, init, d / "b3.nnet", "--learn-rate=0.01", "--bmuf=true",
+                            f"--bmuf-state={d}/b.npz"))
+    assert r.returncode == 0 and "starts afresh" in r.stderr
+    m, _ = run_mpi(2, _args(data, init, d / "m.nnet", "--learn-rate=0.01"))
+    assert m.returncode == 0 and "learning rate 0.02 (x 2)" in m.stderr
+
+
+def test_cross_validation_sums_over_ranks(task):
+    """CV over 4 ranks: the same frames as one process (the shards hold whole minibatches
+    here) and the same AvgLoss to float rounding, printed once by rank 0."""
+    d, utts, data, init = task
+    cv = ["--cross-validate=true", "--minibatch-size=1", f"--utt2num-frames={data['u2nf']}",
+          data["feats"], data["targets"], str(init)]
+    p, _ = run_mpi(4, cv)
+    assert p.returncode == 0, p.stderr
+    q = run_frmshuff(cv[:2] + cv[3:])
+    assert q.returncode == 0, q.stderr
+    from nnetmix.train import parse_report
+    a, b = parse_report(p.stderr), parse_report(q.stderr)
+    assert p.stderr.count("AvgLoss:") == 1
+    assert a["avg_loss"] == pytest.approx(b["avg_loss"], rel=1e-5)
+    assert a["frame_accuracy"] == pytest.approx(b["frame_accuracy"], abs=1e-3)
+    total = sum(f.shape[0] for _, f, _ in utts)
+    assert f"Done {len(utts)} files" in p.stderr and f"{total} frames in" in p.stderr

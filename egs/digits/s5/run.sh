@@ -22,6 +22,9 @@ num_test_utts=300      # test utterances to synthesise (speakers unseen in train
 dnn_hid_layers=2       # DNN hidden layers (the seeds use 6 x 2048 on Switchboard)
 dnn_hid_dim=512        # DNN neurons per hidden layer
 pretrain=true          # RBM pretraining (stage 5) before DNN training; false: random initialisation
+dnn_num_workers=2      # MPI ranks for DNN training (1: the single-worker nnet-train-frmshuff.py)
+dnn_average_every=10   # minibatches between model averages (the seeds' averaging frequency)
+dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true" or "--mixing butterfly"
 # End configuration section.
 
 . ./cmd.sh
@@ -95,25 +98,32 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   fi
 fi
 
+# The DNN's directory names its initialisation and number of workers, so runs with other
+# settings (--pretrain false, --dnn-num-workers 4) sit beside each other for RESULTS.md.
+dnn_dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}
+
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
-  log "Stage 6: DNN cross-entropy training on the monophone alignments (steps/nnet/train.sh, Newbob)"
-  # 10% of the training speakers are held out for the learning-rate schedule and model selection.
+  log "Stage 6: DNN training on the monophone alignments, $dnn_num_workers MPI worker(s) ($dnn_dir)"
+  # 10% of the training speakers are held out for Newbob's learning-rate schedule. With N > 1
+  # workers each epoch runs bin/nnet-train-mpi.py under mpiexec (utils/run.py --num-tasks N):
+  # every rank trains on its own shard and the models are averaged every dnn_average_every
+  # minibatches (learning rate x N, seed 001 section 5.6); see README "MPI" for the options.
   [ -f data/train_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh data/train data/train_tr90 data/train_cv10
   dbn_opts=()
-  if $pretrain && [ -f exp/dnn_pretrain/final.dbn ]; then   # stage 5's RBMs
+  if $pretrain; then   # stage 5's RBMs, with a new softmax layer on top
     dbn_opts=(--dbn exp/dnn_pretrain/final.dbn --hid-layers 0 --feature-transform exp/dnn_pretrain/final.feature_transform)
   fi
-  steps/nnet/train.sh --cmd "$train_cmd" --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim \
-    --learn-rate 0.008 "${dbn_opts[@]}" \
-    data/train_tr90 data/train_cv10 data/lang exp/mono_ali exp/mono_ali exp/dnn
+  steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
+    --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" $dnn_opts \
+    data/train_tr90 data/train_cv10 data/lang exp/mono_ali exp/mono_ali $dnn_dir
 fi
 
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: DNN decoding of data/test with the monophone graph and WER scoring"
   # Pseudo log-likelihoods log p(s|x) - log p(s) from nnet-forward, acoustic scale 0.1 as nnet1.
   steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 \
-    exp/mono/graph data/test exp/dnn/decode_test
-  grep -H WER exp/dnn/decode_test/wer_* | utils/best_wer.sh
+    exp/mono/graph data/test $dnn_dir/decode_test
+  grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
 fi
 
 log "Done: stages $stage to $(( stop_stage < 7 ? stop_stage : 7 ))"

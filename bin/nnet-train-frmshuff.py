@@ -5,7 +5,9 @@
 One epoch of frame-shuffled minibatch SGD (or, with --cross-validate=true, one evaluation pass)
 through nnetmix.train.train_epoch; the summary, AvgLoss and FRAME_ACCURACY lines are Kaldi's.
 Targets are pdf posteriors (ali-to-post output, one (pdf, 1.0) pair per frame) or, with
---targets-kind=ali, pdf alignments (ali-to-pdf output). Only --objective-function=xent."""
+--targets-kind=ali, pdf alignments (ali-to-pdf output). Only --objective-function=xent.
+With --optimizer=ngsgd the affine layers are updated by online natural-gradient SGD, whose
+state is read from <model-in>.ngsgd.npz when it exists and written to <model-out>.ngsgd.npz."""
 import os
 import sys
 
@@ -25,10 +27,16 @@ e.g.: nnet-train-frmshuff.py scp:feats.scp ark:posterior.ark nnet.init nnet.iter
 def make_parser() -> OptionParser:
     from nnetmix.nnet import NnetTrainOptions
     from nnetmix.train import TrainOptions
+    from nnetmix.train.options import OptimizerOptions
 
     p = OptionParser(USAGE, prog="nnet-train-frmshuff.py")
     p.register_group(NnetTrainOptions)
     p.register_group(TrainOptions)
+    p.register_group(OptimizerOptions)
+    p.register("ngsgd-state-in", "", "NG-SGD state to start from (default: <model-in>.ngsgd.npz "
+               "when that file exists)")
+    p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (default: "
+               "<model-out>.ngsgd.npz)")
     p.register("binary", True, "Write output in binary mode")
     p.register("feature-transform", "", "Feature transform in Nnet format")
     p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
@@ -47,6 +55,11 @@ def main(argv=None) -> int:
         from nnetmix.kernels import get_backend
         from nnetmix.nnet import NnetTrainOptions, read_nnet
         from nnetmix.train import TrainOptions, read_utterances, train_epoch
+        from nnetmix.train.ngsgd import setup_optimizer, state_path
+
+        def _beside(model: str) -> str:  # NG-SGD state of a model file; none for pipes/stdout
+            return "" if model == "-" or "|" in model else state_path(model)
+        from nnetmix.train.options import OptimizerOptions
 
         log = logging.getLogger("nnet-train-frmshuff")
         if len(args) != 3 + (0 if opts.cross_validate else 1):
@@ -56,15 +69,27 @@ def main(argv=None) -> int:
                              f"--cross-validate={'true' if opts.cross_validate else 'false'})")
         train_opts = parser.group(TrainOptions, opts)
         update_opts = parser.group(NnetTrainOptions, opts)
+        optim_opts = parser.group(OptimizerOptions, opts)
+        optim_opts.check()
         transform = None
         if opts.feature_transform:
             transform = read_nnet(opts.feature_transform).to_backend(get_backend("cpu"))
         nnet = read_nnet(args[2]).to_backend(get_backend(opts.backend))
+        ng = None
+        if not opts.cross_validate:
+            ng = setup_optimizer(nnet, optim_opts, opts.ngsgd_state_in or _beside(args[2]),
+                                 seed=train_opts.randomizer_seed, log=log)
         utts = read_utterances(args[0], args[1], opts.targets_kind)
         st = train_epoch(nnet, utts, train_opts, None if opts.cross_validate else update_opts,
                          feature_transform=transform, log=log)
         if not opts.cross_validate:
             nnet.write(args[3], binary=opts.binary)
+            if ng is not None:
+                out = opts.ngsgd_state_out or _beside(args[3])
+                if out:
+                    ng.save(out)
+                log.info("NG-SGD state written to %s (%d layer updates limited by "
+                         "--max-change-per-sample)", out or "nowhere", ng.num_limited)
         log.info("%s", st.summary_line())
         log.info("%s", st.report())
         log.info("%s", st.time_split())

@@ -79,6 +79,11 @@ class Nnet:
             v = self.components[blk.component].params[blk.name]
             host[blk.offset:blk.offset + blk.size] = np.asarray(v).ravel()
         self.backend = None
+        #: optional gradient preconditioner (NG-SGD, nnetmix.train.ngsgd): None = plain nnet1
+        #: SGD. It must offer ``accumulate_gradient(be, index, component, x, dy) -> bool``
+        #: (True: it wrote that component's grads) and ``before_update(be, index, component,
+        #: opts, num_frames)``.
+        self.preconditioner: Any = None
         self.params: Any = host
         self.grads: Any = np.zeros(off, dtype=self.dtype)
         self.velocity: Any = np.zeros(off, dtype=self.dtype)
@@ -290,7 +295,9 @@ class Nnet:
                 dx = self._buffer(self._diffs, i, rows, c.input_dim)
             c.backpropagate(be, acts[i], acts[i + 1], d, dx)
             if c.updatable:
-                c.accumulate_gradient(be, acts[i], d)
+                pre = self.preconditioner
+                if pre is None or not pre.accumulate_gradient(be, i, c, acts[i], d):
+                    c.accumulate_gradient(be, acts[i], d)
             d = dx
         return d
 
@@ -302,8 +309,11 @@ class Nnet:
                 raise NnetError("update: call propagate/backpropagate first or give num_frames")
             num_frames = self._ran[1]
         be = self._be()
-        for c in self.components[: (self._ran or (len(self.components),))[0]]:
+        pre = self.preconditioner
+        for i, c in enumerate(self.components[: (self._ran or (len(self.components),))[0]]):
             if c.updatable:
+                if pre is not None:
+                    pre.before_update(be, i, c, opts, num_frames)
                 c.update(be, opts, num_frames)
 
 

@@ -11,7 +11,9 @@ import dataclasses
 
 from nnetmix.errors import NnetmixError
 
-__all__ = ["RandomizerOptions", "TrainOptions", "TrainError"]
+__all__ = ["RandomizerOptions", "TrainOptions", "TrainError", "OptimizerOptions", "OPTIMIZERS"]
+
+OPTIMIZERS = ("sgd", "ngsgd")
 
 
 class TrainError(NnetmixError):
@@ -65,3 +67,47 @@ class TrainOptions(RandomizerOptions):
         if not 0.0 <= self.max_dropped_fraction <= 1.0:
             raise TrainError("--max-dropped-fraction must be in [0, 1], got "
                              f"{self.max_dropped_fraction}")
+
+
+@dataclasses.dataclass
+class OptimizerOptions:
+    """The update rule: nnet1's plain SGD, or online natural-gradient SGD (NG-SGD) on every
+    <AffineTransform> (Povey, Zhang, Khudanpur 2014, arXiv 1410.7455, §4 and appendix C; Kaldi's
+    nnet2 AffineComponentPreconditionedOnline). The defaults are Kaldi's: rank 20 for the
+    input Fisher, 80 for the output-derivative Fisher, subspace update every 4 minibatches,
+    forgetting factor from 2000 samples of history, smoothing alpha 4, max-change-per-sample
+    0.075 (nnet2's default). NG-SGD's state lives next to the model (``<model>.ngsgd.npz``)."""
+
+    optimizer: str = _f("sgd", "Update rule: sgd (nnet1 SGD) or ngsgd (online natural-gradient "
+                        "SGD on every <AffineTransform>)")
+    ngsgd_rank_in: int = _f(20, "NG-SGD: rank of the Fisher estimate of a layer's input "
+                            "(with the column of ones)")
+    ngsgd_rank_out: int = _f(80, "NG-SGD: rank of the Fisher estimate of a layer's output "
+                             "derivative")
+    ngsgd_update_period: int = _f(4, "NG-SGD: re-estimate the Fisher subspaces every N "
+                                  "minibatches (every minibatch for the first 10)")
+    ngsgd_num_samples_history: float = _f(2000.0, "NG-SGD: forgetting factor of the Fisher "
+                                          "estimates, in samples (eta = 1 - exp(-N/history))")
+    ngsgd_alpha: float = _f(4.0, "NG-SGD: smoothing of the Fisher estimates towards the "
+                            "identity (alpha * trace / dim added to the diagonal)")
+    max_change_per_sample: float = _f(0.075, "NG-SGD: limit on lr * sum over frames of "
+                                      "|input row| * |output-derivative row| per frame of the "
+                                      "minibatch (0 = no limit)")
+
+    def check(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise TrainError(f"--optimizer={self.optimizer} is not known (expected one of "
+                             f"{', '.join(OPTIMIZERS)})")
+        if self.ngsgd_rank_in < 1 or self.ngsgd_rank_out < 1:
+            raise TrainError("--ngsgd-rank-in and --ngsgd-rank-out must be >= 1, got "
+                             f"{self.ngsgd_rank_in} and {self.ngsgd_rank_out}")
+        if self.ngsgd_update_period < 1:
+            raise TrainError(f"--ngsgd-update-period must be >= 1, got {self.ngsgd_update_period}")
+        if not self.ngsgd_num_samples_history > 0.0:
+            raise TrainError("--ngsgd-num-samples-history must be > 0, got "
+                             f"{self.ngsgd_num_samples_history}")
+        if self.ngsgd_alpha < 0.0:
+            raise TrainError(f"--ngsgd-alpha must be >= 0, got {self.ngsgd_alpha}")
+        if self.max_change_per_sample < 0.0:
+            raise TrainError("--max-change-per-sample must be >= 0, got "
+                             f"{self.max_change_per_sample}")

@@ -1,0 +1,141 @@
+"""The few non-BLAS operations NG-SGD needs, for the cpu and the cuda backend.
+
+Everything heavy in the online natural gradient (ngsgd.py) is a GEMM and goes through
+``Backend.gemm``; what is left is elementwise or a row reduction over (frames, dim) matrices:
+
+* ``append_ones(x, out)``: out = [x, 1], the input with the column of ones that carries the bias
+  (Kaldi's NaturalGradientAffineComponent preconditions the bias this way);
+* ``scale_cols(a, c)``: a[:, j] *= c[j] (H·E, E the diagonal of eigenvalue factors);
+* ``scale_rows(src, c, out)``: out[i, :] = c[i] * src[i, :] (the (1-η)(D+ρ)·R part of Y);
+* ``row_sqnorms(a, out)``: out[i] = Σ_j a[i, j]² accumulated in float64 (Frobenius norms and the
+  per-frame norms of the max-change-per-sample limit).
+
+``ngsgd_ops(be)`` returns the set matching a backend: numba ``@njit(parallel=True)`` kernels on
+numpy arrays for ``cpu`` (and any numpy-array backend, e.g. the tests' reference one), numba.cuda
+kernels for ``cuda`` (they run on the CUDA simulator in the tests).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from nnetmix.errors import NnetmixError
+
+__all__ = ["ngsgd_ops", "CpuNgsgdOps", "CudaNgsgdOps"]
+
+_JIT = dict(parallel=True, fastmath=True, cache=True)
+
+
+@njit(**_JIT)
+def _append_ones_k(x, out):
+    n, d = x.shape
+    for i in prange(n):
+        for j in range(d):
+            out[i, j] = x[i, j]
+        out[i, d] = 1.0
+
+
+@njit(**_JIT)
+def _scale_cols_k(a, c):
+    n, m = a.shape
+    for i in prange(n):
+        for j in range(m):
+            a[i, j] *= c[j]
+
+
+@njit(**_JIT)
+def _scale_rows_k(src, c, out):
+    n, m = src.shape
+    for i in prange(n):
+        s = c[i]
+        for j in range(m):
+            out[i, j] = s * src[i, j]
+
+
+@njit(parallel=True, cache=True)   # no fastmath: the float64 accumulation must not be reassociated into float32
+def _row_sqnorms_k(a, out):
+    n, m = a.shape
+    for i in prange(n):
+        s = 0.0
+        for j in range(m):
+            v = np.float64(a[i, j])
+            s += v * v
+        out[i] = s
+
+
+def _c2d(a, what: str):
+    if a.ndim != 2 or not a.flags.c_contiguous:
+        raise NnetmixError(f"ngsgd: {what} must be a C-contiguous 2-D array, got shape {a.shape}")
+    return a
+
+
+class CpuNgsgdOps:
+    """numpy arrays (the cpu backend, or any backend whose arrays are numpy arrays)."""
+
+    def append_ones(self, x, out) -> None:
+        if out.shape != (x.shape[0], x.shape[1] + 1):
+            raise NnetmixError(f"ngsgd: append_ones of {x.shape} into {out.shape}")
+        _append_ones_k(np.ascontiguousarray(x), _c2d(out, "out"))
+
+    def scale_cols(self, a, c) -> None:
+        _scale_cols_k(_c2d(a, "a"), np.ascontiguousarray(c, dtype=a.dtype))
+
+    def scale_rows(self, src, c, out) -> None:
+        _scale_rows_k(_c2d(src, "src"), np.ascontiguousarray(c, dtype=src.dtype), _c2d(out, "out"))
+
+    def row_sqnorms(self, a, out) -> None:
+        _row_sqnorms_k(_c2d(a, "a"), out)
+
+    def host(self, a) -> np.ndarray:
+        return np.asarray(a)
+
+
+def _ck():
+    from nnetmix.train.ngsgd_cuda_kernels import kernels_for
+    return kernels_for
+
+
+class CudaNgsgdOps:
+    """numba.cuda device arrays (the cuda backend)."""
+
+    def __init__(self) -> None:
+        from nnetmix.kernels.cuda_kernels import TPB, blocks_for
+        self._tpb, self._blocks = TPB, blocks_for
+
+    def _dev(self, a):
+        from nnetmix.kernels.cuda import _dev
+        return _dev(a)
+
+    def append_ones(self, x, out) -> None:
+        x, out = self._dev(x), self._dev(out)
+        if tuple(out.shape) != (x.shape[0], x.shape[1] + 1):
+            raise NnetmixError(f"ngsgd: append_ones of {x.shape} into {out.shape}")
+        if out.size:
+            _ck()(np.dtype(out.dtype)).append_ones[self._blocks(out.size), self._tpb](x, out)
+
+    def scale_cols(self, a, c) -> None:
+        a, c = self._dev(a), self._dev(c)
+        if a.size:
+            _ck()(np.dtype(a.dtype)).scale_cols[self._blocks(a.size), self._tpb](a, c)
+
+    def scale_rows(self, src, c, out) -> None:
+        src, c, out = self._dev(src), self._dev(c), self._dev(out)
+        if src.size:
+            _ck()(np.dtype(src.dtype)).scale_rows[self._blocks(src.size), self._tpb](
+                src, c, out)
+
+    def row_sqnorms(self, a, out) -> None:
+        a, out = self._dev(a), self._dev(out)
+        if a.shape[0]:
+            blocks = max(1, min(1024, a.shape[0]))
+            _ck()(np.dtype(a.dtype)).row_sqnorms[blocks, self._tpb](a, out)
+
+    def host(self, a) -> np.ndarray:
+        return self._dev(a).copy_to_host()
+
+
+def ngsgd_ops(be):
+    """The NG-SGD helper kernels for backend ``be`` (cpu-style numpy arrays unless cuda)."""
+    if getattr(be, "name", "") == "cuda":
+        return CudaNgsgdOps()
+    return CpuNgsgdOps()

@@ -1,0 +1,90 @@
+"""NG-SGD's cuda path against its cpu path, on the CUDA simulator (run by test_ngsgd_cuda.py).
+
+Tiny shapes (the simulator runs each GPU thread as a Python thread), but rows longer than a
+block (130 > 128 threads) for the row-norm reduction."""
+import numpy as np
+import pytest
+from numba import config
+
+from ngsgd_dummies import softmax_layer
+from nnetmix.nnet import NnetTrainOptions
+from nnetmix.train.ngsgd import OnlineNaturalGradient, setup_optimizer
+from nnetmix.train.ngsgd_kernels import ngsgd_ops
+from nnetmix.train.options import OptimizerOptions
+
+pytestmark = pytest.mark.skipif(not config.ENABLE_CUDASIM,
+                                reason="needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+
+
+@pytest.fixture(scope="module")
+def backends():
+    from nnetmix.kernels import get_backend
+    return get_backend("cpu"), get_backend("cuda")
+
+
+def test_helper_kernels(backends, dtype=np.float32):
+    cpu, gpu = backends
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 130)).astype(dtype)
+    c = rng.standard_normal(130).astype(dtype)
+    r = rng.standard_normal(3).astype(dtype)
+    for be in (cpu, gpu):
+        ops = ngsgd_ops(be)
+        xa = be.empty((3, 131), dtype=dtype)
+        ops.append_ones(be.asarray(x), xa)
+        np.testing.assert_array_equal(be.to_host(xa), np.hstack([x, np.ones((3, 1), dtype)]))
+        a = be.asarray(x)
+        ops.scale_cols(a, be.asarray(c))
+        np.testing.assert_allclose(be.to_host(a), x * c, rtol=1e-6)
+        out = be.empty((3, 130), dtype=dtype)
+        ops.scale_rows(be.asarray(x), be.asarray(r), out)
+        np.testing.assert_allclose(be.to_host(out), x * r[:, None], rtol=1e-6)
+        rows = be.empty((3,), dtype=np.float64)
+        ops.row_sqnorms(be.asarray(x), rows)
+        np.testing.assert_allclose(ops.host(rows), (x.astype(np.float64) ** 2).sum(1), rtol=1e-6)
+
+
+def test_preconditioner_matches_cpu(backends, dtype=np.float64):
+    """Initialisation, then updating and non-updating minibatches: same X̂ and gamma on both.
+    (Few steps: the simulator takes seconds per step.)"""
+    rng = np.random.default_rng(1)
+    ps = [OnlineNaturalGradient(7, 3, update_period=2, num_samples_history=50) for _ in range(2)]
+    for p in ps:
+        p.t = 10   # as if past the eager phase, so the 3 steps below update, skip, update
+    tol = 1e-9
+    for _ in range(3):
+        X = (rng.standard_normal((5, 7)) * np.linspace(0.3, 3, 7)).astype(dtype)
+        got = []
+        for be, p in zip(backends, ps):
+            Xb = be.asarray(X)
+            rows = np.empty(5)
+            g = p.precondition(be, ngsgd_ops(be), Xb, rows)
+            got.append((g * be.to_host(Xb), rows))
+        np.testing.assert_allclose(got[1][0], got[0][0], rtol=tol, atol=tol)
+        np.testing.assert_allclose(got[1][1], got[0][1], rtol=tol, atol=tol)
+
+
+def test_training_step_matches_cpu(backends, tmp_path):
+    """One NG-SGD step of a softmax layer on both backends: same parameters and saved state
+    (the weight gradient is a GEMM on a strided view of [x̂ | 1̂]). Two rows, no more than the
+    ranks: the initialisation takes its one-iteration path, which keeps the simulator quick."""
+    rng = np.random.default_rng(2)
+    batches = [(rng.standard_normal((2, 6)), np.array([1, 4], np.int32))]
+    opts = OptimizerOptions(optimizer="ngsgd", ngsgd_rank_in=3, ngsgd_rank_out=2)
+    params = []
+    for be in backends:
+        nnet = softmax_layer(np.random.default_rng(3)).to_backend(be, dtype=np.float64)
+        ng = setup_optimizer(nnet, opts)
+        for x, t in batches:
+            logits = nnet.propagate(be.asarray(x), through_softmax=False)
+            grad = be.empty(tuple(logits.shape), dtype=np.float64)
+            be.softmax_xent(logits, t, be.empty(tuple(logits.shape), dtype=np.float64), grad)
+            nnet.backpropagate(grad, input_diff=False)
+            nnet.update(NnetTrainOptions(learn_rate=0.1), len(t))
+        params.append(be.to_host(nnet.params))
+        ng.save(str(tmp_path / f"{be.name}.npz"))
+    np.testing.assert_allclose(params[1], params[0], rtol=1e-9, atol=1e-12)
+    with np.load(tmp_path / "cpu.npz") as a, np.load(tmp_path / "cuda.npz") as b:
+        for k in a.files:
+            if k != "meta":
+                np.testing.assert_allclose(b[k], a[k], rtol=1e-6, atol=1e-9)

@@ -36,13 +36,11 @@ def make_parser() -> OptionParser:
     p.register_group(NnetTrainOptions)
     p.register_group(TrainOptions)
     p.register_group(MpiTrainOptions)
-    optim = _optimizer_options()
-    if optim is not None:  # nnet-train-frmshuff.py's update-rule options, accepted alike
-        p.register_group(optim)
-        p.register("ngsgd-state-in", "", "NG-SGD state to start from (not used by the MPI tool "
-                   "yet: only --optimizer=sgd)")
-        p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (not used by the MPI "
-                   "tool yet)")
+    p.register_group(_optimizer_options())  # nnet-train-frmshuff.py's update-rule options
+    p.register("ngsgd-state-in", "", "NG-SGD state to start from (default: "
+               "<model-in>.ngsgd.npz when that file exists)")
+    p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (default: "
+               "<model-out>.ngsgd.npz; written by rank 0)")
     p.register("binary", True, "Write output in binary mode")
     p.register("feature-transform", "", "Feature transform in Nnet format")
     p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
@@ -52,10 +50,7 @@ def make_parser() -> OptionParser:
 
 
 def _optimizer_options():
-    try:
-        from nnetmix.train.options import OptimizerOptions
-    except ImportError:
-        return None
+    from nnetmix.train.options import OptimizerOptions
     return OptimizerOptions
 
 
@@ -91,9 +86,8 @@ def main(argv=None) -> int:
                              f"{3 + (0 if opts.cross_validate else 1)} with "
                              f"--cross-validate={'true' if opts.cross_validate else 'false'})")
         mopts = parser.group(MpiTrainOptions, opts)
-        if getattr(opts, "optimizer", "sgd") != "sgd":
-            raise UsageError(f"--optimizer={opts.optimizer}: nnet-train-mpi.py runs nnet1 SGD "
-                             "only so far (use --optimizer=sgd, or nnet-train-frmshuff.py)")
+        optim_opts = parser.group(_optimizer_options(), opts)
+        optim_opts.check()
         setup_rank_logging(comm, PROG, opts.verbose, mopts.rank_log)
 
         def work() -> int:
@@ -101,7 +95,9 @@ def main(argv=None) -> int:
                             parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
                             mopts, feature_transform=opts.feature_transform,
                             backend=opts.backend, targets_kind=opts.targets_kind,
-                            binary=opts.binary, log=log)
+                            binary=opts.binary, log=log, optim_opts=optim_opts,
+                            ngsgd_state_in=opts.ngsgd_state_in,
+                            ngsgd_state_out=opts.ngsgd_state_out)
             if comm.Get_rank() == 0:
                 log.info("%s", res.stats.summary_line())
                 log.info("%s", res.stats.report())

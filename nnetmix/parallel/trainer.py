@@ -320,7 +320,8 @@ def _reduce_times(comm: Any, values: list[float]) -> tuple[np.ndarray, np.ndarra
 def train_mpi(comm: Any, feats: str, targets: str, model_in: str, model_out: Optional[str],
               train_opts, update_opts, mopts: MpiTrainOptions, *, feature_transform: str = "",
               backend: str = "cpu", targets_kind: str = "post", binary: bool = True,
-              log: Optional[logging.Logger] = None) -> MpiEpochResult:
+              log: Optional[logging.Logger] = None, optim_opts=None, ngsgd_state_in: str = "",
+              ngsgd_state_out: str = "") -> MpiEpochResult:
     """One MPI epoch (training, or CV with ``train_opts.cross_validate``); module docstring."""
     from nnetmix.kernels import get_backend
     from nnetmix.nnet import read_nnet
@@ -335,7 +336,8 @@ def train_mpi(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
     check_same(comm, "options", {"train": train_opts, "update": update_opts, "mpi": mopts,
                                  "args": [feats, targets, model_in, model_out],
                                  "feature_transform": feature_transform, "backend": backend,
-                                 "targets_kind": targets_kind, "binary": binary})
+                                 "targets_kind": targets_kind, "binary": binary,
+                                 "optimizer": optim_opts})
     if not cv and mopts.mixing == "butterfly" and size & (size - 1):
         raise ParallelError(f"--mixing=butterfly needs a power-of-two number of ranks, got "
                             f"{size} (use --mixing=allreduce or ring)")
@@ -385,7 +387,7 @@ def train_mpi(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
     opts = dataclasses.replace(train_opts, randomizer_seed=train_opts.randomizer_seed + rank)
     upd = None
     n_agreed: Optional[int] = None
-    mixer = bmuf = None
+    mixer = bmuf = ng = None
     aggregate = [0.0]
     if cv:
         least = agree_minibatches(comm, usable)  # MIN over ranks
@@ -404,6 +406,12 @@ def train_mpi(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
                                 f"{usable}); use fewer ranks or smaller minibatches")
         factor = mopts.lr_factor(size)
         upd = dataclasses.replace(update_opts, learn_rate=update_opts.learn_rate * factor)
+        if optim_opts is not None and optim_opts.optimizer != "sgd":
+            # NG-SGD: every rank starts from the same saved estimate and keeps its own during
+            # the epoch (as each Kaldi nnet2 job does); rank 0's is saved with the model.
+            from nnetmix.train.ngsgd import setup_optimizer, state_path
+            ng = setup_optimizer(nnet, optim_opts, ngsgd_state_in or state_path(model_in),
+                                 seed=train_opts.randomizer_seed + rank, log=log)
         log.info("rank %d: %d minibatches agreed (%d local); learning rate %g (x %g)%s", rank,
                  n_agreed, usable // opts.minibatch_size, upd.learn_rate, factor,
                  f"; BMUF block momentum {mopts.bmuf_options().eta(size):g}, block learning "
@@ -472,6 +480,9 @@ def train_mpi(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
 
     if rank == 0 and not cv and model_out:
         nnet.write(model_out, binary=binary)
+        if ng is not None:
+            from nnetmix.train.ngsgd import state_path
+            ng.save(ngsgd_state_out or state_path(model_out))
         if bmuf is not None and mopts.bmuf_state:
             bmuf.save(mopts.bmuf_state)
     if bmuf is not None:

@@ -236,11 +236,12 @@ class _Run:
 
     @staticmethod
     def move_model(src: Path, dst) -> None:
-        """Rename a model and its BMUF checkpoint (when it has one)."""
+        """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state)."""
         os.replace(src, dst)
-        state = Path(str(src) + ".bmuf.npz")
-        if state.exists():
-            os.replace(state, str(dst) + ".bmuf.npz")
+        for suffix in (".bmuf.npz", ".ngsgd.npz"):
+            state = Path(str(src) + suffix)
+            if state.exists():
+                os.replace(state, str(dst) + suffix)
 
     # -- state -------------------------------------------------------------------------------
     def load(self) -> Optional[NewbobState]:

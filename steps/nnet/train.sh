@@ -52,6 +52,9 @@ block_momentum=-1     # BMUF block momentum (negative: 1 - 1/num_workers)
 block_lr=1.0          # BMUF block learning rate
 bmuf_nesterov=true    # BMUF Nesterov (NBM) or classical (CBM) block momentum
 scale_lr_by_workers=auto  # learning rate x num_workers: true | false | auto (true unless --bmuf)
+# the update rule
+optimizer=sgd         # sgd (nnet1 SGD) or ngsgd (online natural-gradient SGD, seed 001 section 4)
+ngsgd_opts=           # e.g. "--ngsgd-rank-in=20 --ngsgd-rank-out=80 --max-change-per-sample=0.075"
 # misc,
 backend=cpu           # compute backend: cpu, cuda or auto
 seed=777              # seed of the utterance shuffling and the network initialisation
@@ -86,6 +89,7 @@ main options (for others, see top of script file)
   --num-epochs <n>                # exponential: epochs (default: $num_epochs)
   --backend <cpu|cuda|auto>       # compute backend (default: $backend)
   --num-workers <n>               # MPI ranks per epoch (default: $num_workers; >1 runs nnet-train-mpi.py)
+  --optimizer <sgd|ngsgd>         # update rule (default: $optimizer; ngsgd = natural-gradient SGD)
   --average-every <n>             # minibatches between model mixes (default: $average_every)
   --mixing <allreduce|butterfly|ring> # model mixing (default: $mixing)
   --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
@@ -243,6 +247,9 @@ else
 fi
 
 ###### TRAINING ######
+# Single-worker SGD trains in the scheduler's process; MPI and NG-SGD run each epoch (and each
+# CV pass) as a job, NG-SGD's state travelling with each epoch's model as <model>.ngsgd.npz.
+optim_opts="--optimizer=$optimizer $ngsgd_opts"
 mpi_opts=
 if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   # each epoch (and each CV pass) is its own MPI job: $cmd --num-tasks N log/iterNN.tr.log
@@ -251,11 +258,13 @@ if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   tool="nnet-train-mpi.py --average-every=$average_every --mixing=$mixing --allreduce=$allreduce"
   tool="$tool --bmuf=$bmuf --block-momentum=$block_momentum --block-lr=$block_lr"
   tool="$tool --bmuf-nesterov=$bmuf_nesterov --scale-lr-by-workers=$scale_lr_by_workers"
-  tr_opts="--shard-scp=$dir/train.scp"; cv_opts="--shard-scp=$dir/cv.scp"
+  tr_opts="--shard-scp=$dir/train.scp $optim_opts"; cv_opts="--shard-scp=$dir/cv.scp"
   [ -f $data/utt2num_frames ] && tr_opts="$tr_opts --utt2num-frames=$data/utt2num_frames"
   [ -f $data_cv/utt2num_frames ] && cv_opts="$cv_opts --utt2num-frames=$data_cv/utt2num_frames"
   mpi_opts="--train-cmd=$cmd --num-tasks $num_workers|--train-tool=$tool|--tr-tool-opts=$tr_opts|--cv-tool-opts=$cv_opts|--bmuf-state=$bmuf"
   echo "$0: $num_workers MPI workers per epoch ($([ $bmuf = true ] && echo BMUF || echo "$mixing mixing") every $average_every minibatches); rank logs in $dir/log/iterNN.tr.rankR.log"
+elif [ "$optimizer" != sgd ]; then
+  mpi_opts="--train-cmd=$cmd|--train-tool=nnet-train-frmshuff.py|--tr-tool-opts=$optim_opts"
 fi
 echo "$0: training ($scheduler schedule, backend $backend); progress in $dir/log/train_scheduler.log"
 IFS='|' read -r -a mpi_args <<< "$mpi_opts"

@@ -157,3 +157,34 @@ def test_cross_validation_sums_over_ranks(task):
     assert a["frame_accuracy"] == pytest.approx(b["frame_accuracy"], abs=1e-3)
     total = sum(f.shape[0] for _, f, _ in utts)
     assert f"Done {len(utts)} files" in p.stderr and f"{total} frames in" in p.stderr
+
+
+def test_ngsgd_over_mpi(task):
+    """--optimizer=ngsgd in the MPI tool: at N = 1 the model and the NG-SGD state equal
+    nnet-train-frmshuff.py's byte for byte (same seed, same order); at N = 2 rank 0 saves the
+    state beside the model and the next epoch starts from it."""
+    d, _, data, init = task
+    ng = ["--optimizer=ngsgd", "--ngsgd-rank-in=2", "--ngsgd-rank-out=2", "--learn-rate=0.01"]
+    p, _ = run_mpi(1, _args(data, init, d / "ng1.nnet", *ng))
+    assert p.returncode == 0, p.stderr
+    from ptrain_dummies import env, mpiexec, FRMSHUFF
+    import subprocess
+    import sys
+    q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, *ng,
+                        data["feats"], data["targets"], str(init), str(d / "ngf.nnet")],
+                       env=env(), text=True, capture_output=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    assert (d / "ng1.nnet").read_bytes() == (d / "ngf.nnet").read_bytes()
+    with np.load(d / "ng1.nnet.ngsgd.npz") as a, np.load(d / "ngf.nnet.ngsgd.npz") as b:
+        assert sorted(a.files) == sorted(b.files)
+        for k in a.files:
+            np.testing.assert_array_equal(a[k], b[k])
+    r, _ = run_mpi(2, _args(data, init, d / "ng2a.nnet", *ng))
+    assert r.returncode == 0, r.stderr
+    assert (d / "ng2a.nnet.ngsgd.npz").exists()
+    assert np.abs(read_params(d / "ng2a.nnet") - read_params(init)).max() > 1e-3
+    assert "NG-SGD starts a fresh Fisher estimate" in r.stderr
+    s, _ = run_mpi(2, _args(data, d / "ng2a.nnet", d / "ng2b.nnet", *ng, "--epoch=2"))
+    assert s.returncode == 0, s.stderr
+    assert f"NG-SGD state read from {d / 'ng2a.nnet.ngsgd.npz'}" in s.stderr
+    assert (d / "ng2b.nnet.ngsgd.npz").exists()

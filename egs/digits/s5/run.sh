@@ -24,7 +24,8 @@ dnn_hid_dim=512        # DNN neurons per hidden layer
 pretrain=true          # RBM pretraining (stage 5) before DNN training; false: random initialisation
 dnn_num_workers=2      # MPI ranks for DNN training (1: the single-worker nnet-train-frmshuff.py)
 dnn_average_every=10   # minibatches between model averages (the seeds' averaging frequency)
-dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true" or "--mixing butterfly"
+dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true" or "--optimizer ngsgd"
+dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
 # End configuration section.
 
 . ./cmd.sh
@@ -99,8 +100,8 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
 fi
 
 # The DNN's directory names its initialisation and number of workers, so runs with other
-# settings (--pretrain false, --dnn-num-workers 4) sit beside each other for RESULTS.md.
-dnn_dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}
+# settings (--pretrain false, --dnn-num-workers 4, --dnn-tag) sit beside each other for RESULTS.md.
+dnn_dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}${dnn_tag:+_$dnn_tag}
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: DNN training on the monophone alignments, $dnn_num_workers MPI worker(s) ($dnn_dir)"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Copyright 2026 nnetmix authors. Apache 2.0.
+# Trains and decodes the digits DNN (run.sh stages 6-7) with several numbers of MPI workers and
+# mixing methods, then prints a markdown table (epochs, CV frame accuracy, WER, training time)
+# for RESULTS.md. Run from egs/digits/s5 once ./run.sh has finished stage 5 (or with
+# --pretrain false). Each variant has its own exp/dnn_* directory and is skipped when done.
+#
+#   local/run_parallel_variants.sh                          # 1, 2, 4 workers; averaging and BMUF-NBM
+#   local/run_parallel_variants.sh --workers "1 8" --variants "sgd ngsgd"
+
+# Begin configuration section.
+workers="1 2 4"        # numbers of MPI workers
+variants="ma bmuf"     # ma: all-reduce model averaging; bmuf: BMUF-NBM; sgd/ngsgd: the update rule under averaging
+pretrain=true          # RBM-initialised (true) or randomly initialised (false) DNNs
+# End configuration section.
+
+echo "$0 $@"
+. ./path.sh
+. utils/parse_options.sh || exit 1
+set -euo pipefail
+
+dirs=()
+for v in $variants; do
+  case $v in
+    ma|sgd) opts=""; tag="" ;;
+    bmuf) opts="--bmuf true"; tag=bmuf ;;
+    ngsgd) opts="--optimizer ngsgd"; tag=ngsgd ;;
+    *) echo "$0: unknown variant $v (ma, bmuf, sgd or ngsgd)" >&2; exit 1 ;;
+  esac
+  for n in $workers; do
+    dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${n}${tag:+_$tag}
+    if [ ! -f $dir/decode_test/scoring_done ]; then
+      start=$(date +%s)
+      ./run.sh --stage 6 --stop-stage 7 --pretrain $pretrain --dnn-num-workers $n \
+        --dnn-opts "$opts" --dnn-tag "$tag"
+      echo $(( $(date +%s) - start )) > $dir/stages67_seconds
+      touch $dir/decode_test/scoring_done
+    fi
+    dirs+=($dir)
+  done
+done
+python3 local/summarize_dnn.py "${dirs[@]}"

@@ -25,23 +25,10 @@ e.g.: nnet-train-frmshuff.py scp:feats.scp ark:posterior.ark nnet.init nnet.iter
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.nnet import NnetTrainOptions
-    from nnetmix.train import TrainOptions
-    from nnetmix.train.options import OptimizerOptions
+    from nnetmix.train.tool_options import register_frmshuff_options
 
     p = OptionParser(USAGE, prog="nnet-train-frmshuff.py")
-    p.register_group(NnetTrainOptions)
-    p.register_group(TrainOptions)
-    p.register_group(OptimizerOptions)
-    p.register("ngsgd-state-in", "", "NG-SGD state to start from (default: <model-in>.ngsgd.npz "
-               "when that file exists)")
-    p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (default: "
-               "<model-out>.ngsgd.npz)")
-    p.register("binary", True, "Write output in binary mode")
-    p.register("feature-transform", "", "Feature transform in Nnet format")
-    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
-    p.register("targets-kind", "post", "Targets table kind: post (pdf posteriors, as ali-to-post "
-               "writes) or ali (pdf alignments as int vectors, as ali-to-pdf writes)")
+    register_frmshuff_options(p)
     return p
 
 

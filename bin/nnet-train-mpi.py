@@ -28,30 +28,13 @@ PROG = "nnet-train-mpi.py"
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.nnet import NnetTrainOptions
     from nnetmix.parallel.trainer import MpiTrainOptions
-    from nnetmix.train import TrainOptions
+    from nnetmix.train.tool_options import register_frmshuff_options
 
     p = OptionParser(USAGE, prog=PROG)
-    p.register_group(NnetTrainOptions)
-    p.register_group(TrainOptions)
+    register_frmshuff_options(p)  # every option of nnet-train-frmshuff.py
     p.register_group(MpiTrainOptions)
-    p.register_group(_optimizer_options())  # nnet-train-frmshuff.py's update-rule options
-    p.register("ngsgd-state-in", "", "NG-SGD state to start from (default: "
-               "<model-in>.ngsgd.npz when that file exists)")
-    p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (default: "
-               "<model-out>.ngsgd.npz; written by rank 0)")
-    p.register("binary", True, "Write output in binary mode")
-    p.register("feature-transform", "", "Feature transform in Nnet format")
-    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
-    p.register("targets-kind", "post", "Targets table kind: post (pdf posteriors, as ali-to-post "
-               "writes) or ali (pdf alignments as int vectors, as ali-to-pdf writes)")
     return p
-
-
-def _optimizer_options():
-    from nnetmix.train.options import OptimizerOptions
-    return OptimizerOptions
 
 
 def _launcher_rank() -> int:
@@ -86,7 +69,8 @@ def main(argv=None) -> int:
                              f"{3 + (0 if opts.cross_validate else 1)} with "
                              f"--cross-validate={'true' if opts.cross_validate else 'false'})")
         mopts = parser.group(MpiTrainOptions, opts)
-        optim_opts = parser.group(_optimizer_options(), opts)
+        from nnetmix.train.options import OptimizerOptions
+        optim_opts = parser.group(OptimizerOptions, opts)
         optim_opts.check()
         setup_rank_logging(comm, PROG, opts.verbose, mopts.rank_log)
 

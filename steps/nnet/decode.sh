@@ -14,6 +14,9 @@ model=                # the transition model (default: <srcdir>/final.mdl)
 feature_transform=    # (default: <srcdir>/final.feature_transform)
 class_frame_counts=   # pdf counts for the priors (default: <srcdir>/ali_train_pdf.counts)
 prior_scale=1.0       # scale of the log-priors subtracted from the outputs
+prior_cutoff=1e-10    # classes whose frame count is below this are never chosen (Kaldi's default;
+                      # 1 disables the pdfs no training frame was aligned to, whose tiny prior
+                      # otherwise boosts them by -log(0.5/frames))
 no_softmax=true       # decode the pre-softmax activations (same lattices as log-posteriors)
 backend=cpu           # compute backend of nnet-forward.py: cpu, cuda or auto
 acwt=0.1              # acoustic scale used in decoding and lattice generation
@@ -46,6 +49,7 @@ Options:
   --lattice-beam <float>           # lattice beam (default: $lattice_beam)
   --max-active <n>                 # max active states (default: $max_active)
   --prior-scale <float>            # scale of the log-priors (default: $prior_scale)
+  --prior-cutoff <float>           # count below which a class is never chosen (default: $prior_cutoff)
   --scoring-opts <opts>            # options to local/score.sh (default: $scoring_opts)
   --skip-scoring <true|false>      # skip scoring (default: $skip_scoring)
   --backend <cpu|cuda|auto>        # compute backend (default: $backend)
@@ -93,7 +97,7 @@ if [ $stage -le 0 ]; then
     $cmd JOB=1:$nj $dir/log/decode.JOB.log \
       nnet-forward.py --backend=$backend --no-softmax=$no_softmax \
         --feature-transform=$feature_transform --class-frame-counts=$class_frame_counts \
-        --prior-scale=$prior_scale $nnet "$feats" ark:- \| \
+        --prior-scale=$prior_scale --prior-cutoff=$prior_cutoff $nnet "$feats" ark:- \| \
       latgen-faster-mapped.py --max-active=$max_active --min-active=$min_active --beam=$beam \
         --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
         --word-symbol-table=$graphdir/words.txt $model $graphdir/HCLG.fst ark:- \

@@ -65,7 +65,7 @@ from nnetmix.parallel.mixing import STRATEGIES, Mixer
 from nnetmix.parallel.partition import Partition, partition_utterances
 
 __all__ = ["MpiTrainOptions", "MpiEpochResult", "train_mpi", "setup_rank_logging",
-           "frame_counts", "TASK_LOG_ENV"]
+           "frame_counts", "table_frames", "TASK_LOG_ENV"]
 
 logger = logging.getLogger(__name__)
 
@@ -237,6 +237,21 @@ def _shard_source(feats: str, shard_scp: str) -> str:
     return ""
 
 
+def table_frames(comm: Any, feats: str, shard_scp: str, utt2num_frames: str
+                 ) -> tuple[str, list[str], dict[str, str], dict[str, int]]:
+    """What every MPI trainer partitions: the utterance scp a rank's shard is cut from ("" when
+    the rspecifier has none), its keys in table order, its lines, and each utterance's frames."""
+    src = _shard_source(feats, shard_scp)
+    lines: dict[str, str] = {}
+    if src:
+        keys, lines = _scp_lines(src)
+        frames = frame_counts(comm, feats, utt2num_frames, keys)
+    else:
+        frames = frame_counts(comm, feats, utt2num_frames)
+        keys = sorted(frames)
+    return src, keys, lines, frames
+
+
 def frame_counts(comm: Any, feats: str, utt2num_frames: str = "",
                  keys: Optional[list[str]] = None) -> dict[str, int]:
     """Frames per utterance: from utt2num_frames (restricted to ``keys`` when given, every key
@@ -352,14 +367,7 @@ def train_mpi(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
     check_same_model(comm, nnet.params, be)
 
     # partition
-    src = _shard_source(feats, mopts.shard_scp)
-    lines: dict[str, str] = {}
-    if src:
-        keys, lines = _scp_lines(src)
-        frames = frame_counts(comm, feats, mopts.utt2num_frames, keys)
-    else:
-        frames = frame_counts(comm, feats, mopts.utt2num_frames)
-        keys = sorted(frames)
+    src, keys, lines, frames = table_frames(comm, feats, mopts.shard_scp, mopts.utt2num_frames)
     part = partition_utterances(frames, size, mopts.epoch, train_opts.randomizer_seed)
     check_same(comm, "data partition (sha256)", part.digest())
     mine_set = set(part.parts[rank])

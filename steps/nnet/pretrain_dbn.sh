@@ -10,6 +10,8 @@
 # Begin configuration section.
 config=                 # config file with options (sourced by parse_options.sh)
 cmd=utils/run.py        # how to run the training jobs (run.pl convention; cuda_cmd for a GPU)
+num_workers=1           # MPI ranks per RBM (> 1: rbm-train-cd1-mpi.py under $cmd --num-tasks N)
+average_every=10        # with --num-workers > 1: minibatches between mixes of the ranks' RBMs
 # topology, initialization,
 nn_depth=6              # number of hidden layers (RBMs)
 hid_dim=2048            # number of neurons per layer
@@ -56,6 +58,8 @@ main options (for others, see top of script file)
   --splice <N>                 # splice +/-N frames of input features (default: $splice)
   --feature-transform <file>   # directly use this feature transform
   --backend <cpu|cuda|auto>    # compute backend (default: $backend)
+  --num-workers <N>            # MPI ranks per RBM (default: $num_workers; > 1 needs mpiexec)
+  --average-every <N>          # minibatches between mixes of the ranks (default: $average_every)
 EOF
   exit 1
 fi
@@ -72,6 +76,8 @@ case $input_vis_type in gauss|bern) ;; *)
   echo "$0: --input-vis-type must be gauss or bern, got '$input_vis_type'" >&2; exit 1;;
 esac
 [ "$nn_depth" -ge 1 ] || { echo "$0: --nn-depth must be >= 1, got $nn_depth" >&2; exit 1; }
+[ "$num_workers" -ge 1 ] 2>/dev/null || \
+  { echo "$0: --num-workers must be an integer >= 1, got '$num_workers'" >&2; exit 1; }
 
 echo "$0: pre-training a DBN of $nn_depth x $hid_dim RBMs in $dir"
 echo "$0:   train set $data ($(wc -l < $data/feats.scp) utterances)"
@@ -133,6 +139,16 @@ num_fea=$(nnet-info.py --print-args=false $feature_transform 2>/dev/null | awk '
 echo "$0: DBN input dim $num_fea (output of $feature_transform)"
 
 ###### PRE-TRAINING ######
+# the RBM trainer: one process, or --num-workers MPI ranks that mix their RBMs
+rbm_train=rbm-train-cd1-frmshuff.py; task_opts=
+if [ "$num_workers" -gt 1 ]; then
+  rbm_train="rbm-train-cd1-mpi.py --average-every=$average_every --shard-scp=$dir/train.scp"
+  if [ -f $data/utt2num_frames ]; then
+    rbm_train="$rbm_train --utt2num-frames=$data/utt2num_frames"
+  fi
+  task_opts="--num-tasks $num_workers"
+  echo "$0: training each RBM on $num_workers MPI ranks, mixing every $average_every minibatches"
+fi
 for depth in $(seq 1 $nn_depth); do
   RBM=$dir/$depth.rbm
   if [ -f $RBM ]; then
@@ -144,8 +160,8 @@ for depth in $(seq 1 $nn_depth); do
     echo "$0: layer 1: $input_vis_type-bern RBM $num_fea -> $hid_dim (lrate $lrate, iters $num_iter)"
     echo "<Rbm> <InputDim> $num_fea <OutputDim> $hid_dim <VisibleType> $input_vis_type <HiddenType> bern <ParamStddev> $param_stddev_first" > $RBM.proto
     nnet-initialize.py --seed=$seed $RBM.proto $RBM.init 2>$dir/log/nnet-initialize.$depth.log
-    $cmd $dir/log/rbm.$depth.log \
-      rbm-train-cd1-frmshuff.py --learn-rate=$lrate --l2-penalty=$rbm_l2penalty \
+    $cmd $task_opts $dir/log/rbm.$depth.log \
+      $rbm_train --learn-rate=$lrate --l2-penalty=$rbm_l2penalty \
         --num-iters=$num_iter --verbose=$verbose --seed=$seed --backend=$backend \
         --feature-transform=$feature_transform $rbm_extra_opts \
         $RBM.init "$feats_tr" $RBM || \
@@ -162,8 +178,8 @@ for depth in $(seq 1 $nn_depth); do
     echo "<Rbm> <InputDim> $hid_dim <OutputDim> $hid_dim <VisibleType> bern <HiddenType> bern <ParamStddev> $param_stddev <VisibleBiasCmvnFilename> $dir/$depth.cmvn" > $RBM.proto
     nnet-initialize.py --seed=$((seed + depth - 1)) $RBM.proto $RBM.init \
       2>$dir/log/nnet-initialize.$depth.log
-    $cmd $dir/log/rbm.$depth.log \
-      rbm-train-cd1-frmshuff.py --learn-rate=$rbm_lrate --l2-penalty=$rbm_l2penalty \
+    $cmd $task_opts $dir/log/rbm.$depth.log \
+      $rbm_train --learn-rate=$rbm_lrate --l2-penalty=$rbm_l2penalty \
         --num-iters=$rbm_iter --verbose=$verbose --seed=$((seed + depth - 1)) --backend=$backend \
         --feature-transform="$below" $rbm_extra_opts \
         $RBM.init "$feats_tr" $RBM || \

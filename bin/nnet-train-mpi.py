@@ -37,17 +37,12 @@ def make_parser() -> OptionParser:
     return p
 
 
-def _launcher_rank() -> int:
-    for v in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"):
-        if os.environ.get(v, "").isdigit():
-            return int(os.environ[v])
-    return 0
-
-
 def main(argv=None) -> int:
     parser = make_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if _launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
+    from nnetmix.parallel.failure import launcher_rank
+
+    if launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
         argv = ["--print-args=false"] + argv
 
     def body(opts, args) -> int:
@@ -57,7 +52,7 @@ def main(argv=None) -> int:
 
         from nnetmix.errors import UsageError
         from nnetmix.nnet import NnetTrainOptions
-        from nnetmix.parallel import install_excepthook, run_ranks
+        from nnetmix.parallel.failure import run_job
         from nnetmix.parallel.trainer import MpiTrainOptions, setup_rank_logging, train_mpi
         from nnetmix.train import TrainOptions
 
@@ -88,10 +83,7 @@ def main(argv=None) -> int:
                 log.info("%s", res.summary(mopts, opts.cross_validate))
             return 0
 
-        if comm.Get_size() == 1:
-            return work()
-        install_excepthook(comm)
-        return run_ranks(comm, work)
+        return run_job(comm, work)
 
     return run_tool(parser, (3, 4), body, argv)
 

@@ -43,17 +43,12 @@ def make_parser() -> OptionParser:
     return p
 
 
-def _launcher_rank() -> int:
-    for v in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"):
-        if os.environ.get(v, "").isdigit():
-            return int(os.environ[v])
-    return 0
-
-
 def main(argv=None) -> int:
     parser = make_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if _launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
+    from nnetmix.parallel.failure import launcher_rank
+
+    if launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
         argv = ["--print-args=false"] + argv
 
     def body(opts, args) -> int:
@@ -61,7 +56,7 @@ def main(argv=None) -> int:
 
         from mpi4py import MPI
 
-        from nnetmix.parallel import install_excepthook, run_ranks
+        from nnetmix.parallel.failure import run_job
         from nnetmix.parallel.trainer import setup_rank_logging
         from nnetmix.rbm import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
         from nnetmix.rbm.mpi import RbmMpiOptions, train_rbm_mpi
@@ -87,10 +82,7 @@ def main(argv=None) -> int:
                          mopts.mixing, mopts.average_every, res.time_mix)
             return 0
 
-        if comm.Get_size() == 1:
-            return work()
-        install_excepthook(comm)
-        return run_ranks(comm, work)
+        return run_job(comm, work)
 
     return run_tool(parser, (3, 3), body, argv)
 

@@ -24,8 +24,8 @@ from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, ch
 from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer, allreduce
 from nnetmix.parallel.bmuf import BMUF, BmufOptions
 from nnetmix.parallel.buffers import ParallelError, RankMismatchError, mpi_cuda_aware
-from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, rank_error_line,
-                                      run_ranks)
+from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, launcher_rank,
+                                      rank_error_line, run_job, run_ranks)
 from nnetmix.parallel.mixing import (STRATEGIES, MixOptions, Mixer, butterfly_partner,
                                      exact_average)
 from nnetmix.parallel.partition import (Partition, partition_utterances, rank_utterances,
@@ -40,7 +40,8 @@ __all__ = [
     "Partition", "partition_utterances", "rank_utterances", "shuffled_utterances",
     "agree_minibatches", "agree_max", "check_same", "check_same_model", "params_digest",
     "value_digest",
-    "run_ranks", "install_excepthook", "Watchdog", "abort_job", "rank_error_line",
+    "run_ranks", "install_excepthook", "run_job", "launcher_rank", "Watchdog", "abort_job",
+    "rank_error_line",
     "ParallelError", "RankMismatchError", "mpi_cuda_aware",
     "MpiTrainOptions", "MpiEpochResult", "train_mpi", "setup_rank_logging",
 ]

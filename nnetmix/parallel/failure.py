@@ -25,7 +25,8 @@ from typing import Any, Callable, NoReturn, Optional
 from nnetmix import __version__
 from nnetmix.errors import NnetmixError
 
-__all__ = ["rank_error_line", "abort_job", "run_ranks", "install_excepthook", "Watchdog"]
+__all__ = ["rank_error_line", "abort_job", "run_ranks", "install_excepthook", "run_job",
+           "launcher_rank", "Watchdog"]
 
 _log = logging.getLogger("nnetmix.parallel")
 
@@ -109,6 +110,24 @@ def install_excepthook(comm: Any) -> None:
 
     sys.excepthook = hook
     threading.excepthook = thread_hook
+
+
+def run_job(comm: Any, work: Callable[[], int]) -> int:
+    """An MPI tool's body: alone, just ``work()``; with peers, any failure aborts the whole job
+    naming the rank (excepthook for other threads, run_ranks for this one)."""
+    if comm.Get_size() == 1:
+        return work()
+    install_excepthook(comm)
+    return run_ranks(comm, work)
+
+
+def launcher_rank() -> int:
+    """This process's rank as the launcher (mpiexec, PMIx, Slurm's PMI) tells it, before MPI is
+    initialised: tools use it to print their command line once, from rank 0."""
+    for v in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"):
+        if os.environ.get(v, "").isdigit():
+            return int(os.environ[v])
+    return 0
 
 
 class Watchdog:

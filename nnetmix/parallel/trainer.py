@@ -64,7 +64,7 @@ from nnetmix.parallel.failure import Watchdog
 from nnetmix.parallel.mixing import STRATEGIES, Mixer
 from nnetmix.parallel.partition import Partition, partition_utterances
 
-__all__ = ["MpiTrainOptions", "MpiEpochResult", "train_mpi", "setup_rank_logging",
+__all__ = ["MixingOptions", "MpiTrainOptions", "MpiEpochResult", "train_mpi", "setup_rank_logging",
            "frame_counts", "table_frames", "TASK_LOG_ENV"]
 
 logger = logging.getLogger(__name__)
@@ -78,27 +78,15 @@ def _f(default, help: str):
 
 
 @dataclasses.dataclass
-class MpiTrainOptions:
-    """How the ranks share the work and mix (bin/nnet-train-mpi.py's own options)."""
+class MixingOptions:
+    """What every MPI trainer shares (nnet-train-mpi.py, rbm-train-cd1-mpi.py): how often and how
+    the ranks mix, how the data is cut into shards, where each rank logs, the hang guard."""
 
     average_every: int = _f(10, "Minibatches between model mixes (BMUF: the block size tau)")
     mixing: str = _f("allreduce", "Model mixing: allreduce (exact average) | butterfly "
                      "(power-of-two ranks) | ring")
     allreduce: str = _f("mpi", "All-reduce algorithm: mpi | ring | ring-async | "
                         "recursive-doubling | tree")
-    bmuf: bool = _f(False, "Blockwise model-update filtering (seed 002) instead of plain "
-                    "model averaging")
-    block_momentum: float = _f(-1.0, "BMUF block momentum eta (negative: 1 - 1/N)")
-    block_lr: float = _f(1.0, "BMUF block learning rate zeta")
-    bmuf_nesterov: bool = _f(True, "BMUF Nesterov block momentum (NBM) rather than classical")
-    reset_momentum_after_block: bool = _f(True, "BMUF: zero the local SGD velocity when a "
-                                          "block starts")
-    scale_lr_by_workers: str = _f("auto", "Multiply the learning rate by the number of ranks: "
-                                  "true | false | auto (auto: true for model averaging, false "
-                                  "for BMUF)")
-    bmuf_state: str = _f("", "BMUF checkpoint (.npz, W, W_g, Delta): read at the start when it "
-                         "exists and belongs to <model-in>, written at the end")
-    epoch: int = _f(0, "Epoch number: seeds the per-epoch shuffle of the data partition")
     utt2num_frames: str = _f("", "utt2num_frames of the data (frame counts for the partition; "
                              "without it rank 0 reads the features once to count)")
     shard_scp: str = _f("", "The utterance scp inside a feature pipeline: each rank substitutes "
@@ -117,6 +105,28 @@ class MpiTrainOptions:
         if self.allreduce not in ALGORITHMS:
             raise ParallelError(f"--allreduce={self.allreduce}: expected one of "
                                 f"{', '.join(ALGORITHMS)}")
+
+
+@dataclasses.dataclass
+class MpiTrainOptions(MixingOptions):
+    """How the ranks share the work and mix (bin/nnet-train-mpi.py's own options)."""
+
+    bmuf: bool = _f(False, "Blockwise model-update filtering (seed 002) instead of plain "
+                    "model averaging")
+    block_momentum: float = _f(-1.0, "BMUF block momentum eta (negative: 1 - 1/N)")
+    block_lr: float = _f(1.0, "BMUF block learning rate zeta")
+    bmuf_nesterov: bool = _f(True, "BMUF Nesterov block momentum (NBM) rather than classical")
+    reset_momentum_after_block: bool = _f(True, "BMUF: zero the local SGD velocity when a "
+                                          "block starts")
+    scale_lr_by_workers: str = _f("auto", "Multiply the learning rate by the number of ranks: "
+                                  "true | false | auto (auto: true for model averaging, false "
+                                  "for BMUF)")
+    bmuf_state: str = _f("", "BMUF checkpoint (.npz, W, W_g, Delta): read at the start when it "
+                         "exists and belongs to <model-in>, written at the end")
+    epoch: int = _f(0, "Epoch number: seeds the per-epoch shuffle of the data partition")
+
+    def check(self) -> None:
+        super().check()
         if self.bmuf and self.mixing != "allreduce":
             raise ParallelError(f"--bmuf=true with --mixing={self.mixing}: BMUF filters the "
                                 "exact average of the local models (use --mixing=allreduce)")

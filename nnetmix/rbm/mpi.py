@@ -48,12 +48,11 @@ from typing import Any, Optional
 import numpy as np
 
 from nnetmix.parallel.agree import agree_minibatches, check_same, check_same_model
-from nnetmix.parallel.allreduce import ALGORITHMS
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.failure import Watchdog
-from nnetmix.parallel.mixing import STRATEGIES, Mixer
+from nnetmix.parallel.mixing import Mixer
 from nnetmix.parallel.partition import partition_utterances
-from nnetmix.parallel.trainer import table_frames
+from nnetmix.parallel.trainer import MixingOptions, table_frames
 from nnetmix.rbm.options import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
 from nnetmix.rbm.stats import RbmStats
 
@@ -67,35 +66,12 @@ def _f(default, help: str):
 
 
 @dataclasses.dataclass
-class RbmMpiOptions:
+class RbmMpiOptions(MixingOptions):
     """How the ranks share the RBM training and mix (bin/rbm-train-cd1-mpi.py's own options)."""
 
-    average_every: int = _f(10, "Minibatches between model mixes")
-    mixing: str = _f("allreduce", "Model mixing: allreduce (exact average) | butterfly "
-                     "(power-of-two ranks) | ring")
-    allreduce: str = _f("mpi", "All-reduce algorithm: mpi | ring | ring-async | "
-                        "recursive-doubling | tree")
     scale_lr_by_workers: bool = _f(False, "Multiply the learning rate by the number of ranks "
                                    "(default false: averaging N CD-1 steps behaves like one "
                                    "step on an N times larger minibatch)")
-    utt2num_frames: str = _f("", "utt2num_frames of the data (frame counts for the partition; "
-                             "without it rank 0 reads the features once to count)")
-    shard_scp: str = _f("", "The utterance scp inside a feature pipeline: each rank substitutes "
-                        "a copy holding only its utterances (default: the file of scp: "
-                        "features)")
-    rank_log: str = _f("", "Per-rank log file pattern, %d = rank (default: <job log>.rank%d.log "
-                       "when run by utils/run.py --num-tasks)")
-    watchdog_timeout: float = _f(1800.0, "Abort the job when a rank makes no progress for this "
-                                 "many seconds (a hung peer; 0 = off)")
-
-    def check(self) -> None:
-        if self.average_every < 1:
-            raise ParallelError(f"--average-every must be >= 1, got {self.average_every}")
-        if self.mixing not in STRATEGIES:
-            raise ParallelError(f"--mixing={self.mixing}: expected one of {', '.join(STRATEGIES)}")
-        if self.allreduce not in ALGORITHMS:
-            raise ParallelError(f"--allreduce={self.allreduce}: expected one of "
-                                f"{', '.join(ALGORITHMS)}")
 
 
 @dataclasses.dataclass

@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.nnetmix-installed
 DEBIAN := espeak-ng sox
 
-.PHONY: install debian-deps demo test bench clean
+.PHONY: install debian-deps demo test test-gpu bench clean
 
 install: $(STAMP) debian-deps
 
@@ -25,6 +25,11 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q tests
+
+# the CUDA checks against a real GPU (make test runs them on numba's simulator)
+test-gpu: install
+	$(PY) -m pytest -q tests/kernels/cuda_checks.py tests/ngsgd/ngsgd_cuda_checks.py \
+	  tests/rbm/rbm_cuda_checks.py
 
 bench: install
 	$(PY) bench/feature_speed.py

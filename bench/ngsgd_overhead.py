@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Cost of NG-SGD per training step on the cpu backend, beside the plain-SGD step.
+"""Cost of NG-SGD per training step on the cpu (or cuda) backend, beside the plain-SGD step.
 
 The network is the seeds' large one, 440-6x2048-8806 (affine + sigmoid hidden layers, affine +
 softmax output), float32, minibatch 1024, Kaldi's NG-SGD defaults (rank_in 20, rank_out 80,
@@ -19,8 +19,9 @@ Two estimates of the overhead:
   weight/bias gradient it replaces, as a fraction of median(SGD step) (less noisy).
 
 Medians throughout; the 1-minute load average is printed before and after (other jobs share
-the cores). Writes bench/out/ngsgd_overhead.{md,json}.
-Usage: bench/ngsgd_overhead.py [--rounds 3] [--block 4] [--minibatch 1024] [--quick]
+the cores). With --backend cuda every timed call ends with a device synchronisation, so the
+per-part times are the GPU's. Writes bench/out/ngsgd_overhead[_cuda].{md,json}.
+Usage: bench/ngsgd_overhead.py [--backend cpu] [--rounds 3] [--block 4] [--minibatch 1024] [--quick]
 """
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ def get_args(argv=None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=3, help="alternating SGD/NG-SGD block pairs")
     p.add_argument("--block", type=int, default=4, help="steps per block (a multiple of 4)")
     p.add_argument("--quick", action="store_true", help="small net, 1 round (a smoke run)")
-    p.add_argument("--out", default=str(ROOT / "bench" / "out" / "ngsgd_overhead"))
+    p.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--out", default="", help="output prefix (default bench/out/ngsgd_overhead"
+                   "[_cuda])")
     return p.parse_args(argv)
 
 
@@ -64,14 +67,16 @@ def build_net(dims, rng):
 class Timer:
     """Wraps a callable and sums the seconds spent in it."""
 
-    def __init__(self, fn):
-        self.fn, self.total = fn, 0.0
+    def __init__(self, fn, sync=lambda: None):
+        self.fn, self.sync, self.total = fn, sync, 0.0
 
     def __call__(self, *a, **kw):
+        self.sync()
         t0 = time.perf_counter()
         try:
             return self.fn(*a, **kw)
         finally:
+            self.sync()
             self.total += time.perf_counter() - t0
 
 
@@ -84,7 +89,8 @@ def main(argv=None) -> int:
     from nnetmix.train.ngsgd import NaturalGradient
     from nnetmix.train.options import OptimizerOptions
 
-    be = get_backend("cpu")
+    be = get_backend(args.backend)
+    sync = be.synchronize if args.backend == "cuda" else (lambda: None)
     rng = np.random.default_rng(777)
     dims = NETS[args.net]
     nnet = build_net(dims, rng).to_backend(be)
@@ -96,11 +102,11 @@ def main(argv=None) -> int:
     upd = NnetTrainOptions(learn_rate=0.008 * 256 / n / 10)   # small: the net stays sane
     ng = NaturalGradient(nnet, OptimizerOptions(optimizer="ngsgd"))
 
-    plain = Timer(AffineTransform.accumulate_gradient)
+    plain = Timer(AffineTransform.accumulate_gradient, sync)
     AffineTransform.accumulate_gradient = lambda self, b, xx, dy: plain(self, b, xx, dy)
-    hook = Timer(ng.accumulate_gradient)
+    hook = Timer(ng.accumulate_gradient, sync)
     ng.accumulate_gradient = hook
-    limit = Timer(ng.before_update)
+    limit = Timer(ng.before_update, sync)
     ng.before_update = limit
 
     def step():
@@ -114,8 +120,10 @@ def main(argv=None) -> int:
         times, parts = [], []
         for _ in range(args.block):
             h0, p0, l0 = hook.total, plain.total, limit.total
+            sync()
             t0 = time.perf_counter()
             step()
+            sync()
             times.append(time.perf_counter() - t0)
             parts.append((hook.total - h0) + (limit.total - l0) if use_ng else plain.total - p0)
         return times, parts
@@ -143,7 +151,8 @@ def main(argv=None) -> int:
     s, g = med(sgd_t), med(ng_t)
     hook_over = med(ng_p) - med(sgd_p)
     res = {
-        "net": "-".join(map(str, dims)), "minibatch": n, "threads_numba": _numba_threads(),
+        "net": "-".join(map(str, dims)), "minibatch": n, "backend": args.backend,
+        "threads_numba": _numba_threads(),
         "steps_per_optimizer": len(sgd_t), "sgd_step_s": s, "ngsgd_step_s": g,
         "sgd_step_min_s": min(sgd_t), "ngsgd_step_min_s": min(ng_t),
         "overhead_step": (g - s) / s, "plain_grad_s": med(sgd_p), "ngsgd_hook_s": med(ng_p),
@@ -151,7 +160,7 @@ def main(argv=None) -> int:
         "ngsgd_updates_limited": ng.num_limited,
     }
     table = "\n".join([
-        f"# NG-SGD overhead, cpu backend, {res['net']}, minibatch {n}, "
+        f"# NG-SGD overhead, {args.backend} backend, {res['net']}, minibatch {n}, "
         f"{res['threads_numba']} threads",
         "",
         "| quantity | plain SGD | NG-SGD | overhead (fraction of the SGD step) |",
@@ -167,7 +176,8 @@ def main(argv=None) -> int:
         f"{os.cpu_count()} cores; target: overhead <= 15%",
     ])
     print(table)
-    out = Path(args.out)
+    out = Path(args.out or ROOT / "bench" / "out" / (
+        "ngsgd_overhead" + ("_cuda" if args.backend == "cuda" else "")))
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(str(out) + ".md").write_text(table + "\n")
     Path(str(out) + ".json").write_text(json.dumps(res, indent=1) + "\n")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Frames per second of a full nnet1 training step on the nnetmix cpu backend, beside PyTorch.
+"""Frames per second of a full nnet1 training step on an nnetmix backend, beside PyTorch.
 
 One step is what nnet1 does for a minibatch of an MLP: forward (affine + sigmoid hidden layers,
 affine + softmax output), cross-entropy gradient, backward (GEMMs for the weight gradients and
@@ -21,9 +21,14 @@ The worker also sets OMP_WAIT_POLICY=PASSIVE as nnetmix.kernels.cpu does (torch'
 the same libgomp.so.1 in one process, so both see the same policy; --torch-wait-policy changes
 what torch gets by running torch in a worker of its own).
 
+With --backend cuda both run on the GPU (nnetmix: numba.cuda kernels + cuBLAS through CuPy;
+torch: its CUDA build, TF32 off as is its default for float32 matmul), every step ends with a
+device synchronisation, and the GEMM-bound limit uses the best cuBLAS sgemm rate through our
+backend on the big layer's shape.
+
 This machine is shared and noisy: per-step times are medians, and ratios measured side by side
 in one run are what to read.
-Usage: bench/train_throughput.py [--quick] [--threads 1,2] [--minibatch 256,1024] [--steps 5]
+Usage: bench/train_throughput.py [--quick] [--backend cpu] [--threads 1,2] [--minibatch 256,1024]
 """
 from __future__ import annotations
 
@@ -50,6 +55,8 @@ def get_args(argv=None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=4, help="timed steps per block")
     p.add_argument("--rounds", type=int, default=2, help="alternating ours/torch blocks per row")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch reference")
+    p.add_argument("--backend", default="cpu", choices=["cpu", "cuda"],
+                   help="nnetmix backend (cuda: torch runs on the GPU too; --threads is ignored)")
     p.add_argument("--torch-wait-policy", default="", help="run torch in its own worker with this "
                    "OMP_WAIT_POLICY (ACTIVE|PASSIVE; default: same worker, PASSIVE)")
     p.add_argument("--worker", default="", help=argparse.SUPPRESS)
@@ -57,6 +64,22 @@ def get_args(argv=None) -> argparse.Namespace:
 
 
 # ---------------------------------------------------------------- worker side
+
+def sgemm_rate_gpu(B, np, mb: int) -> float:
+    """GFLOP/s of the cuda backend's GEMM (cuBLAS) on the big hidden layer's forward shape."""
+    a = B.asarray(np.random.default_rng(0).standard_normal((mb, 2048), dtype=np.float32))
+    w = B.asarray(np.random.default_rng(1).standard_normal((2048, 2048), dtype=np.float32))
+    out = B.empty((mb, 2048))
+    B.gemm(a, w, out, trans_b=True)
+    times = []
+    for _ in range(20):
+        B.synchronize()
+        t = time.perf_counter()
+        B.gemm(a, w, out, trans_b=True)
+        B.synchronize()
+        times.append(time.perf_counter() - t)
+    return 2.0 * mb * 2048 * 2048 / min(times) / 1e9
+
 
 def sgemm_rate(np, mb: int) -> float:
     """GFLOP/s of numpy's sgemm on the big hidden layer's forward shape (mb x 2048 x 2048).
@@ -127,14 +150,14 @@ class OursMLP:
 class TorchMLP:
     """The same network and SGD in plain PyTorch."""
 
-    def __init__(self, torch, dims, lr=1e-5, momentum=0.9):
+    def __init__(self, torch, dims, lr=1e-5, momentum=0.9, device="cpu"):
         layers = []
         for i in range(len(dims) - 1):
             layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
             if i < len(dims) - 2:
                 layers.append(torch.nn.Sigmoid())
         self.torch = torch
-        self.net = torch.nn.Sequential(*layers)
+        self.net = torch.nn.Sequential(*layers).to(device)
         self.opt = torch.optim.SGD(self.net.parameters(), lr=lr, momentum=momentum)
 
     def step(self, x, targets):
@@ -145,11 +168,13 @@ class TorchMLP:
         return float(loss)
 
 
-def time_block(fn, steps: int) -> list[float]:
+def time_block(fn, steps: int, sync=lambda: None) -> list[float]:
     out = []
     for _ in range(steps):
+        sync()
         t = time.perf_counter()
         fn()
+        sync()
         out.append(time.perf_counter() - t)
     return out
 
@@ -158,6 +183,7 @@ def worker(args) -> None:
     """Run every row of one thread count; print one JSON line per row."""
     spec = json.loads(args.worker)
     use_ours, use_torch = spec["ours"], spec["torch"]
+    gpu = spec.get("backend", "cpu") == "cuda"
     torch = None
     if use_torch:
         try:
@@ -168,9 +194,15 @@ def worker(args) -> None:
     import numpy as np
     sys.path.insert(0, str(ROOT))
     B = None
-    if use_ours:
+    if use_ours or gpu:
         from nnetmix.kernels import get_backend
-        B = get_backend("cpu")
+        B = get_backend(spec.get("backend", "cpu"))
+    dev = "cuda" if gpu else "cpu"
+    sync_ours = B.synchronize if gpu else (lambda: None)
+    sync_torch = torch.cuda.synchronize if (gpu and torch is not None) else (lambda: None)
+
+    def gemm_rate(mb):
+        return sgemm_rate_gpu(B, np, mb) if gpu else sgemm_rate(np, mb)
     for net in spec["nets"]:
         dims = NETS[net]
         for mb in spec["minibatch"]:
@@ -178,27 +210,28 @@ def worker(args) -> None:
             x = rng.standard_normal((mb, dims[0]), dtype=np.float32)
             t = rng.integers(0, dims[-1], mb).astype(np.int32)
             row = {"net": net, "dims": dims, "mb": mb, "threads": spec["threads"],
-                   "sgemm_gflops": sgemm_rate(np, mb)}
+                   "sgemm_gflops": gemm_rate(mb), "backend": dev}
             ours = tmodel = None
-            if B is not None:
+            if use_ours:
                 ours = OursMLP(B, np, dims, mb)
                 row["params"] = ours.nparams
                 xb, tb = B.asarray(x), t
                 for _ in range(2):
                     ours.step(xb, tb)
             if torch is not None:
-                tmodel = TorchMLP(torch, dims)
-                tx, tt = torch.from_numpy(x), torch.from_numpy(t.astype(np.int64))
+                tmodel = TorchMLP(torch, dims, device=dev)
+                tx = torch.from_numpy(x).to(dev)
+                tt = torch.from_numpy(t.astype(np.int64)).to(dev)
                 row["params"] = sum(p.numel() for p in tmodel.net.parameters())
                 for _ in range(2):
                     tmodel.step(tx, tt)
             t_ours, t_torch = [], []
             for _ in range(spec["rounds"]):
                 if ours is not None:
-                    t_ours += time_block(lambda: ours.step(xb, tb), spec["steps"])
+                    t_ours += time_block(lambda: ours.step(xb, tb), spec["steps"], sync_ours)
                 if tmodel is not None:
-                    t_torch += time_block(lambda: tmodel.step(tx, tt), spec["steps"])
-            row["sgemm_gflops"] = max(row["sgemm_gflops"], sgemm_rate(np, mb))
+                    t_torch += time_block(lambda: tmodel.step(tx, tt), spec["steps"], sync_torch)
+            row["sgemm_gflops"] = max(row["sgemm_gflops"], gemm_rate(mb))
             if ours is not None:
                 row["ours_fps"] = mb / float(np.median(t_ours))
                 row["ours_finite"] = bool(B.all_finite(ours.params))
@@ -241,7 +274,9 @@ def main(argv=None) -> int:
     except ImportError:
         have_torch = False
     spec = {"nets": nets, "minibatch": [int(m) for m in args.minibatch.split(",")],
-            "steps": args.steps, "rounds": args.rounds}
+            "steps": args.steps, "rounds": args.rounds, "backend": args.backend}
+    if args.backend == "cuda":
+        args.threads = "1"
     rows = []
     for threads in [int(t) for t in args.threads.split(",")]:
         if have_torch and args.torch_wait_policy:
@@ -257,9 +292,9 @@ def main(argv=None) -> int:
 
 
 def print_table(rows: list[dict], have_torch: bool) -> None:
-    print("| network | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s | nnetmix fr/s |"
+    print("| network | backend | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s | nnetmix fr/s |"
           " torch fr/s | nnetmix/torch | nnetmix/GEMM-bound |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         name = "-".join(str(d) for d in r["dims"][:2]) + f"x{len(r['dims']) - 2}-{r['dims'][-1]}"
         bound = r["sgemm_gflops"] * 1e9 / (6.0 * r["params"])
@@ -268,7 +303,7 @@ def print_table(rows: list[dict], have_torch: bool) -> None:
         vs_t = f"{ours / tfps:.2f}x" if ours and tfps else "-"
         vs_b = f"{100 * ours / bound:.0f}%" if ours else "-"
         flag = "" if r.get("ours_finite", True) else " (NaN!)"
-        print(f"| {name} | {r['mb']} | {r['threads']} | {r['sgemm_gflops']:.1f} | {bound:.0f} | "
+        print(f"| {name} | {r.get('backend', 'cpu')} | {r['mb']} | {r['threads']} | {r['sgemm_gflops']:.1f} | {bound:.0f} | "
               f"{ours:.0f}{flag} | {f'{tfps:.0f}' if tfps else '-'} | {vs_t} | {vs_b} |")
 
 

@@ -1,4 +1,5 @@
-"""Shared test helpers: load bin/ tools as modules, run scripts with the recipe's PATH."""
+"""Shared test helpers: load bin/ tools as modules, run scripts with the recipe's PATH, run the
+CUDA checks on numba's simulator or a real GPU."""
 import importlib.util
 import os
 import subprocess
@@ -46,3 +47,44 @@ def kaldi_fixtures() -> Path:
     if not FIXTURES.is_dir():
         pytest.skip(f"{FIXTURES} not present (a user's own clone)")
     return FIXTURES
+
+
+def cuda_device_present() -> bool:
+    """True on numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) or with a real CUDA GPU."""
+    from numba import config
+    if config.ENABLE_CUDASIM:
+        return True
+    try:
+        from numba import cuda
+        return bool(cuda.is_available())
+    except Exception:                                    # numba-cuda missing or driver broken
+        return False
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda_device: needs the CUDA simulator or a real GPU")
+
+
+def pytest_collection_modifyitems(config, items):
+    marked = [item for item in items if item.get_closest_marker("cuda_device")]
+    if marked and not cuda_device_present():
+        skip = pytest.mark.skip(reason="needs NUMBA_ENABLE_CUDASIM=1 before numba is imported, "
+                                       "or a CUDA GPU")
+        for item in marked:
+            item.add_marker(skip)
+
+
+def run_cuda_checks(path: Path, timeout: int = 600) -> None:
+    """Run the *_cuda_checks.py file ``path`` on numba's CUDA simulator in a fresh pytest.
+
+    The simulator is chosen by NUMBA_ENABLE_CUDASIM=1 at numba's first import, which this pytest
+    process may already have done for the cpu tests; hence the subprocess. The same files run
+    on a real GPU with ``make test-gpu``.
+    """
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                           str(path)], cwd=ROOT, env=env, text=True, capture_output=True,
+                          timeout=timeout)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
+    assert proc.returncode == 0, f"cuda simulator checks in {path.name} failed:\n{tail}"
+    assert " passed" in proc.stdout and " skipped" not in proc.stdout, tail

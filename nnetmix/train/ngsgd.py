@@ -313,8 +313,8 @@ class NaturalGradient:
         gamma = layer.inp.precondition(be, ops, xa, rin) * layer.out.precondition(be, ops, g, rout)
         if gamma != 1.0:
             be.scale(g, gamma)
-        be.gemm(g, xa[:, :din], comp.grads["W"], trans_a=True)
-        be.gemm(g, xa[:, din:], comp.grads["b"].reshape(dout, 1), trans_a=True)
+        be.gemm(g, ops.cols(xa, 0, din), comp.grads["W"], trans_a=True)
+        be.gemm(g, ops.cols(xa, din, din + 1), comp.grads["b"].reshape(dout, 1), trans_a=True)
         if self.opts.max_change_per_sample > 0.0:
             layer.change_norm = gamma * float(np.sqrt(rin * rout).sum())
         return True

@@ -3,7 +3,7 @@
 Each ``check_*(B, dtype, shape)`` builds seeded inputs on the host, runs the method on backend
 B, copies the result back and compares. Tolerances: float32 results within 2e-6 relative
 (elementwise) or 1e-5 relative to the operands' scale (GEMM, sums); float64 within 1e-12.
-Used by test_kernels_cpu.py (cpu backend) and cuda_sim_checks.py (cuda on the simulator).
+Used by test_kernels_cpu.py (cpu backend) and cuda_checks.py (cuda on the simulator or a GPU).
 """
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""The CD-1 step on the cuda backend (numba's CUDA simulator) equals the cpu backend's; the checks
-run in a fresh pytest process because NUMBA_ENABLE_CUDASIM must be set before numba loads."""
-import os
-import subprocess
-import sys
+"""CD-1 on the cuda backend (rbm_cuda_checks.py) on numba's CUDA simulator, in a fresh pytest."""
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from conftest import run_cuda_checks
 
 
 def test_cd1_on_cuda_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           str(HERE / "rbm_cuda_sim_checks.py")], cwd=HERE.parent.parent,
-                          env=env, text=True, capture_output=True, timeout=300)
-    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
-    assert proc.returncode == 0, f"cuda simulator checks failed:\n{tail}"
-    assert " passed" in proc.stdout and " skipped" not in proc.stdout, tail
+    run_cuda_checks(Path(__file__).resolve().parent / "rbm_cuda_checks.py", timeout=300)

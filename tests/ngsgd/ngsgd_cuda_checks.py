@@ -1,10 +1,10 @@
-"""NG-SGD's cuda path against its cpu path, on the CUDA simulator (run by test_ngsgd_cuda.py).
+"""NG-SGD's cuda path against its cpu path, on numba's CUDA simulator (run by test_ngsgd_cuda.py)
+or on a real GPU (make test-gpu).
 
 Tiny shapes (the simulator runs each GPU thread as a Python thread), but rows longer than a
 block (130 > 128 threads) for the row-norm reduction."""
 import numpy as np
 import pytest
-from numba import config
 
 from ngsgd_dummies import softmax_layer
 from nnetmix.nnet import NnetTrainOptions
@@ -12,8 +12,7 @@ from nnetmix.train.ngsgd import OnlineNaturalGradient, setup_optimizer
 from nnetmix.train.ngsgd_kernels import ngsgd_ops
 from nnetmix.train.options import OptimizerOptions
 
-pytestmark = pytest.mark.skipif(not config.ENABLE_CUDASIM,
-                                reason="needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+pytestmark = pytest.mark.cuda_device
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +41,14 @@ def test_helper_kernels(backends, dtype=np.float32):
         rows = be.empty((3,), dtype=np.float64)
         ops.row_sqnorms(be.asarray(x), rows)
         np.testing.assert_allclose(ops.host(rows), (x.astype(np.float64) ** 2).sum(1), rtol=1e-6)
+        xs = np.hstack([x, np.ones((3, 1), dtype)])
+        for start, stop in ((0, 130), (130, 131), (5, 9)):
+            v = ops.cols(xa, start, stop)
+            assert tuple(v.shape) == (3, stop - start)
+            np.testing.assert_array_equal(be.to_host(v), xs[:, start:stop])
+            g = be.empty((stop - start, 131), dtype=dtype)     # a GEMM reads the strided view
+            be.gemm(v, xa, g, trans_a=True)
+            np.testing.assert_allclose(be.to_host(g), xs[:, start:stop].T @ xs, rtol=1e-5, atol=1e-4)
 
 
 def test_preconditioner_matches_cpu(backends, dtype=np.float64):

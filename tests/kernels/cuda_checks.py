@@ -1,10 +1,12 @@
-"""The cuda backend on numba's CUDA simulator: run by test_kernels_cuda.py in a subprocess.
+"""The cuda backend against numpy: on numba's CUDA simulator (test_kernels_cuda.py runs this file
+in a subprocess) or on a real GPU (``make test-gpu``).
 
 NUMBA_ENABLE_CUDASIM must be set before numba is first imported, which a pytest process that
 already ran cpu tests cannot do; test_kernels_cuda.py therefore starts a fresh pytest on this
 file (its name keeps the outer pytest from collecting it). The simulator runs every GPU thread
 as a Python thread: shapes stay tiny, but include a row longer than a block (257 > 128 threads)
-and GEMM sizes that are not multiples of the 16 x 16 tile.
+and GEMM sizes that are not multiples of the 16 x 16 tile. On a real GPU the training-size
+shapes are added.
 """
 import numpy as np
 import pytest
@@ -12,10 +14,9 @@ from numba import config
 
 from kernel_checks import CHECKS
 
-pytestmark = pytest.mark.skipif(not config.ENABLE_CUDASIM,
-                                reason="needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+pytestmark = pytest.mark.cuda_device
 
-SHAPES = [(1, 1), (3, 257)]
+SHAPES = [(1, 1), (3, 257)] + ([] if config.ENABLE_CUDASIM else [(1024, 2048), (257, 8806)])
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +33,35 @@ def test_cuda_backend(gpu, check, dtype, shape):
     check(gpu, dtype, shape)
 
 
+@pytest.fixture(scope="module")
+def gpu_tiled():
+    """A cuda backend that always takes the numba tiled GEMM, even where CuPy imports."""
+    from nnetmix.kernels.cuda import CudaBackend
+    backend = CudaBackend()
+    backend._cupy = None
+    return backend
+
+
+GEMM_SHAPES = [(1, 1), (5, 17)] + ([] if config.ENABLE_CUDASIM else [(300, 520)])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-@pytest.mark.parametrize("shape", [(1, 1), (5, 17)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_cuda_gemm_tiled(gpu, dtype, shape):
-    """The numba tiled GEMM (CuPy is never used on the simulator): every trans, alpha, beta."""
+@pytest.mark.parametrize("shape", GEMM_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_cuda_gemm_tiled(gpu_tiled, dtype, shape):
+    """The numba tiled GEMM: every trans, alpha, beta."""
     from kernel_checks import check_gemm
-    check_gemm(gpu, dtype, shape)
+    check_gemm(gpu_tiled, dtype, shape)
+
+
+if not config.ENABLE_CUDASIM:     # cuBLAS needs a real GPU (the simulator never loads CuPy)
+    @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+    @pytest.mark.parametrize("shape", GEMM_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+    def test_cuda_gemm_cublas(gpu, dtype, shape):
+        """cuBLAS through CuPy, the path training takes on a real GPU."""
+        if gpu._cupy is None:
+            pytest.fail("CuPy does not import on this GPU machine: install nnetmix[gpu]")
+        from kernel_checks import check_gemm
+        check_gemm(gpu, dtype, shape)
 
 
 def test_cuda_matches_cpu_training_step():
@@ -63,7 +87,8 @@ def test_cuda_matches_cpu_training_step():
     np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-5, atol=1e-5)
 
 
-def test_bind_device_on_simulator(monkeypatch):
+def test_bind_device(monkeypatch):
     from nnetmix.kernels import bind_device
     monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3")
-    assert bind_device() == 0                    # the simulator has one GPU: 3 mod 1
+    from numba import cuda
+    assert bind_device() == 3 % len(cuda.gpus)   # the simulator has one GPU: 3 mod 1

@@ -1,17 +1,15 @@
-"""CD-1 on the cuda backend under numba's CUDA simulator, against the cpu backend: run by
-test_rbm_cuda_sim.py in a subprocess (NUMBA_ENABLE_CUDASIM must be set before numba loads; the
-file name keeps the outer pytest from collecting it). Tiny shapes: the simulator runs every GPU
-thread as a Python thread."""
+"""CD-1 on the cuda backend against the cpu backend: on numba's CUDA simulator (test_rbm_cuda_sim.py
+runs this file in a subprocess, since NUMBA_ENABLE_CUDASIM must be set before numba loads; the
+file name keeps the outer pytest from collecting it) or on a real GPU (make test-gpu). Tiny
+shapes: the simulator runs every GPU thread as a Python thread."""
 import numpy as np
 import pytest
-from numba import config
 
 from nnetmix.kernels import get_backend
 from nnetmix.rbm import Cd1
 from rbm_dummies import tiny_rbm
 
-pytestmark = pytest.mark.skipif(not config.ENABLE_CUDASIM,
-                                reason="needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
+pytestmark = pytest.mark.cuda_device
 
 
 @pytest.mark.parametrize("types,scale", [(("bern", "bern"), 0.5), (("gauss", "bern"), 0.5),

@@ -16,6 +16,9 @@ as integers); an utterance that cannot be read or is shorter than one frame is w
 Note: --dither defaults to 1.0 as in Kaldi; conf/fbank.conf sets --dither=0 (reproducible).
 Usage:  compute-fbank-feats.py [options...] <wav-rspecifier> <feats-wspecifier>
  e.g.: compute-fbank-feats.py --config=conf/fbank.conf scp:data/train/wav.scp ark,scp:fbank/raw_fbank.ark,fbank/raw_fbank.scp
+ or:   extract-segments.py scp:wav.scp segments ark:- | compute-fbank-feats.py --config=conf/fbank.conf ark:- ark:feats.ark
+<wav-rspecifier> is a wav.scp (files, 'sph2pipe ... |' and other pipes) or an archive of Kaldi
+wave objects such as extract-segments.py writes.
 """
 
 

@@ -16,6 +16,9 @@ an utterance that cannot be read or is shorter than one frame is warned about an
 Note: --dither defaults to 1.0 as in Kaldi; conf/mfcc.conf sets --dither=0 (reproducible).
 Usage:  compute-mfcc-feats.py [options...] <wav-rspecifier> <feats-wspecifier>
  e.g.: compute-mfcc-feats.py --config=conf/mfcc.conf scp:data/train/wav.scp ark,scp:mfcc/raw_mfcc.ark,mfcc/raw_mfcc.scp
+ or:   extract-segments.py scp:wav.scp segments ark:- | compute-mfcc-feats.py --config=conf/mfcc.conf ark:- ark:feats.ark
+<wav-rspecifier> is a wav.scp (files, 'sph2pipe ... |' and other pipes) or an archive of Kaldi
+wave objects such as extract-segments.py writes.
 """
 
 

@@ -2,7 +2,8 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Computes log mel filterbank features for a data directory, as Kaldi's steps/make_fbank.sh.
 # Run from the recipe directory. The work is shared with steps/make_mfcc.sh (--feat-type fbank),
-# so the two cannot drift apart; this script keeps Kaldi's name and options.
+# so the two cannot drift apart (a segments file is handled there too); this script keeps
+# Kaldi's name and options.
 
 # Begin configuration section.
 nj=4                          # number of parallel jobs
@@ -23,6 +24,7 @@ if [ $# -lt 1 ] || [ $# -gt 3 ]; then
 Usage: $0 [options] <data-dir> [<log-dir> [<fbank-dir>] ]
  e.g.: $0 data/train exp/make_fbank/train fbank
 Note: <log-dir> defaults to <data-dir>/log, and <fbank-dir> defaults to <data-dir>/data.
+With <data-dir>/segments, wav.scp lists recordings and the utterances are cut out of them.
 Options:
   --fbank-config <config-file>         # config passed to compute-fbank-feats.py (default: $fbank_config)
   --nj <nj>                            # number of parallel jobs (default: $nj)

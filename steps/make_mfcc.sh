@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Computes MFCC (or, with --feat-type fbank, filterbank) features for a data directory in $nj
-# jobs and writes <data-dir>/feats.scp and utt2num_frames, as Kaldi's steps/make_mfcc.sh.
+# jobs and writes <data-dir>/feats.scp and utt2num_frames, as Kaldi's steps/make_mfcc.sh. With a
+# <data-dir>/segments file the utterances are cut out of the wav.scp recordings by
+# extract-segments.py and piped to the feature tool as wave data, as Kaldi does.
 # Run from the recipe directory (egs/<corpus>/s5). Unlike Kaldi, finished features are kept:
 # when feats.scp already covers every utterance the script says so and exits 0.
 
@@ -25,6 +27,8 @@ if [ $# -lt 1 ] || [ $# -gt 3 ]; then
 Usage: $0 [options] <data-dir> [<log-dir> [<mfcc-dir>] ]
  e.g.: $0 data/train exp/make_mfcc/train mfcc
 Note: <log-dir> defaults to <data-dir>/log, and <mfcc-dir> defaults to <data-dir>/data.
+With <data-dir>/segments, wav.scp lists recordings and each job runs
+extract-segments.py | compute-*-feats.py on its part of the segments.
 Options:
   --mfcc-config <config-file>          # config passed to compute-mfcc-feats.py (default: $mfcc_config)
   --nj <nj>                            # number of parallel jobs (default: $nj)
@@ -48,12 +52,6 @@ esac
 for f in $data/wav.scp $data/utt2spk $mfcc_config; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
-if [ -f $data/segments ]; then
-  echo "$0: $data/segments: segmented recordings are not supported yet (give one wav.scp entry" \
-       "per utterance)" >&2
-  exit 1
-fi
-
 # Idempotence (our change from Kaldi, which moves feats.scp to .backup and recomputes): when
 # feats.scp covers every utterance, its archives exist and the requested lists are there, skip.
 complete=true
@@ -85,9 +83,19 @@ if $write_utt2num_frames; then extra_opts+=("--write-num-frames=ark,t:$logdir/ut
 if $write_utt2dur; then extra_opts+=("--write-utt2dur=ark,t:$logdir/utt2dur.JOB"); fi
 
 echo "$0: computing $feat_type features for $name in $nj jobs (logs in $logdir)"
-$cmd JOB=1:$nj $logdir/make_${feat_type}_${name}.JOB.log \
-  $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" scp:$sdata/JOB/wav.scp \
-    ark,scp:$mfccdir/raw_${feat_type}_$name.JOB.ark,$mfccdir/raw_${feat_type}_$name.JOB.scp
+if [ -f $data/segments ]; then
+  # Kaldi's segments branch; each job's segments come from split_data.sh (speakers kept whole),
+  # and scp,p: makes an unreadable recording a warning that skips its segments.
+  echo "$0 [info]: segments file exists: using that."
+  $cmd JOB=1:$nj $logdir/make_${feat_type}_${name}.JOB.log \
+    extract-segments.py scp,p:$data/wav.scp $sdata/JOB/segments ark:- \| \
+    $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" ark:- \
+      ark,scp:$mfccdir/raw_${feat_type}_$name.JOB.ark,$mfccdir/raw_${feat_type}_$name.JOB.scp
+else
+  $cmd JOB=1:$nj $logdir/make_${feat_type}_${name}.JOB.log \
+    $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" scp:$sdata/JOB/wav.scp \
+      ark,scp:$mfccdir/raw_${feat_type}_$name.JOB.ark,$mfccdir/raw_${feat_type}_$name.JOB.scp
+fi
 
 # Job n's utterances are a contiguous, sorted run, so joining in job order stays sorted.
 for n in $(seq $nj); do cat $mfccdir/raw_${feat_type}_$name.$n.scp; done > $data/feats.scp

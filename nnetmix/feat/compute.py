@@ -12,8 +12,8 @@ import kaldi_native_fbank as knf
 import numpy as np
 
 from nnetmix.errors import NnetmixError
+from nnetmix.feat.audio import SampleRateError
 from nnetmix.feat.options import FeatureConfig
-from nnetmix.feat.wav import SampleRateError
 
 __all__ = ["Extractor", "TooShortError", "compute_mfcc", "compute_fbank"]
 

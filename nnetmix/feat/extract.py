@@ -1,4 +1,4 @@
-"""compute-mfcc-feats / compute-fbank-feats over a wav.scp: the table loop and its accounting.
+"""compute-mfcc-feats / compute-fbank-feats over a wave table: the table loop and its accounting.
 
 Follows Kaldi's src/featbin/compute-mfcc-feats.cc: each utterance that cannot be used gets a
 WARNING naming its key and is skipped (missing or unreadable audio, fewer samples than one
@@ -6,6 +6,9 @@ frame, shorter than --min-duration, a channel it does not have); the run ends wi
 ``Done N out of M utterances.`` and fails only when nothing succeeded. A sample rate that
 differs from --sample-frequency is a configuration mistake, not a bad utterance, so it stops
 the run with an error naming the key and both rates (as Kaldi's OfflineFeatureTpl does).
+
+The input is a wav.scp (``scp:``) or an archive of Kaldi wave objects (``ark:-`` from
+extract-segments, for data directories with a segments file); see wavetable.py.
 """
 from __future__ import annotations
 
@@ -14,10 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nnetmix.feat.audio import AudioReadError
 from nnetmix.feat.compute import Extractor, TooShortError
 from nnetmix.feat.options import FeatureConfig
 from nnetmix.feat.textio import TextTableWriter
-from nnetmix.feat.wav import AudioReadError, read_audio, read_wav_scp
+from nnetmix.feat.wavetable import WaveEntry, iter_wave_table
 from nnetmix.log import vlog
 
 __all__ = ["ExtractOptions", "ExtractResult", "compute_feats_table"]
@@ -56,7 +60,8 @@ class ExtractResult:
 
 def compute_feats_table(config: FeatureConfig, wav_rspecifier: str, feats_wspecifier: str,
                         opts: ExtractOptions | None = None) -> ExtractResult:
-    """Compute features for every entry of a wav.scp and write them to ``feats_wspecifier``."""
+    """Compute features for every entry of a wave table (``scp:wav.scp``, ``ark:-``) and write
+    them to ``feats_wspecifier``."""
     from nnetmix.kaldi import TableWriter
 
     opts = opts or ExtractOptions()
@@ -67,9 +72,10 @@ def compute_feats_table(config: FeatureConfig, wav_rspecifier: str, feats_wspeci
     ok = False
     try:
         with TableWriter(feats_wspecifier, "mat") as writer:
-            for key, rx in read_wav_scp(wav_rspecifier):
+            for entry in iter_wave_table(wav_rspecifier):
+                key = entry.key
                 num_utts += 1
-                feats, duration = _one(extractor, key, rx, opts)
+                feats, duration = _one(extractor, entry, opts)
                 if feats is None:
                     continue
                 writer.write(key, feats)
@@ -91,11 +97,12 @@ def compute_feats_table(config: FeatureConfig, wav_rspecifier: str, feats_wspeci
     return ExtractResult(num_done, num_utts, num_frames)
 
 
-def _one(extractor: Extractor, key: str, rx: str,
+def _one(extractor: Extractor, entry: WaveEntry,
          opts: ExtractOptions) -> tuple[np.ndarray | None, float]:
     """Features of one entry, or (None, 0) after a WARNING naming the key."""
+    key = entry.key
     try:
-        audio = read_audio(rx)
+        audio = entry.load()
     except AudioReadError as e:
         logger.warning("Failed to read audio for utterance %s: %s", key, e)
         return None, 0.0

@@ -88,6 +88,9 @@ class TrainCommandOptions:
     bmuf_state: bool = dataclasses.field(default=False, metadata={
         "help": "With --train-cmd: keep a BMUF checkpoint with each epoch's model "
                 "(<model>.bmuf.npz), passed to the tool as --bmuf-state"})
+    pass_epoch: bool = dataclasses.field(default=True, metadata={
+        "help": "With --train-cmd: give the tool --epoch=N (nnet-train-mpi.py seeds its "
+                "per-epoch data partition with it; nnet-train-frmshuff.py has no such option)"})
 
 
 def _opt_text(v) -> str:
@@ -195,8 +198,9 @@ class _Run:
                  **dataclasses.asdict(dataclasses.replace(self.train_opts, cross_validate=cv))
                  }.items()]
         opts += [f"--feature-transform={self.feature_transform}", f"--backend={self.backend}",
-                 f"--targets-kind={self.kind}", f"--binary={_opt_text(self.binary)}",
-                 f"--epoch={it}"]
+                 f"--targets-kind={self.kind}", f"--binary={_opt_text(self.binary)}"]
+        if c.pass_epoch:
+            opts.append(f"--epoch={it}")
         opts += shlex.split(c.cv_tool_opts if cv else c.tr_tool_opts)
         if c.bmuf_state and not cv and out is not None:
             opts.append(f"--bmuf-state={self.bmuf_state_for(model, out)}")

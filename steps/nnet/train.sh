@@ -264,7 +264,7 @@ if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   mpi_opts="--train-cmd=$cmd --num-tasks $num_workers|--train-tool=$tool|--tr-tool-opts=$tr_opts|--cv-tool-opts=$cv_opts|--bmuf-state=$bmuf"
   echo "$0: $num_workers MPI workers per epoch ($([ $bmuf = true ] && echo BMUF || echo "$mixing mixing") every $average_every minibatches); rank logs in $dir/log/iterNN.tr.rankR.log"
 elif [ "$optimizer" != sgd ]; then
-  mpi_opts="--train-cmd=$cmd|--train-tool=nnet-train-frmshuff.py|--tr-tool-opts=$optim_opts"
+  mpi_opts="--train-cmd=$cmd|--train-tool=nnet-train-frmshuff.py|--tr-tool-opts=$optim_opts|--pass-epoch=false"
 fi
 echo "$0: training ($scheduler schedule, backend $backend); progress in $dir/log/train_scheduler.log"
 IFS='|' read -r -a mpi_args <<< "$mpi_opts"

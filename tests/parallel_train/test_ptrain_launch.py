@@ -87,3 +87,22 @@ def test_scheduler_mpi_epochs_killed_and_resumed(task):
         assert "resumed (block" in (exp / "log" / f"iter{it}.tr.rank0.log").read_text() or \
             "rejected" in q.stderr
     assert "--epoch=2" in (exp / "log" / "iter02.tr.log").read_text().splitlines()[0]
+
+
+def test_scheduler_single_worker_ngsgd_epochs(task):
+    """steps/nnet/train.sh --optimizer ngsgd --num-workers 1 runs each epoch as a job of
+    nnet-train-frmshuff.py, which has no --epoch option (--pass-epoch=false)."""
+    d, tr, cv, init = task
+    exp = d / "exp_ngsgd_w1"
+    cmd = [sys.executable, "-m", "nnetmix.train.scheduler", "--minibatch-size=16",
+           "--randomizer-size=64", "--learn-rate=0.02", "--max-iters=2",
+           "--train-cmd=utils/run.py", "--train-tool=nnet-train-frmshuff.py",
+           "--tr-tool-opts=--optimizer=ngsgd --ngsgd-rank-in=3 --ngsgd-rank-out=2",
+           "--pass-epoch=false",
+           str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"], str(exp)]
+    q = subprocess.run(cmd, cwd=ROOT, env=env(), text=True, capture_output=True, timeout=180)
+    assert q.returncode == 0, q.stderr
+    assert (exp / "final.nnet").exists()
+    head = (exp / "log" / "iter01.tr.log").read_text().splitlines()[0]
+    assert "--optimizer=ngsgd" in head and "--epoch" not in head
+    assert any(p.name.endswith(".ngsgd.npz") for p in (exp / "nnet").iterdir())

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# Copyright 2026 nnetmix authors. Apache 2.0.
+# Switchboard-1 (300 h of telephone conversations) with Hub5'00 (eval2000) as the test set, the
+# seeds' task: Kaldi's egs/swbd/s5c data, dictionary and LM stages, features, a monophone GMM for
+# alignments (or the alignments and graph of an existing Kaldi GMM system), RBM pretraining and a
+# 6 x 2048 sigmoid DNN trained over MPI with NG-SGD and model averaging, scored on the
+# Switchboard and CallHome halves of eval2000.
+#
+#   ./run.sh --swbd-dir /export/corpora3/LDC/LDC97S62 \
+#            --eval2000-dirs "/export/corpora2/LDC/LDC2002S09/hub5e_00 /export/corpora2/LDC/LDC2002T43"
+#   ./run.sh --stage 2 --stop-stage 2                  # one stage
+#   ./run.sh --stage 7 --gmm-dir /path/to/kaldi/egs/swbd/s5c/exp/tri4   # after 0-5: DNN on Kaldi tri4 targets
+#
+# LDC releases (the corpus locations are options; nothing is downloaded):
+#   LDC97S62   Switchboard-1 Release 2 audio (swb1/disc*/data/*.sph, or flat)   --swbd-dir
+#              with the MS-State ms98 transcripts and dictionary in
+#              transcriptions/swb_ms98_transcriptions (or --swbd-trans-dir; the same files are
+#              switchboard_word_alignments.tar.gz of openslr.org/resources/5)
+#   LDC2002S09 Hub5'00 audio, hub5e_00/english/*.sph and hub5e_00.pem          --eval2000-dirs (1st)
+#   LDC2002T43 Hub5'00 transcripts, [2000_hub5_eng_eval_tr/]reference/*.stm, *.glm --eval2000-dirs (2nd)
+#
+# Stages: 0 dictionary, 1 training data + lang, 2 eval2000, 3 trigram LM + G.fst, 4 MFCC and fbank
+# features, 5 train_dev / train_nodup subsets, 6 monophone GMM + alignments + graph (skipped with
+# --gmm-dir or --ali-dir + --graph-dir), 7 RBM pretraining, 8 DNN training, 9 eval2000 decoding
+# and scoring. Everything is written under data/, exp/, mfcc/ and fbank/; each stage skips what
+# is already finished.
+
+# Begin configuration section.
+stage=0                # first stage to run
+stop_stage=100         # last stage to run
+nj=8                   # parallel jobs (features, GMM, decoding); Kaldi uses 30-50 on a grid
+swbd_dir=/export/corpora3/LDC/LDC97S62  # Switchboard-1 Release 2 (LDC97S62)
+swbd_trans_dir=        # ms98 transcripts + sw-ms98-dict.text (default: <swbd-dir>/transcriptions/swb_ms98_transcriptions)
+eval2000_dirs="/export/corpora2/LDC/LDC2002S09/hub5e_00 /export/corpora2/LDC/LDC2002T43"  # Hub5'00 audio and transcripts
+sph2pipe=sph2pipe      # the sph2pipe command in wav.scp (Kaldi: $KALDI_ROOT/tools/sph2pipe_v2.5/sph2pipe)
+num_dev_utts=4000      # train_dev: the first N utterances (Kaldi's 4k, about 5 hours)
+nodup_max_count=300    # train_nodup: at most about N utterances of one transcript (Kaldi's 300)
+num_short_utts=100000  # monophone data: the N shortest utterances of train_nodev ...
+num_mono_utts=30000    # ... of which N spread evenly (Kaldi's train_30kshort)
+lm_order=3             # the Switchboard LM (Kaldi's sw1_tg)
+gmm_dir=               # an existing Kaldi GMM system, e.g. .../s5c/exp/tri4: implies --ali-dir <gmm-dir>_ali_nodup --graph-dir <gmm-dir>/graph_sw1_tg
+ali_dir=               # alignments of train_nodup (with final.mdl) for the DNN targets
+graph_dir=             # decoding graph (HCLG.fst, words.txt) made with the same GMM's model
+pretrain=true          # RBM pretraining (stage 7); false: random initialisation (seed 001, Table 2)
+rbm_num_workers=1      # MPI ranks per RBM (Kaldi pretrains on one GPU; > 1 mixes every dnn_average_every minibatches)
+dnn_hid_layers=6       # the seeds' network: 6 hidden layers ...
+dnn_hid_dim=2048       # ... of 2048 sigmoids, 440 inputs (40 fbank x 11 frames)
+dnn_minibatch_size=1024  # the seeds' minibatch (seed 001, section 5.1)
+# Learning rate at minibatch 1024, not tuned here: that needs the corpus. Kaldi's swbd nnet1 DNN
+# (local/nnet/run_dnn.sh) uses 0.008 at minibatch 256, and nnet1 sums the gradient over the
+# minibatch, so 0.008 * 256 / 1024 = 0.002 keeps the size of each update what it is in Kaldi
+# (0.008 itself, the per-frame rate, would make each update 4x larger). Seed 001 reports 0.32 at
+# minibatch 1024 without saying whether the gradient is summed or averaged or whether the number
+# already includes the x N of model averaging; steps/nnet/train.sh multiplies by the number of
+# workers itself (--scale-lr-by-workers auto, seed 001 section 5.6). Tune 0.001-0.008 on train_dev
+# before the full run.
+dnn_learn_rate=0.002
+dnn_num_workers=8      # MPI ranks (one GPU each, cmd.sh's cuda_cmd); the seeds use up to 32
+dnn_average_every=10   # minibatches between model averages (the seeds' averaging frequency)
+dnn_optimizer=ngsgd    # NG-SGD (seed 001, section 4 and Table 6: needed for model averaging)
+dnn_backend=auto       # cuda when a GPU is there, else cpu
+dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
+dnn_tag=               # appended to the DNN directory name, to keep variants apart
+decode_acwt=0.08333    # acoustic scale of DNN decoding (Kaldi's swbd run_dnn.sh)
+# End configuration section.
+
+. ./cmd.sh
+. ./path.sh
+. utils/parse_options.sh || exit 1
+set -euo pipefail
+
+log() {
+  # Dated progress lines: 2024-01-01 12:00:00 (run.sh:88:main) message
+  local fname=${BASH_SOURCE[1]##*/}
+  echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
+}
+
+need() {
+  # need <stage> <path> <what it is>: stop with one line naming the missing input
+  if [ ! -e "$2" ]; then
+    echo "$0: stage $1: no such file or directory $2 ($3)" >&2
+    exit 1
+  fi
+}
+
+swbd_trans_dir=${swbd_trans_dir:-$swbd_dir/transcriptions/swb_ms98_transcriptions}
+read -r -a eval2000 <<< "$eval2000_dirs"
+if [ ${#eval2000[@]} -ne 2 ]; then
+  echo "$0: --eval2000-dirs takes two directories, the LDC2002S09 audio (hub5e_00) and the" \
+       "LDC2002T43 transcripts, got '$eval2000_dirs'" >&2
+  exit 1
+fi
+where_swbd="Switchboard-1 Release 2, LDC97S62: --swbd-dir, e.g. /export/corpora3/LDC/LDC97S62"
+where_ms98="the MS-State ms98 transcripts of LDC97S62 (transcriptions/swb_ms98_transcriptions), or --swbd-trans-dir with switchboard_word_alignments.tar.gz from openslr.org/resources/5 unpacked"
+where_eval="Hub5'00: --eval2000-dirs \"/export/corpora2/LDC/LDC2002S09/hub5e_00 /export/corpora2/LDC/LDC2002T43\""
+
+# The GMM system the DNN learns from: our monophone (stage 6) or a Kaldi one.
+if [ -n "$gmm_dir" ]; then
+  ali_dir=${ali_dir:-${gmm_dir}_ali_nodup}
+  graph_dir=${graph_dir:-$gmm_dir/graph_sw1_tg}
+fi
+if [ -n "$ali_dir$graph_dir" ] && { [ -z "$ali_dir" ] || [ -z "$graph_dir" ]; }; then
+  echo "$0: give both --ali-dir and --graph-dir (or --gmm-dir): the DNN decodes with the" \
+       "transition model of its alignments, so the graph must come from the same GMM system" >&2
+  exit 1
+fi
+own_gmm=true
+if [ -n "$ali_dir" ]; then own_gmm=false; fi
+ali_dir=${ali_dir:-exp/mono_ali_nodup}
+graph_dir=${graph_dir:-exp/mono/graph_nosp_sw1_tg}
+
+if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
+  log "Stage 0: dictionary data/local/dict_nosp from the ms98 lexicon"
+  need 0 $swbd_trans_dir/sw-ms98-dict.text "$where_ms98"
+  local/swbd1_prepare_dict.sh $swbd_trans_dir data/local/dict_nosp
+fi
+
+if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
+  log "Stage 1: Switchboard-1 training data data/train and data/lang_nosp"
+  need 1 $swbd_dir "$where_swbd"
+  need 1 $swbd_trans_dir "$where_ms98"
+  need 1 data/local/dict_nosp/lexicon.txt "the dictionary: run stage 0"
+  # Every conversation side is a recording and a speaker; utterances are the ms98 segments with
+  # words (see nnetmix/recipes/swbd_train.py). data/local/train/text keeps every transcript for
+  # the LM, as Kaldi's.
+  local/swbd1_data_prep.sh --sph2pipe "$sph2pipe" $swbd_dir $swbd_trans_dir data/train
+  utils/prepare_lang.sh data/local/dict_nosp "<unk>" data/local/lang_nosp data/lang_nosp
+fi
+
+if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
+  log "Stage 2: Hub5'00 data data/eval2000 (with its stm and GLM for scoring)"
+  need 2 ${eval2000[0]}/english "the Hub5'00 audio, LDC2002S09 hub5e_00; $where_eval"
+  need 2 ${eval2000[1]} "the Hub5'00 transcripts, LDC2002T43; $where_eval"
+  local/eval2000_data_prep.sh --sph2pipe "$sph2pipe" ${eval2000[0]} ${eval2000[1]} data/eval2000
+fi
+
+if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
+  log "Stage 3: Switchboard trigram LM (data/local/lm) and data/lang_nosp_sw1_tg/G.fst"
+  need 3 data/local/train/text "the training transcripts: run stage 1"
+  need 3 data/lang_nosp/words.txt "the lang directory: run stage 1"
+  # Kneser-Ney trigram over the lexicon's words, the first 10k transcripts held out (Kaldi's
+  # sw1.o3g.kn; no Fisher transcripts, as in the seeds: "trained on the training transcripts only").
+  local/swbd1_train_lms.sh --order $lm_order data/local/train/text data/lang_nosp \
+    data/local/dict_nosp/lexicon.txt data/local/lm data/lang_nosp_sw1_tg
+fi
+
+if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
+  log "Stage 4: MFCC (GMM) and 40-bin fbank (DNN) features with per-speaker CMVN statistics"
+  for x in train eval2000; do
+    need 4 data/$x/wav.scp "run stage $([ $x = train ] && echo 1 || echo 2)"
+    steps/make_mfcc.sh --nj $nj --cmd "$train_cmd" data/$x exp/make_mfcc/$x mfcc
+    steps/compute_cmvn_stats.sh data/$x exp/make_mfcc/$x mfcc
+    utils/fix_data_dir.sh data/$x
+    # the DNN's features live in a parallel data directory with the same utterances
+    mkdir -p data/fbank/$x
+    for f in wav.scp segments text utt2spk spk2utt reco2file_and_channel stm glm; do
+      if [ -f data/$x/$f ]; then cp data/$x/$f data/fbank/$x/$f; fi
+    done
+    steps/make_fbank.sh --nj $nj --cmd "$train_cmd" data/fbank/$x exp/make_fbank/$x fbank
+    steps/compute_cmvn_stats.sh data/fbank/$x exp/make_fbank/$x fbank
+    utils/fix_data_dir.sh data/fbank/$x
+  done
+fi
+
+if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
+  log "Stage 5: subsets train_dev, train_nodev, train_nodup, train_100kshort, train_30kshort"
+  need 5 data/train/text "the training data: run stage 1"
+  # The first 4k utterances are the dev set (held out of the LM's training too, which held out
+  # the first 10k); train_nodup limits repeated transcripts ("uh-huh") to about 300 each. The
+  # monophone trains on 30k of the 100k shortest utterances, which are easier to align.
+  n=$(wc -l < data/train/utt2spk)
+  if [ $num_dev_utts -ge $n ]; then
+    echo "$0: stage 5: --num-dev-utts $num_dev_utts leaves no training data (data/train has $n utterances)" >&2
+    exit 1
+  fi
+  utils/subset_data_dir.sh --first data/train $num_dev_utts data/train_dev
+  utils/subset_data_dir.sh --last data/train $((n - num_dev_utts)) data/train_nodev
+  utils/data/remove_dup_utts.sh $nodup_max_count data/train_nodev data/train_nodup
+  n=$(wc -l < data/train_nodev/utt2spk)
+  utils/subset_data_dir.sh --shortest data/train_nodev $(( num_short_utts < n ? num_short_utts : n )) \
+    data/train_100kshort
+  n=$(wc -l < data/train_100kshort/utt2spk)
+  utils/subset_data_dir.sh data/train_100kshort $(( num_mono_utts < n ? num_mono_utts : n )) \
+    data/train_30kshort
+fi
+
+if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
+  if ! $own_gmm; then
+    log "Stage 6: skipped, the DNN uses $ali_dir and $graph_dir"
+  else
+    log "Stage 6: monophone GMM (exp/mono), alignment of train_nodup, graph with the sw1 trigram"
+    for f in data/train_30kshort/feats.scp data/train_nodup/feats.scp; do
+      need 6 $f "features and subsets: run stages 4 and 5"
+    done
+    need 6 data/lang_nosp_sw1_tg/G.fst "the LM: run stage 3"
+    # Only monophone trees pass through the kaldi-hmm-gmm bindings (README, GMM-HMM baseline), so
+    # the targets are monophone states; --gmm-dir takes a Kaldi triphone system's instead.
+    steps/train_mono.sh --nj $nj --cmd "$train_cmd" data/train_30kshort data/lang_nosp exp/mono
+    steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train_nodup data/lang_nosp exp/mono $ali_dir
+    utils/mkgraph.sh data/lang_nosp_sw1_tg exp/mono $graph_dir
+  fi
+fi
+
+dnn_pre=exp/dnn${dnn_hid_layers}x${dnn_hid_dim}_pretrain
+dnn_dir=exp/dnn${dnn_hid_layers}x${dnn_hid_dim}_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}${dnn_tag:+_$dnn_tag}
+
+if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
+  if $pretrain; then
+    log "Stage 7: RBM pretraining, $dnn_hid_layers x $dnn_hid_dim ($dnn_pre)"
+  else
+    log "Stage 7: fbank train_nodup only; no RBM pretraining (--pretrain false), stage 8 initialises randomly"
+  fi
+  need 7 data/fbank/train/feats.scp "fbank features: run stage 4"
+  need 7 data/train_nodup/utt2spk "the train_nodup subset: run stage 5"
+  # the fbank copy of train_nodup: the same utterances as data/train_nodup
+  utils/subset_data_dir.sh --utt-list data/train_nodup/utt2spk data/fbank/train data/fbank/train_nodup
+  if $pretrain; then
+    # Kaldi's swbd recipe: one pass per RBM (the Gaussian-Bernoulli first layer does two).
+    steps/nnet/pretrain_dbn.sh --cmd "$cuda_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
+      --rbm-iter 1 --num-workers $rbm_num_workers --average-every $dnn_average_every \
+      --backend $dnn_backend --cmvn-opts "--norm-means=true --norm-vars=false" \
+      data/fbank/train_nodup $dnn_pre
+  fi
+fi
+
+if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
+  log "Stage 8: DNN training, $dnn_num_workers MPI workers, minibatch $dnn_minibatch_size, $dnn_optimizer ($dnn_dir)"
+  need 8 data/fbank/train_nodup/feats.scp "run stage 7"
+  need 8 $ali_dir/final.mdl "alignments of train_nodup: run stage 6 or give --gmm-dir/--ali-dir"
+  need 8 $ali_dir/ali.1.gz "alignments of train_nodup: run stage 6 or give --gmm-dir/--ali-dir"
+  # 10% of the speakers held out for Newbob; every dnn_average_every minibatches the ranks'
+  # models are averaged (learning rate x N for model averaging, seed 001 section 5.6).
+  [ -f data/fbank/train_nodup_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh \
+    data/fbank/train_nodup data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10
+  dbn_opts=(--hid-layers $dnn_hid_layers)
+  if $pretrain; then
+    need 8 $dnn_pre/final.dbn "the pretrained DBN: run stage 7 (or give --pretrain false)"
+    dbn_opts=(--dbn $dnn_pre/final.dbn --hid-layers 0 --feature-transform $dnn_pre/final.feature_transform)
+  fi
+  steps/nnet/train.sh --cmd "$cuda_cmd" --num-workers $dnn_num_workers \
+    --average-every $dnn_average_every --minibatch-size $dnn_minibatch_size \
+    --learn-rate $dnn_learn_rate --optimizer $dnn_optimizer --scheduler newbob \
+    --hid-dim $dnn_hid_dim --backend $dnn_backend "${dbn_opts[@]}" $dnn_opts \
+    data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10 data/lang_nosp $ali_dir $ali_dir $dnn_dir
+fi
+
+if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
+  log "Stage 9: DNN decoding of eval2000 with $graph_dir, hub5 scoring of the swbd and callhome parts"
+  need 9 $graph_dir/HCLG.fst "the decoding graph: run stage 6 or give --gmm-dir/--graph-dir"
+  need 9 $dnn_dir/final.nnet "the DNN: run stage 8"
+  need 9 data/fbank/eval2000/feats.scp "eval2000 features: run stage 4"
+  decode=$dnn_dir/decode_eval2000_$(basename $graph_dir | sed 's/^graph_//')
+  # local/score.sh sees data/fbank/eval2000/stm and scores with local/score_eval2000.sh.
+  steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt $decode_acwt --backend $dnn_backend \
+    $graph_dir data/fbank/eval2000 $decode
+  for x in "" score_swbd/ score_callhm/; do   # all of eval2000, its Switchboard and CallHome parts
+    if ls $decode/${x}wer_* > /dev/null 2>&1; then grep -H WER $decode/${x}wer_* | utils/best_wer.sh; fi
+  done
+fi
+
+log "Done: stages $stage to $(( stop_stage < 9 ? stop_stage : 9 ))"

@@ -1,13 +1,15 @@
 """Lang directories and language models: what Kaldi's utils/prepare_lang.sh and format_lm.sh make.
 
 ``data/local/dict`` -> ``data/lang`` (phones.txt, words.txt, phone sets, topo, L.fst,
-L_disambig.fst) through :func:`prepare_lang`; training text -> ARPA bigram
-(:func:`estimate_kn_bigram`, :func:`write_arpa`); ARPA -> ``G.fst`` through kaldilm
-(:func:`arpa2fst`). FSTs are built and written with kaldifst, imported lazily (after
-kaldi_hmm_gmm, as DESIGN.md requires).
+L_disambig.fst) through :func:`prepare_lang`; training text -> ARPA bigram for the digits recipe
+(:func:`estimate_kn_bigram`; SRILM-style estimation of orders 1-4 is :mod:`nnetmix.lm`); the
+one ARPA reader and writer (:func:`read_arpa`, :func:`write_arpa`, plain or gzipped); ARPA ->
+``G.fst`` through kaldilm (:func:`arpa2fst`). FSTs are built and written with kaldifst, imported
+lazily (after kaldi_hmm_gmm, as DESIGN.md requires).
 """
-from nnetmix.lang.arpa import (BOS, EOS, ArpaLm, estimate_kn_bigram, normalisation_error,
-                               read_arpa, write_arpa)
+from nnetmix.lang.arpa import (BOS, EOS, ArpaLm, ArpaSource, atomic_text_writer,
+                               estimate_kn_bigram, normalisation_error, open_text, read_arpa,
+                               write_arpa)
 from nnetmix.lang.dictdir import Dictionary, LexiconEntry, read_dict_dir
 from nnetmix.lang.grammar import Arpa2FstOptions, arpa2fst, check_g, empty_word_cycle, stochasticity
 from nnetmix.lang.lexicon_fst import lexicon_fst_text, make_lexicon_fst, write_fst
@@ -20,7 +22,8 @@ from nnetmix.lang.topo import make_topo
 from nnetmix.lang.validate import lang_problems, validate_lang_dir
 
 __all__ = [
-    "BOS", "EOS", "ArpaLm", "estimate_kn_bigram", "normalisation_error", "read_arpa", "write_arpa",
+    "BOS", "EOS", "ArpaLm", "ArpaSource", "atomic_text_writer", "estimate_kn_bigram",
+    "normalisation_error", "open_text", "read_arpa", "write_arpa",
     "Dictionary", "LexiconEntry", "read_dict_dir",
     "Arpa2FstOptions", "arpa2fst", "check_g", "empty_word_cycle", "stochasticity",
     "lexicon_fst_text", "make_lexicon_fst", "write_fst", "LmText", "read_lm_text",

@@ -321,3 +321,36 @@ def test_features_over_the_standin(prepared, tmp_path):
         assert q.returncode == 0 and q.stdout.strip() == str(dim), q.stderr
     q = run_script(["utils/validate_data_dir.sh", "data/train"], cwd=s5)
     assert q.returncode == 0, q.stderr
+
+
+# ---------------------------------------------------------------------------- language model
+
+def test_trigram_lm_and_grammar_over_the_standin(prepared, tmp_path):
+    """Stage 3's script: utils/train_lm.sh (modified Kneser-Ney) on the transcripts less the
+    held-out ones, the perplexity of those, and G.fst through utils/format_lm.sh."""
+    s5 = recipe_copy(tmp_path)
+    shutil.copytree(prepared["s5"] / "data", s5 / "data")
+    # the stand-in's 17 transcripts are too few for modified Kneser-Ney's count-of-counts
+    # (n3 = 0); 150 more, Zipf-distributed over its 28 words, give counts it can discount (seeded:
+    # such small texts can also give a zero count-of-counts or a negative discount, as in SRILM)
+    import numpy as np
+    vocab = [w for w in table(s5 / "data/lang_nosp/words.txt")
+             if w[0] not in "<#!["]
+    rng = np.random.default_rng(5)
+    p_w = 1.0 / np.arange(1, len(vocab) + 1) ** 2.0
+    lines = read(s5 / "data/local/train/text")
+    for i in range(150):
+        sent = rng.choice(vocab, size=rng.integers(2, 9), p=p_w / p_w.sum())
+        lines.append(f"synth-{i:04d} " + " ".join(sent))
+    (s5 / "data/local/train/text").write_text("\n".join(lines) + "\n")
+    p = run_script(["local/swbd1_train_lms.sh", "--heldout-sents", "3", "data/local/train/text",
+                    "data/lang_nosp", "data/local/dict_nosp/lexicon.txt", "data/local/lm",
+                    "data/lang_nosp_sw1_tg"], cwd=s5)
+    assert p.returncode == 0, p.stdout + p.stderr
+    arpa = s5 / "data/local/lm/sw1_o3g/lm.arpa.gz"
+    assert arpa.exists() and (s5 / "data/lang_nosp_sw1_tg/G.fst").exists()
+    from nnetmix.lang import read_arpa
+    lm = read_arpa(arpa)
+    words = set(table(s5 / "data/lang_nosp/words.txt"))
+    assert set(lm.vocab) <= words | {"<s>", "</s>"}
+    assert "ppl=" in (s5 / "data/local/lm/sw1_o3g/heldout.ppl").read_text()

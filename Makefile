@@ -5,6 +5,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.nnetmix-installed
 DEBIAN := espeak-ng sox
+# make test only: tests/cluster starts a one-node Slurm with these (skipped without them)
+DEBIAN_TEST := slurm-wlm munge
 
 .PHONY: install debian-deps demo test test-gpu bench clean
 
@@ -24,6 +26,7 @@ demo: install
 	cd egs/digits/s5 && ./run.sh
 
 test: install
+	@utils/install_debian_deps.sh $(DEBIAN_TEST) || echo "make: the Slurm tests will be skipped"
 	$(PY) -m pytest -q tests
 
 # the CUDA checks against a real GPU (make test runs them on numba's simulator)

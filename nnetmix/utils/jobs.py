@@ -71,6 +71,11 @@ class JobSpec:
     pick: str = "all"
     """run.pl's --pick: rerun all jobs, none, only failed ones, or failed and incomplete ones."""
     ignored: list[str] = dataclasses.field(default_factory=list)
+    given: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Every ``--name value`` option as given (``name`` with '_' for '-'; max_jobs_run: the
+    smallest), for the cluster wrappers, which map each through their config file."""
+    native: list[str] = dataclasses.field(default_factory=list)
+    """Single-dash options other than -tc (``-q all.q``), passed to qsub as they are."""
 
     @property
     def num_jobs(self) -> int:
@@ -80,14 +85,25 @@ class JobSpec:
         return text.replace(self.var, str(value)) if self.var else text
 
 
-def parse_job_args(argv: Sequence[str], prog: str = "run.py") -> JobSpec:
-    """Parse ``[opts] [VAR=a:b] [opts] log command...``; raise UsageError on a bad line."""
+def parse_job_args(argv: Sequence[str], prog: str = "run.py",
+                   native_arity: dict[str, int] | None = None) -> JobSpec:
+    """Parse ``[opts] [VAR=a:b] [opts] log command...``; raise UsageError on a bad line.
+
+    Every option takes one value, as in run.pl; ``native_arity`` names single-dash scheduler
+    options that take another number (queue.pl's ``-V``: 0, ``-pe smp 4``: 2).
+    """
     args = list(argv)
     opts: dict = {"max_jobs_run": None, "num_threads": 1, "gpu": 0, "num_tasks": 0, "pick": "all",
-                  "ignored": []}
+                  "ignored": [], "given": {}, "native": []}
+    arity = native_arity or {}
     var, start, end = None, 1, 1
     for _ in range(2):  # the JOB=a:b spec may sit between options, as run.pl allows
         while len(args) >= 2 and args[0].startswith("-"):
+            n = arity.get(args[0], 1)
+            if n != 1:
+                opts["native"] += args[:n + 1]
+                del args[:n + 1]
+                continue
             name, value = args[0], args[1]
             del args[:2]
             _set_option(opts, name, value, prog)
@@ -128,7 +144,9 @@ def _set_option(opts: dict, name: str, value: str, prog: str) -> None:
             raise UsageError(f"invalid option {name} {value} (expected a positive integer)")
         old = opts["max_jobs_run"]
         opts["max_jobs_run"] = n if old is None else min(old, n)
-    elif name in ("--num-threads", "--gpu", "--num-tasks"):
+        opts["given"]["max_jobs_run"] = str(opts["max_jobs_run"])
+        return
+    if name in ("--num-threads", "--gpu", "--num-tasks"):
         try:
             opts[name[2:].replace("-", "_")] = int(value)
         except ValueError:
@@ -141,6 +159,10 @@ def _set_option(opts: dict, name: str, value: str, prog: str) -> None:
         opts["pick"] = value
     else:
         opts["ignored"] += [name, value]
+    if name.startswith("--"):
+        opts["given"][name[2:].replace("-", "_")] = value
+    else:
+        opts["native"] += [name, value]
 
 
 def join_command(args: Sequence[str]) -> str:
@@ -346,14 +368,19 @@ def run_jobs(spec: JobSpec) -> dict[int, int]:
     return codes
 
 
-def failure_message(spec: JobSpec, codes: dict[int, int], prog: str = "run.py") -> str | None:
-    """The lines run.pl prints when jobs failed (None when all succeeded)."""
+def failure_message(spec: JobSpec, codes: dict[int, int | None], prog: str = "run.py",
+                    with_status: bool = False) -> str | None:
+    """The lines run.pl prints when jobs failed (None when all succeeded). A code of None is a
+    job that ended without an exit status (killed by the scheduler). ``with_status``: name a
+    single job's status, as queue.pl and slurm.pl do (``job failed with status 1``)."""
     failed = sum(1 for c in codes.values() if c != 0)
     if failed == 0:
         return None
     if spec.num_jobs == 1:
         log = spec.substitute(spec.log, spec.start)
-        text = f"{prog}: job failed, log is in {log}\n"
+        code = next(iter(codes.values()), None)
+        status = f" with status {code}" if with_status and code is not None else ""
+        text = f"{prog}: job failed{status}, log is in {log}\n"
         if "JOB" in log:
             text += f"{prog}: probably you forgot to put JOB=1:$nj in your script.\n"
         return text

@@ -24,7 +24,9 @@ dnn_hid_dim=512        # DNN neurons per hidden layer
 pretrain=true          # RBM pretraining (stage 5) before DNN training; false: random initialisation
 dnn_num_workers=2      # MPI ranks for DNN training (1: the single-worker nnet-train-frmshuff.py)
 dnn_average_every=10   # minibatches between model averages (the seeds' averaging frequency)
-dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true" or "--optimizer ngsgd"
+dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD (seed 001: what makes averaging work); sgd: plain
+dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
+dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
 # End configuration section.
 
@@ -99,9 +101,12 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   fi
 fi
 
-# The DNN's directory names its initialisation and number of workers, so runs with other
-# settings (--pretrain false, --dnn-num-workers 4, --dnn-tag) sit beside each other for RESULTS.md.
-dnn_dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}${dnn_tag:+_$dnn_tag}
+# The DNN's directory names its initialisation, number of workers and (when not the default
+# ngsgd) optimizer, so runs with other settings (--pretrain false, --dnn-num-workers 4,
+# --dnn-optimizer sgd, --dnn-tag) sit beside each other for RESULTS.md.
+dnn_dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}
+[ $dnn_optimizer == ngsgd ] || dnn_dir=${dnn_dir}_$dnn_optimizer
+dnn_dir=${dnn_dir}${dnn_tag:+_$dnn_tag}
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: DNN training on the monophone alignments, $dnn_num_workers MPI worker(s) ($dnn_dir)"
@@ -109,20 +114,26 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   # workers each epoch runs bin/nnet-train-mpi.py under mpiexec (utils/run.py --num-tasks N):
   # every rank trains on its own shard and the models are averaged every dnn_average_every
   # minibatches (learning rate x N, seed 001 section 5.6); see README "MPI" for the options.
+  # Every affine layer's update is natural-gradient SGD (Kaldi nnet2's online NG-SGD) unless
+  # --dnn-optimizer sgd (seed 001 Table 6; the comparison on digits is in RESULTS.md).
   [ -f data/train_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh data/train data/train_tr90 data/train_cv10
   dbn_opts=()
   if $pretrain; then   # stage 5's RBMs, with a new softmax layer on top
     dbn_opts=(--dbn exp/dnn_pretrain/final.dbn --hid-layers 0 --feature-transform exp/dnn_pretrain/final.feature_transform)
   fi
   steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
-    --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" $dnn_opts \
+    --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" \
+    --optimizer $dnn_optimizer $dnn_opts \
     data/train_tr90 data/train_cv10 data/lang exp/mono_ali exp/mono_ali $dnn_dir
 fi
 
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: DNN decoding of data/test with the monophone graph and WER scoring"
   # Pseudo log-likelihoods log p(s|x) - log p(s) from nnet-forward, acoustic scale 0.1 as nnet1.
-  steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 \
+  # Pdfs that no training frame was aligned to (count 0.5 after analyze-counts' smoothing: a
+  # silence state, spn) would be boosted by -log(prior), about +13; --prior-cutoff 1 excludes
+  # them, as Kaldi's PdfPrior excludes classes under its (much smaller) default cutoff.
+  steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
     exp/mono/graph data/test $dnn_dir/decode_test
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
 fi

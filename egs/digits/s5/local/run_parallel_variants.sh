@@ -7,10 +7,13 @@
 #
 #   local/run_parallel_variants.sh                          # 1, 2, 4 workers; averaging and BMUF-NBM
 #   local/run_parallel_variants.sh --workers "1 8" --variants "sgd ngsgd"
+#
+# A directory is named as run.sh names it: exp/dnn_<rbm|rand>_w<N>[_sgd][_bmuf] (no _sgd: NG-SGD).
 
 # Begin configuration section.
 workers="1 2 4"        # numbers of MPI workers
 variants="ma bmuf"     # ma: all-reduce model averaging; bmuf: BMUF-NBM; sgd/ngsgd: the update rule under averaging
+optimizer=ngsgd        # the update rule of the ma and bmuf variants (sgd or ngsgd)
 pretrain=true          # RBM-initialised (true) or randomly initialised (false) DNNs
 # End configuration section.
 
@@ -22,17 +25,19 @@ set -euo pipefail
 dirs=()
 for v in $variants; do
   case $v in
-    ma|sgd) opts=""; tag="" ;;
-    bmuf) opts="--bmuf true"; tag=bmuf ;;
-    ngsgd) opts="--optimizer ngsgd"; tag=ngsgd ;;
+    ma) opts=""; tag=""; opt=$optimizer ;;
+    bmuf) opts="--bmuf true"; tag=bmuf; opt=$optimizer ;;
+    sgd|ngsgd) opts=""; tag=""; opt=$v ;;
     *) echo "$0: unknown variant $v (ma, bmuf, sgd or ngsgd)" >&2; exit 1 ;;
   esac
   for n in $workers; do
-    dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${n}${tag:+_$tag}
+    dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${n}
+    [ $opt == ngsgd ] || dir=${dir}_$opt
+    dir=${dir}${tag:+_$tag}
     if [ ! -f $dir/decode_test/scoring_done ]; then
       start=$(date +%s)
       ./run.sh --stage 6 --stop-stage 7 --pretrain $pretrain --dnn-num-workers $n \
-        --dnn-opts "$opts" --dnn-tag "$tag"
+        --dnn-optimizer $opt --dnn-opts "$opts" --dnn-tag "$tag"
       echo $(( $(date +%s) - start )) > $dir/stages67_seconds
       touch $dir/decode_test/scoring_done
     fi

@@ -1,0 +1,170 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""What a finished egs/digits DNN run left on disk, as numbers.
+
+Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, run by run.sh stages 6-7):
+``log/train_scheduler.log`` (the PRERUN and ITERATION lines: epochs, CV loss and frame accuracy
+of the model kept), ``log/iterNN.tr.log`` and ``log/iterNN.{cv,initial}.log`` (the MPI trainer's
+``MPI summary`` line: frames, wall, optimize / aggregate / validate / i/o seconds; the
+``minibatches agreed`` and ``mixes`` lines), ``decode_test/wer_*`` (the best ``%WER`` line), and
+what bench/run_experiments.sh adds: ``stages67_seconds`` and ``loadavg``.
+A directory that is missing or unfinished reads as ``None`` (the table shows it as not run).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Optional
+
+__all__ = ["RunResult", "EpochTiming", "read_run", "read_timings", "ResultError"]
+
+PRERUN = re.compile(r"CROSSVAL PRERUN AVG\.LOSS ([\d.]+) \(Xent\), FRAME_ACCURACY ([\d.]+)%")
+ITER = re.compile(r"ITERATION (\d+): TRAIN AVG\.LOSS ([\d.]+), \(lrate([\d.e+-]+)\), CROSSVAL "
+                  r"AVG\.LOSS ([\d.]+), FRAME_ACCURACY tr ([\d.]+)% cv ([\d.]+)%, nnet "
+                  r"(accepted|rejected|kept)")
+SUMMARY = re.compile(r"MPI summary: (\d+) ranks, [^;]*; (\d+) frames in ([\d.]+) s = [\d.]+ "
+                     r"frames/s over all ranks; time split \(mean per rank\): optimize ([\d.]+) s,"
+                     r" aggregate ([\d.]+) s, validate ([\d.]+) s, i/o ([\d.]+) s")
+AGREED = re.compile(r"rank 0: (\d+) minibatches agreed")
+MIXES = re.compile(r"rank 0: local loss .* (\d+) mixes")
+WER = re.compile(r"%WER ([\d.]+) \[ (\d+) / (\d+)")
+
+
+class ResultError(Exception):
+    """A run directory whose files do not read as expected."""
+
+
+@dataclasses.dataclass
+class EpochTiming:
+    """One MPI job's summary line (a training epoch, or a cross-validation pass)."""
+
+    ranks: int
+    frames: int
+    wall: float
+    optimize: float
+    aggregate: float
+    validate: float
+    io: float
+    minibatches: int = 0     #: per rank (training epochs)
+    mixes: int = 0           #: rank 0's mixes (training epochs)
+
+
+@dataclasses.dataclass
+class RunResult:
+    """One finished run, summed over its epochs."""
+
+    path: Path
+    workers: int
+    epochs: int                 #: training epochs run (rejected ones included)
+    rejected: int
+    cv_loss: float              #: of the model kept (PRERUN when no epoch was kept)
+    cv_acc: float               #: CV frame accuracy, %, of the model kept
+    wer: Optional[float]        #: best %WER over the LM-weight / penalty sweep
+    wer_errors: Optional[int]
+    wer_words: Optional[int]
+    train: list                 #: EpochTiming per training epoch
+    cv: list                    #: EpochTiming per CV pass after an epoch
+    seconds: Optional[int]      #: wall seconds of run.sh stages 6-7 (the driver's clock)
+    load: str = ""              #: load average before -> after, as the driver saw it
+
+    @property
+    def train_frames(self) -> int:
+        return sum(t.frames for t in self.train)
+
+    @property
+    def train_wall(self) -> float:
+        return sum(t.wall for t in self.train)
+
+    @property
+    def fps(self) -> Optional[float]:
+        """Training frames per second over all ranks (whole epochs, launch excluded)."""
+        w = self.train_wall
+        return self.train_frames / w if w > 0 else None
+
+    def split_per_epoch(self) -> dict:
+        """Seed 002 Table 4's split, mean per rank and per epoch: optimize, aggregate (training
+        jobs), validate (CV jobs' evaluation), i/o (both), seconds."""
+        n = max(1, len(self.train))
+        return {"optimize": sum(t.optimize for t in self.train) / n,
+                "aggregate": sum(t.aggregate for t in self.train) / n,
+                "validate": sum(t.validate for t in self.cv) / n,
+                "io": (sum(t.io for t in self.train) + sum(t.io for t in self.cv)) / n}
+
+    @property
+    def ms_per_minibatch(self) -> Optional[float]:
+        """Local time per minibatch on one rank: (wall - aggregate) / minibatches, ms."""
+        mbs = sum(t.minibatches for t in self.train)
+        if not mbs:
+            return None
+        return 1e3 * sum(t.wall - t.aggregate for t in self.train) / mbs
+
+    @property
+    def mixes(self) -> int:
+        return sum(t.mixes for t in self.train)
+
+
+def _summary(path: Path) -> Optional[EpochTiming]:
+    text = path.read_text(errors="replace")
+    m = SUMMARY.search(text)
+    if not m:
+        return None
+    t = EpochTiming(int(m.group(1)), int(m.group(2)), *(float(m.group(i)) for i in range(3, 8)))
+    a = AGREED.search(text)
+    x = MIXES.search(text)
+    t.minibatches = int(a.group(1)) if a else 0
+    t.mixes = int(x.group(1)) if x else 0
+    return t
+
+
+def read_timings(log_dir: Path) -> tuple[list, list]:
+    """(training epochs, CV passes after them) from the per-epoch job logs, in epoch order. The
+    CV pass of the initial model (iter00.initial.log) is not part of any epoch and is left out."""
+    train, cv = [], []
+    for f in sorted(log_dir.glob("iter[0-9][0-9].*.log")):
+        kind = f.name.split(".")[1]
+        if ".rank" in f.name or kind not in ("tr", "cv"):
+            continue
+        t = _summary(f)
+        if t is not None:
+            (train if kind == "tr" else cv).append(t)
+    return train, cv
+
+
+def best_wer(decode_dir: Path) -> Optional[tuple]:
+    """(wer, errors, words) of the best wer_* file, None when there is none."""
+    best = None
+    for f in sorted(decode_dir.glob("wer_*")):
+        m = WER.search(f.read_text(errors="replace"))
+        if m and (best is None or float(m.group(1)) < best[0]):
+            best = (float(m.group(1)), int(m.group(2)), int(m.group(3)))
+    return best
+
+
+def read_run(path: Path) -> Optional[RunResult]:
+    """The run in ``path``; None when it has not finished (no ``.done`` marker or no
+    ``final.nnet``)."""
+    path = Path(path)
+    if not (path / ".done").exists() and not (path / "final.nnet").exists():
+        return None
+    log = path / "log" / "train_scheduler.log"
+    if not log.exists():
+        return None
+    text = log.read_text(errors="replace")
+    pre = PRERUN.search(text)
+    if pre is None:
+        raise ResultError(f"{log}: no CROSSVAL PRERUN line (not a train.sh log?)")
+    iters = ITER.findall(text)
+    kept = [it for it in iters if it[6] in ("accepted", "kept")]
+    cv_loss, cv_acc = ((float(kept[-1][3]), float(kept[-1][5])) if kept
+                       else (float(pre.group(1)), float(pre.group(2))))
+    train, cv = read_timings(path / "log")
+    wer = best_wer(path / "decode_test")
+    secs = path / "stages67_seconds"
+    load = path / "loadavg"
+    return RunResult(
+        path=path, workers=train[0].ranks if train else 1, epochs=len(iters),
+        rejected=sum(1 for it in iters if it[6] == "rejected"), cv_loss=cv_loss, cv_acc=cv_acc,
+        wer=wer[0] if wer else None, wer_errors=wer[1] if wer else None,
+        wer_words=wer[2] if wer else None, train=train, cv=cv,
+        seconds=int(secs.read_text().split()[0]) if secs.exists() else None,
+        load=load.read_text().strip() if load.exists() else "")

@@ -1,0 +1,132 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Seed 001's Tables 2-6 on egs/digits, each at 1 and N workers (the seed: 1 and 16 or 32 GPUs).
+
+Table 3: averaging every 5, 10, 20 and 50 minibatches at N workers (the seed: 10 and 20).
+Table 4: minibatch 256 against 1024. Table 5: Newbob against exponential decay (same initial
+learning rate, final 0.01 x). Table 6: plain SGD against NG-SGD. Table 2: RBM pretraining against
+random initialisation. Writes ``<out>/seed001.md``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bench.experiments.plan import Size, group_runs
+from bench.experiments.report import header, num, table, wer_cell, words_delta, write_atomic
+from bench.experiments.verdict import (WER_TOL, Claim, all_of, claims_markdown, close,
+                                       degrades_more, not_worse)
+from bench.experiments.results import read_run
+
+__all__ = ["COMPARISONS", "claims", "build"]
+
+# (table, title, variants (key, label), the seed's numbers per variant at 1 and 16/32 nodes)
+COMPARISONS = [
+    ("Table 4", "minibatch size", (("mb256", "256"), ("mb1024", "1024")),
+     {"mb256": "15.3 / 15.6", "mb1024": "14.7 / 15.1"}),
+    ("Table 5", "learning-rate schedule", (("newbob", "Newbob"), ("exponential", "exponential")),
+     {"newbob": "14.9 / 15.4", "exponential": "14.7 / 15.1"}),
+    ("Table 6", "update rule", (("sgd", "SGD"), ("ngsgd", "NG-SGD")),
+     {"sgd": "14.9 / 16.3", "ngsgd": "14.7 / 15.1"}),
+    ("Table 2", "initialisation", (("rbm", "RBM pretraining"), ("random", "random")),
+     {"rbm": "14.7 / 15.2 (32)", "random": "15.6 / 16.4 (32)"}),
+]
+
+
+def claims(res: dict, size: Size) -> list:
+    n = size.n001
+    w = {k: (r.wer if r else None) for k, r in res.items()}
+    cores = os.cpu_count() or 1
+    out = []
+    out.append(Claim(
+        "seed 001, Table 3", "averaging less often costs accuracy",
+        "every 10: 15.1, every 20: 15.8 (SWB, 16 GPUs)",
+        "WER(every 20) >= WER(every 10) and WER(every 50) >= WER(every 10)",
+        ", ".join(f"every {k}: {num(w.get(f'avg{k}/{n}'))}" for k in (5, 10, 20, 50)),
+        all_of([not_worse(w.get(f"avg10/{n}"), w.get(f"avg{k}/{n}")) for k in (20, 50)])))
+    agg = {k: (res[f"avg{k}/{n}"].split_per_epoch()["aggregate"] if res.get(f"avg{k}/{n}")
+               else None) for k in (10, 20)}
+    out.append(Claim(
+        "seed 001, Table 3", "averaging less often is faster", "speedup 9.32 (every 10) vs "
+        "10.07 (every 20)", "aggregate s/epoch(every 20) < aggregate s/epoch(every 10)",
+        f"{num(agg[20], '{:.2f}')} vs {num(agg[10], '{:.2f}')} s",
+        None if None in agg.values() else agg[20] < agg[10],
+        "oversubscribed timings" if n > cores else "measured"))
+    out.append(Claim(
+        "seed 001, Table 4", "minibatch 1024 is better than 256, at 1 and at N workers",
+        "14.7 vs 15.3 (1), 15.1 vs 15.6 (16)", "WER(1024) <= WER(256) at 1 and at N",
+        f"1: {num(w.get('mb1024/1'))} vs {num(w.get('mb256/1'))}; {n}: "
+        f"{num(w.get(f'mb1024/{n}'))} vs {num(w.get(f'mb256/{n}'))}",
+        all_of([not_worse(w.get(f"mb1024/{m}"), w.get(f"mb256/{m}")) for m in (1, n)])))
+    out.append(Claim(
+        "seed 001, Table 5", "Newbob and exponential decay give similar WER",
+        "14.9 vs 14.7 (1), 15.4 vs 15.1 (16)", f"|WER(exp) - WER(newbob)| <= {WER_TOL} at 1 and N",
+        f"1: {num(w.get('exponential/1'))} vs {num(w.get('newbob/1'))}; {n}: "
+        f"{num(w.get(f'exponential/{n}'))} vs {num(w.get(f'newbob/{n}'))}",
+        all_of([close(w.get(f"exponential/{m}"), w.get(f"newbob/{m}"), WER_TOL) for m in (1, n)])))
+    out.append(Claim(
+        "seed 001, Table 6", "NG-SGD is crucial under model averaging: plain SGD loses more "
+        "going from 1 to N workers", "SGD 14.9 -> 16.3 (+1.4), NG-SGD 14.7 -> 15.1 (+0.4)",
+        "WER_sgd(N) - WER_sgd(1) > WER_ngsgd(N) - WER_ngsgd(1)",
+        f"SGD {num(w.get('sgd/1'))} -> {num(w.get(f'sgd/{n}'))}, NG-SGD "
+        f"{num(w.get('ngsgd/1'))} -> {num(w.get(f'ngsgd/{n}'))}",
+        degrades_more(w.get("sgd/1"), w.get(f"sgd/{n}"), w.get("ngsgd/1"), w.get(f"ngsgd/{n}"))))
+    out.append(Claim(
+        "seed 001, Table 6", "NG-SGD beats plain SGD at N workers", "15.1 vs 16.3 (16)",
+        "WER_ngsgd(N) <= WER_sgd(N)", f"{num(w.get(f'ngsgd/{n}'))} vs {num(w.get(f'sgd/{n}'))}",
+        not_worse(w.get(f"ngsgd/{n}"), w.get(f"sgd/{n}"))))
+    out.append(Claim(
+        "seed 001, Table 2", "random initialisation is worse than RBM pretraining",
+        "15.6 vs 14.7 (1 GPU)", "WER_random(1) >= WER_rbm(1)",
+        f"{num(w.get('random/1'))} vs {num(w.get('rbm/1'))}",
+        not_worse(w.get("rbm/1"), w.get("random/1"))))
+    out.append(Claim(
+        "seed 001, Table 2", "random initialisation degrades more under model averaging",
+        "random 15.6 -> 16.4 (+0.8), RBM 14.7 -> 15.2 (+0.5), 1 -> 32 GPUs",
+        "WER_random(N) - WER_random(1) > WER_rbm(N) - WER_rbm(1)",
+        f"random {num(w.get('random/1'))} -> {num(w.get(f'random/{n}'))}, RBM "
+        f"{num(w.get('rbm/1'))} -> {num(w.get(f'rbm/{n}'))}",
+        degrades_more(w.get("random/1"), w.get(f"random/{n}"), w.get("rbm/1"),
+                      w.get(f"rbm/{n}"))))
+    return out
+
+
+def build(size: Size, work: Path, out: Path) -> str:
+    n = size.n001
+    out.mkdir(parents=True, exist_ok=True)
+    runs = group_runs("seed001", size)
+    res = {k: read_run(work / r.dnn_dir) for k, r in runs.items()}
+    text = header(f"Seed 001: averaging frequency, minibatch, schedule, NG-SGD, initialisation "
+                  f"(1 and {n} workers)", size, work,
+                  "Tests seed 001's Tables 2-6 (Su, Chen & Xu: model averaging with NG-SGD on "
+                  f"300 h Switchboard, 1 against 16 or 32 GPUs); here 1 against {n} workers, "
+                  "all-reduce averaging.")
+    text += claims_markdown(claims(res, size)) + "\n"
+    text += (f"### Table 3: averaging frequency ({n} workers)\n\nSeed: every 10: speedup 9.32, "
+             "WER 15.1 / 27.0; every 20: 10.07, 15.8 / 28.0 (SWB / CallHome, 16 GPUs).\n\n")
+    rows = []
+    for k in (5, 10, 20, 50):
+        r = res.get(f"avg{k}/{n}")
+        sp = r.split_per_epoch() if r else None
+        rows.append([str(k), f"{r.mixes / max(1, r.epochs):.1f}" if r else "-",
+                     num(sp["aggregate"] if sp else None), num(r.fps if r else None, "{:,.0f}"),
+                     f"{r.epochs}" if r else "-", num(r.cv_acc if r else None) + "%",
+                     wer_cell(r)])
+    text += table(["every n minibatches", "mixes per epoch", "aggregate s/epoch", "frames/s",
+                   "epochs", "CV frame acc", "%WER"], rows, right=range(1, 7)) + "\n"
+    for tab, title, variants, seed in COMPARISONS:
+        text += f"### {tab}: {title} (1 and {n} workers)\n\n"
+        rows = []
+        for key, label in variants:
+            r1, rn = res.get(f"{key}/1"), res.get(f"{key}/{n}")
+            rows.append([label, seed[key], wer_cell(r1), wer_cell(rn),
+                         num(rn.wer - r1.wer if rn and r1 and rn.wer is not None
+                             and r1.wer is not None else None, "{:+.2f}")
+                         + (f" ({words_delta(rn, r1)})" if words_delta(rn, r1) else ""),
+                         f"{num(r1.cv_acc if r1 else None)}% / {num(rn.cv_acc if rn else None)}%",
+                         f"{r1.epochs if r1 else '-'} / {rn.epochs if rn else '-'}"])
+        text += table([title, "seed %WER 1 / 16 GPUs (SWB)", "%WER 1 worker",
+                       f"%WER {n} workers", "change 1 -> N", "CV frame acc 1 / N",
+                       "epochs 1 / N"], rows, right=range(2, 7)) + "\n"
+    text += "Runs: " + ", ".join(f"`{r.dnn_dir}`" for r in dict.fromkeys(runs.values())) + "\n"
+    write_atomic(out / "seed001.md", text)
+    return text

@@ -1,0 +1,200 @@
+"""bench/experiments: the run plan (names as run.sh gives them, options train.sh has), reading a
+finished run, the verdict rules, and each group's table on run directories written in code."""
+import re
+import subprocess
+
+import pytest
+
+from experiment_dummies import ROOT, allreduce_rows, write_allreduce, write_run
+
+from bench.experiments import plan, results, seed000, seed001, seed002, seed004, tables, verdict
+
+RUN_SH = ROOT / "egs" / "digits" / "s5" / "run.sh"
+TRAIN_SH = ROOT / "steps" / "nnet" / "train.sh"
+
+
+def run_sh_dnn_dir(pretrain: bool, workers: int, optimizer: str, tag: str) -> str:
+    """The directory run.sh names, by running run.sh's own naming lines in bash."""
+    lines = [ln for ln in RUN_SH.read_text().splitlines()
+             if ln.startswith("dnn_dir=") or ln.startswith("[ $dnn_optimizer")]
+    assert len(lines) == 3, f"run.sh's DNN naming changed: {lines}"
+    script = (f"pretrain={'true' if pretrain else 'false'}; dnn_num_workers={workers}; "
+              f"dnn_optimizer={optimizer}; dnn_tag={tag}\n" + "\n".join(lines)
+              + "\necho $dnn_dir\n")
+    return subprocess.run(["bash", "-c", script], text=True, capture_output=True,
+                          check=True).stdout.strip()
+
+
+@pytest.mark.parametrize("run", [plan.Run(1), plan.Run(8, optimizer="sgd", pretrain=False),
+                                 plan.Run(16, mix="nbm", minibatch=1024),
+                                 plan.Run(4, mix="bf", scheduler="exponential")])
+def test_run_dirs_are_named_as_run_sh_names_them(run):
+    assert run.dnn_dir == run_sh_dnn_dir(run.pretrain, run.workers, run.optimizer, run.tag)
+
+
+def test_run_options_exist_in_train_sh():
+    known = set(re.findall(r"^(\w+)=", TRAIN_SH.read_text(), re.M))
+    for size in plan.SIZES.values():
+        for run in plan.runs_for(plan.TRAINING_GROUPS, size):
+            args = run.run_args(size)
+            opts = args[args.index("--dnn-opts") + 1].split()
+            for o in opts[::2]:
+                assert o.startswith("--") and o[2:].replace("-", "_") in known, o
+
+
+def test_plan_shares_runs_and_normalises_one_worker():
+    size = plan.SIZES["quick"]
+    runs = plan.runs_for(plan.TRAINING_GROUPS, size)
+    assert len({r.dnn_dir for r in runs}) == len(runs)
+    # the 8-worker all-reduce run serves seeds 000 and 002 once
+    assert sum(r == plan.Run(8) for r in runs) == 1
+    assert plan.Run(1, mix="ring") == plan.Run(1)            # nothing to mix with one worker
+    with pytest.raises(ValueError, match="unknown mix"):
+        plan.Run(2, mix="gossip")
+    with pytest.raises(SystemExit, match="unknown group"):
+        plan.parse_groups("seed000,seed999")
+    assert plan.estimate_seconds(["seed000"], plan.SIZES["smoke"]) > 0
+
+
+def test_read_run(tmp_path):
+    d = write_run(tmp_path / "exp" / "dnn_x", wer=5.0, cv_acc=72.5, workers=2, epochs=3,
+                  wall=10.0, aggregate=0.5, minibatches=100, mixes=10)
+    r = results.read_run(d)
+    assert (r.epochs, r.rejected, r.workers) == (3, 1, 2)
+    assert r.cv_acc == pytest.approx(70.5)           # epoch 2, the last one kept
+    assert (r.wer, r.wer_errors, r.wer_words) == (5.0, 20, 400)
+    assert r.fps == pytest.approx(3 * 51200 / 30.0)
+    sp = r.split_per_epoch()
+    assert sp["optimize"] == pytest.approx(8.5) and sp["aggregate"] == pytest.approx(0.5)
+    # validate: the CV pass after each epoch, 0.6 s (the initial model's pass is no epoch's)
+    assert sp["validate"] == pytest.approx(0.6)
+    assert r.ms_per_minibatch == pytest.approx(1e3 * 9.5 / 100)
+    assert r.mixes == 30 and r.seconds == 60
+    assert results.read_run(tmp_path / "missing") is None
+    unfinished = write_run(tmp_path / "exp" / "dnn_y", wer=5.0, done=False)
+    (unfinished / "final.nnet").unlink()
+    assert results.read_run(unfinished) is None
+
+
+def test_read_run_bad_log(tmp_path):
+    d = write_run(tmp_path / "d", wer=5.0)
+    (d / "log" / "train_scheduler.log").write_text("not a scheduler log\n")
+    with pytest.raises(results.ResultError, match="train_scheduler.log: no CROSSVAL PRERUN"):
+        results.read_run(d)
+
+
+def test_verdict_rules():
+    assert verdict.within(3.9, 3.5, 0.5) and not verdict.within(4.1, 3.5, 0.5)
+    assert verdict.worse_by(4.1, 3.5, 0.5) and not verdict.worse_by(3.9, 3.5, 0.5)
+    assert verdict.not_worse(3.5, 3.5) and not verdict.not_worse(3.6, 3.5)
+    assert verdict.close(3.0, 3.5, 0.5) and not verdict.close(3.0, 3.6, 0.5)
+    assert verdict.degrades_more(3.0, 4.0, 3.0, 3.5) and not verdict.degrades_more(3, 3.5, 3, 4)
+    assert verdict.within(None, 3.5, 0.5) is None
+    assert verdict.all_of([True, True]) is True and verdict.all_of([True, None]) is None
+    assert verdict.all_of([None, False]) is False and verdict.all_of([]) is None
+    md = verdict.claims_markdown([verdict.Claim("s", "c", "n", "r", "h", None)])
+    assert "not measured" in md
+
+
+def make_workspace(work, size, wers):
+    """Every run of every training group, WER from ``wers(run)``."""
+    for run in plan.runs_for(plan.TRAINING_GROUPS, size):
+        write_run(work / run.dnn_dir, wer=wers(run), workers=run.workers, words=1200,
+                  wall=10.0 / min(run.workers, 2) * 1.02, aggregate=0.1 * run.workers,
+                  mixes=200 // run.average_every)
+
+
+def test_seed002_verdicts(tmp_path):
+    size = plan.SIZES["smoke"]
+    # BMUF better than MA, NBM better than CBM: the seed's claims hold
+    make_workspace(tmp_path, size, lambda r: {"cbm": 4.5, "nbm": 4.0}.get(r.mix, 5.0)
+                   if r.workers > 1 else 4.2)
+    claims = {c.claim: c for c in seed002.claims(
+        {k: results.read_run(tmp_path / r.dnn_dir)
+         for k, r in plan.group_runs("seed002", size).items()}, size)}
+    assert claims["BMUF (CBM and NBM) is more accurate than model averaging"].held is True
+    assert claims["NBM is better than CBM"].held is True
+    assert claims["BMUF-NBM loses nothing against one worker"].held is True
+    text = seed002.build(size, tmp_path, tmp_path / "out")
+    assert "**held**" in text and "BMUF-NBM" in text
+    assert (tmp_path / "out" / "seed002.md").read_text() == text
+
+
+def test_seed001_verdicts(tmp_path):
+    size = plan.SIZES["smoke"]
+    # plain SGD degrades 1 -> N by 2.0, NG-SGD by 0.25: the NG-SGD claim holds; the
+    # exponential schedule is 1.0 worse: "similar" does not hold
+    def wer(r):
+        w = 4.0 + (0.25 if r.workers > 1 else 0.0)
+        if r.optimizer == "sgd":
+            w = 4.0 + (2.0 if r.workers > 1 else 0.0)
+        if r.scheduler == "exponential":
+            w += 1.0
+        return w
+    make_workspace(tmp_path, size, wer)
+    text = seed001.build(size, tmp_path, tmp_path / "out")
+    rows = {ln.split(" (seed 001")[0].strip("| "): ln for ln in text.splitlines()
+            if ln.startswith("| ") and "(seed 001, Table" in ln}
+    assert "**held**" in rows["NG-SGD is crucial under model averaging: plain SGD loses more "
+                              "going from 1 to N workers"]
+    assert "**not held**" in rows["Newbob and exponential decay give similar WER"]
+    assert "### Table 3: averaging frequency" in text
+
+
+def test_seed000_table_small_size(tmp_path, monkeypatch):
+    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
+    size = plan.SIZES["smoke"]                      # 1 and 2 workers: no model needed
+    make_workspace(tmp_path, size, lambda r: 4.0 + 0.1 * r.workers)
+    out = tmp_path / "out"
+    text = seed000.build(size, tmp_path, out)
+    assert "### Table 1" in text and "### Table 3" in text
+    claim = next(ln for ln in text.splitlines() if "keeps WER close to 1 worker" in ln)
+    assert "**held**" in claim                      # 4.2 <= 4.1 + 0.5
+    scal = next(ln for ln in text.splitlines() if ln.startswith("| all-reduce | 2 |"))
+    assert "(measured)" in scal
+    assert (out / "seed000_wer.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_seed000_uses_the_model_beyond_the_cores(tmp_path, monkeypatch):
+    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
+    size = plan.SIZES["quick"]
+    make_workspace(tmp_path, size, lambda r: 4.0)
+    write_allreduce(tmp_path / "allreduce", allreduce_rows(5e-6, 1 / 3e9, ranks=(2,)))
+    monkeypatch.setattr(seed000, "_params", lambda r: 370755)   # dummies' final.nnet is empty
+    text = seed000.build(size, tmp_path, tmp_path / "out")
+    row16 = next(ln for ln in text.splitlines() if ln.startswith("| butterfly | 16 |"))
+    assert "(model)" in row16 and "yes" in row16
+    claim = next(ln for ln in text.splitlines() if "scale better than all-reduce" in ln)
+    # a 0.37M-parameter model: communication is negligible, the topology cannot matter
+    assert "**not held**" in claim
+    # a slow link (1 MB/s): one exchange per mix beats the all-reduce's 2(p-1)/p n beta
+    write_allreduce(tmp_path / "allreduce", allreduce_rows(5e-6, 1 / 1e6, ranks=(2,)))
+    text = seed000.build(size, tmp_path, tmp_path / "out")
+    claim = next(ln for ln in text.splitlines() if "scale better than all-reduce" in ln)
+    assert "**held**" in claim
+
+
+def test_seed004_claims():
+    rows = allreduce_rows(5e-6, 1 / 3e9, ranks=(4, 8))   # at 2, ring = recursive doubling
+    for r in rows:                                  # MPI's own: slower on large messages
+        r["mpi"] = r["tree"] * (1.0 if r["bytes"] < 1 << 20 else 2.0 * r["ranks"])
+    got = {c.claim.split(" ")[0] + str(i): c.held for i, c in enumerate(seed004.claims(rows, 2))}
+    assert got["ring0"] is True and got["ring1"] is True and got["the2"] is True
+    assert got["butterfly3"] is True                # log2 P messages beat 2(P-1) at 4 KB
+    assert "oversubscribed" in seed004.claims(rows, 2)[0].note
+    rows[-1]["ring"] = rows[-1]["ring-async"] = 10.0          # a slow ring at 8 ranks, 64 MB
+    assert seed004.claims(rows, 8)[0].held is False
+
+
+def test_tables_main_writes_every_group(tmp_path, monkeypatch):
+    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
+    size = plan.SIZES["smoke"]
+    make_workspace(tmp_path, size, lambda r: 4.0)
+    write_allreduce(tmp_path / "allreduce", allreduce_rows(5e-6, 1 / 3e9, ranks=(2,)))
+    out = tmp_path / "out"
+    assert tables.main(["--size", "smoke", "--work", str(tmp_path), "--out", str(out),
+                        "seed004", "seed000", "seed001", "seed002", "scaling"]) == 0
+    combined = (out / "RESULTS_experiments.md").read_text()
+    for title in ("Seed 004", "Seed 000", "Seed 001", "Seed 002"):
+        assert f"## {title}" in combined
+    assert not (out / "scaling_model.md").exists()  # no scaling.txt in this work directory

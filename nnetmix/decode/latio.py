@@ -24,6 +24,7 @@ from nnetmix.errors import FormatError
 from nnetmix.decode.lattice import CompactLattice, INF, RawLattice
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier, parse_wspecifier
 from nnetmix.kaldi.stream import InputStream, open_input, open_output
+from nnetmix.kaldi.writer import ArkScpSinks
 
 __all__ = ["compact_lattice_to_bytes", "compact_lattice_to_text", "read_compact_lattice",
            "CompactLatticeWriter", "iter_compact_lattices", "fst_bytes", "lattice4_bytes"]
@@ -257,7 +258,7 @@ def iter_compact_lattices(rspecifier: str) -> Iterator[tuple[str, CompactLattice
         src.close()
 
 
-class CompactLatticeWriter:
+class CompactLatticeWriter(ArkScpSinks):
     """Write (key, CompactLattice) to an ark wspecifier (``ark:|gzip -c > lat.1.gz``, ``ark,t:-``,
     ``ark,scp:a.ark,a.scp``)."""
 
@@ -282,22 +283,3 @@ class CompactLatticeWriter:
             self._scp.write(f"{key} {self.spec.ark}:{offset}\n".encode("utf-8"))
 
     __setitem__ = write
-
-    def close(self) -> None:
-        self._ark.commit()
-        if self._scp is not None:
-            self._scp.commit()
-
-    def abort(self) -> None:
-        self._ark.abort()
-        if self._scp is not None:
-            self._scp.abort()
-
-    def __enter__(self) -> "CompactLatticeWriter":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()

@@ -23,6 +23,7 @@ from nnetmix.feat.riff import encode_wave, read_wave
 from nnetmix.feat.wav import read_audio
 from nnetmix.kaldi.specifier import parse_rspecifier, parse_wspecifier
 from nnetmix.kaldi.stream import InputStream, OutputSink, open_input, open_output
+from nnetmix.kaldi.writer import ArkScpSinks
 
 __all__ = ["WaveEntry", "iter_wave_table", "WaveRandomAccess", "WaveWriter"]
 
@@ -146,7 +147,7 @@ class WaveRandomAccess:
         return audio
 
 
-class WaveWriter:
+class WaveWriter(ArkScpSinks):
     """Writes recordings as Kaldi wave objects to ``ark:f``, ``ark:-`` or ``ark,scp:a,s``;
     a context manager (files appear under their names only on success)."""
 
@@ -184,28 +185,3 @@ class WaveWriter:
                                                                         "surrogateescape"))
         if self.spec.flush:
             self._ark.flush()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        self._ark.commit()
-        if self._scp is not None:
-            self._scp.commit()
-
-    def abort(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        for sink in (self._ark, self._scp):
-            if sink is not None:
-                sink.abort()
-
-    def __enter__(self) -> "WaveWriter":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()

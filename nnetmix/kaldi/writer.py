@@ -23,7 +23,7 @@ from nnetmix.kaldi.objects import _write as _write_object
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_wspecifier
 from nnetmix.kaldi.stream import OutputSink, open_input, open_output
 
-__all__ = ["TableWriter"]
+__all__ = ["ArkScpSinks", "TableWriter"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,55 @@ def _check_key(key: str, spec: str) -> bytes:
     return key.encode("utf-8", errors="surrogateescape")
 
 
-class TableWriter:
+class ArkScpSinks:
+    """The commit/abort life of a table writer's archive and script sinks (``_ark``, ``_scp``,
+    temporary files renamed into place on commit), shared by every table writer here
+    (TableWriter, nnetmix.feat.wavetable.WaveWriter, nnetmix.decode.latio.CompactLatticeWriter).
+
+    ``close()`` renames the archive, then the script (so a script never points into an archive
+    that is not there); ``abort()`` removes both temporary files and keeps what was there
+    before; as a context manager, a block that raises aborts.
+    """
+
+    _ark: Optional[OutputSink] = None
+    _scp: Optional[OutputSink] = None
+    closed: bool = False
+
+    def close(self) -> None:
+        """Finish: rename the archive, then the script, into place."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self._ark is not None:
+                self._ark.commit()
+        except BaseException:
+            if self._scp is not None:
+                self._scp.abort()
+            raise
+        if self._scp is not None:
+            self._scp.commit()
+
+    def abort(self) -> None:
+        """Give up: remove temporary files, keep whatever was there before."""
+        if self.closed:
+            return
+        self.closed = True
+        for sink in (self._ark, self._scp):
+            if sink is not None:
+                sink.abort()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+class TableWriter(ArkScpSinks):
     """Write (key, value) pairs of one kind to a Kaldi table; a context manager.
 
     ``w.write(key, value)`` or ``w[key] = value``. Binary unless the wspecifier has ``t``.
@@ -107,39 +155,6 @@ class TableWriter:
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.write(key, value)
-
-    def close(self) -> None:
-        """Finish: rename the archive, then the script, into place."""
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            if self._ark is not None:
-                self._ark.commit()
-        except BaseException:
-            if self._scp is not None:
-                self._scp.abort()
-            raise
-        if self._scp is not None:
-            self._scp.commit()
-
-    def abort(self) -> None:
-        """Give up: remove temporary files, keep whatever was there before."""
-        if self.closed:
-            return
-        self.closed = True
-        for sink in (self._ark, self._scp):
-            if sink is not None:
-                sink.abort()
-
-    def __enter__(self) -> "TableWriter":
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
 
     def __del__(self) -> None:
         if not getattr(self, "closed", True):

@@ -47,6 +47,7 @@ Where we differ from Kaldi's, and why:
 """
 from __future__ import annotations
 
+import abc
 import dataclasses
 import os
 import re
@@ -154,8 +155,9 @@ def parse_config(text: str, source: str, dollar_zero_required: bool = False,
 
 
 @dataclasses.dataclass
-class Scheduler:
-    """What differs between the Slurm and the Grid Engine wrapper."""
+class Scheduler(abc.ABC):
+    """What differs between the Slurm and the Grid Engine wrapper (each overrides the abstract
+    methods)."""
 
     name: str = ""
     config_path: str = ""
@@ -169,12 +171,14 @@ class Scheduler:
     job_id_pattern: str = ""
     sync_subdir: str = ""
 
+    @abc.abstractmethod
     def array_options(self, start: int, end: int, max_jobs: int | None) -> list[str]:
-        raise NotImplementedError
+        """The scheduler options of a JOB=start:end array (``max_jobs``: --max-jobs-run)."""
 
+    @abc.abstractmethod
     def submit_command(self, cfg: QueueConfig, opts: list[str], qlog: str, array: list[str],
                        script: str) -> list[str]:
-        raise NotImplementedError
+        """The command line that submits ``script`` with ``opts`` and the array options."""
 
     def env_lines(self) -> str:
         """Bash lines that copy scheduler variables into the log header (none by default)."""
@@ -184,10 +188,10 @@ class Scheduler:
         """Bash lines the job script runs after path.sh (none by default)."""
         return ""
 
+    @abc.abstractmethod
     def probe(self, job_id: str, tasks: Sequence[int], array: bool) -> dict[int, str] | None:
         """{task: state} for ``tasks`` ("GONE": the scheduler no longer knows it); None when
         the scheduler could not be asked (then nothing is concluded)."""
-        raise NotImplementedError
 
     @staticmethod
     def finished(state: str) -> bool:
@@ -202,8 +206,9 @@ class Scheduler:
         return state in ("CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
                          "BOOT_FAIL", "DEADLINE", "REVOKED")
 
+    @abc.abstractmethod
     def cancel(self, job_id: str) -> None:
-        raise NotImplementedError
+        """Cancel the job (the wrapper was interrupted)."""
 
 
 def _run(argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess | None:

@@ -25,6 +25,11 @@ def cuda_usable(allow_simulator: bool = True) -> tuple[bool, str]:
         return False, f"numba.cuda cannot be imported ({e}; pip install numba-cuda)"
     if config.ENABLE_CUDASIM:
         return (True, "") if allow_simulator else (False, "only the CUDA simulator is enabled")
+    if "numba_cuda" not in (getattr(cuda, "__file__", "") or ""):
+        # numba's own, deprecated CUDA target: on an H100 it failed to compile our softmax
+        # kernel (a TypeError in type inference) where numba-cuda compiles every kernel
+        return False, ("numba.cuda is numba's built-in CUDA target, not the numba-cuda package "
+                       "(pip install numba-cuda, or nnetmix[gpu])")
     try:
         if cuda.is_available() and len(cuda.gpus) > 0:
             return True, ""

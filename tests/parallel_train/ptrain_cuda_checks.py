@@ -1,0 +1,59 @@
+"""The training tools on a real GPU (``make test-gpu``): nnet-train-frmshuff.py and
+nnet-train-mpi.py with ``--backend=cuda`` train the model ``--backend=cpu`` trains, up to float32
+rounding (the GEMMs sum in another order), with plain SGD and with NG-SGD, on 1 and 2 ranks
+(both ranks share the one GPU). The file name keeps the default suite from collecting it: on
+numba's simulator each epoch would take minutes.
+"""
+import numpy as np
+import pytest
+from ptrain_dummies import read_params, run_frmshuff, run_mpi, tiny_net, utterances, write_data
+
+pytestmark = pytest.mark.cuda_device
+
+MB = ["--minibatch-size=16", "--randomizer-size=64", "--learn-rate=0.02"]
+NGSGD = ["--optimizer=ngsgd", "--ngsgd-rank-in=3", "--ngsgd-rank-out=2"]
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ptrain_cuda")
+    rng = np.random.default_rng(11)
+    data = write_data(d, utterances(rng, num_utts=40))
+    init = d / "init.nnet"
+    tiny_net(rng, hid=40).write(str(init))
+    return d, data, init
+
+
+def _losses(stderr: str) -> list[float]:
+    return [float(ln.split("AvgLoss:")[1].split()[0]) for ln in stderr.splitlines()
+            if "AvgLoss:" in ln]
+
+
+@pytest.mark.parametrize("opt", [[], NGSGD], ids=["sgd", "ngsgd"])
+def test_frmshuff_cuda_equals_cpu(task, opt):
+    d, data, init = task
+    out = {}
+    for be in ("cpu", "cuda"):
+        p = run_frmshuff([*MB, *opt, f"--backend={be}", data["feats"], data["targets"], init,
+                          d / f"frm_{be}_{len(opt)}.nnet"])
+        assert p.returncode == 0, p.stderr
+        out[be] = (read_params(d / f"frm_{be}_{len(opt)}.nnet"), _losses(p.stderr))
+    np.testing.assert_allclose(out["cuda"][0], out["cpu"][0], rtol=0, atol=2e-4)
+    np.testing.assert_allclose(out["cuda"][1], out["cpu"][1], rtol=1e-4)
+    assert not np.array_equal(read_params(init), out["cuda"][0])       # it did train
+
+
+@pytest.mark.parametrize("opt", [[], NGSGD], ids=["sgd", "ngsgd"])
+def test_mpi_two_ranks_cuda_equals_cpu(task, opt):
+    d, data, init = task
+    out = {}
+    for be in ("cpu", "cuda"):
+        p, _ = run_mpi(2, [*MB, *opt, "--average-every=4", f"--backend={be}",
+                           f"--utt2num-frames={data['u2nf']}", data["feats"], data["targets"],
+                           init, d / f"mpi_{be}_{len(opt)}.nnet"])
+        assert p.returncode == 0, p.stderr
+        if be == "cuda":
+            assert "bound to GPU 0" in p.stderr
+        out[be] = (read_params(d / f"mpi_{be}_{len(opt)}.nnet"), _losses(p.stderr))
+    np.testing.assert_allclose(out["cuda"][0], out["cpu"][0], rtol=0, atol=2e-4)
+    np.testing.assert_allclose(out["cuda"][1], out["cpu"][1], rtol=1e-4)

@@ -63,10 +63,11 @@ def close(a: Optional[float], b: Optional[float], tol: float) -> Optional[bool]:
 
 
 def degrades_more(a1, an, b1, bn) -> Optional[bool]:
-    """(an - a1) > (bn - b1): going from 1 to N workers costs a more than b."""
+    """an > a1 and (an - a1) > (bn - b1): going from 1 to N workers costs a something, and more
+    than it costs b (when a does not degrade at all, the claim that it degrades more fails)."""
     if not all(_num(x) for x in (a1, an, b1, bn)):
         return None
-    return (an - a1) > (bn - b1) + 1e-9
+    return an > a1 + 1e-9 and (an - a1) > (bn - b1) + 1e-9
 
 
 def all_of(results: Sequence[Optional[bool]]) -> Optional[bool]:

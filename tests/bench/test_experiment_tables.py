@@ -89,6 +89,7 @@ def test_verdict_rules():
     assert verdict.not_worse(3.5, 3.5) and not verdict.not_worse(3.6, 3.5)
     assert verdict.close(3.0, 3.5, 0.5) and not verdict.close(3.0, 3.6, 0.5)
     assert verdict.degrades_more(3.0, 4.0, 3.0, 3.5) and not verdict.degrades_more(3, 3.5, 3, 4)
+    assert not verdict.degrades_more(3.0, 2.9, 3.0, 2.0)   # a improves: it does not degrade
     assert verdict.within(None, 3.5, 0.5) is None
     assert verdict.all_of([True, True]) is True and verdict.all_of([True, None]) is None
     assert verdict.all_of([None, False]) is False and verdict.all_of([]) is None

@@ -19,7 +19,7 @@ from typing import Optional
 
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.report import header, num, table, wer_cell, write_atomic
-from bench.experiments.results import RunResult, read_run
+from nnetmix.train.runlog import RunResult, read_run
 from bench.experiments.verdict import (ACC_TOL, WER_TOL, Claim, all_of, claims_markdown, close,
                                        within, worse_by)
 

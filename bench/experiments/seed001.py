@@ -15,7 +15,7 @@ from bench.experiments.plan import Size, group_runs
 from bench.experiments.report import header, num, table, wer_cell, words_delta, write_atomic
 from bench.experiments.verdict import (WER_TOL, Claim, all_of, claims_markdown, close,
                                        degrades_more, not_worse)
-from bench.experiments.results import read_run
+from nnetmix.train.runlog import read_run
 
 __all__ = ["COMPARISONS", "claims", "build"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.report import header, num, table, wer_cell, write_atomic
-from bench.experiments.results import read_run
+from nnetmix.train.runlog import read_run
 from bench.experiments.verdict import (WER_TOL, Claim, all_of, claims_markdown, not_worse,
                                        within)
 

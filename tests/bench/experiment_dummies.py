@@ -1,5 +1,5 @@
 """Finished egs/digits DNN run directories written in code, as steps/nnet/train.sh, the MPI
-trainer and steps/nnet/decode.sh leave them (the files bench/experiments/results.py reads)."""
+trainer and steps/nnet/decode.sh leave them (the files nnetmix/train/runlog.py reads)."""
 from __future__ import annotations
 
 import json

@@ -2,12 +2,14 @@
 finished run, the verdict rules, and each group's table on run directories written in code."""
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from experiment_dummies import ROOT, allreduce_rows, write_allreduce, write_run
 
-from bench.experiments import plan, results, seed000, seed001, seed002, seed004, tables, verdict
+from bench.experiments import plan, seed000, seed001, seed002, seed004, tables, verdict
+from nnetmix.train import runlog as results
 
 RUN_SH = ROOT / "egs" / "digits" / "s5" / "run.sh"
 TRAIN_SH = ROOT / "steps" / "nnet" / "train.sh"
@@ -74,6 +76,24 @@ def test_read_run(tmp_path):
     unfinished = write_run(tmp_path / "exp" / "dnn_y", wer=5.0, done=False)
     (unfinished / "final.nnet").unlink()
     assert results.read_run(unfinished) is None
+
+
+def test_summarize_dnn_table(tmp_path, capsys):
+    """egs/digits/s5/local/summarize_dnn.py (run_parallel_variants.sh's table) reads runs
+    through the same reader."""
+    import importlib.util
+    d = write_run(tmp_path / "exp" / "dnn_rbm_w2", wer=5.0, cv_acc=72.5, workers=2, epochs=3)
+    path = Path(__file__).resolve().parents[2] / "egs/digits/s5/local/summarize_dnn.py"
+    spec = importlib.util.spec_from_file_location("summarize_dnn", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([str(d)]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    best = results.read_run(d).wer_file
+    assert best.startswith("wer_")
+    assert row == f"| dnn_rbm_w2 | 3 (1 rejected) | 70.50% | 5.00 (20/400, {best}) | 60 s |"
+    with pytest.raises(SystemExit, match="no finished training"):
+        mod.main([str(tmp_path / "missing")])
 
 
 def test_read_run_bad_log(tmp_path):

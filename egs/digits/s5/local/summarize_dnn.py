@@ -2,37 +2,33 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """Markdown table of DNN experiment directories: epochs, CV frame accuracy, WER, time.
 
-Reads what steps/nnet/train.sh and steps/nnet/decode.sh leave in each directory:
-log/train_scheduler.log (the ITERATION lines), decode_test/wer_* (the best %WER line) and,
-when local/run_parallel_variants.sh wrote it, stages67_seconds.
+Reads what steps/nnet/train.sh and steps/nnet/decode.sh leave in each directory through
+nnetmix.train.runlog (log/train_scheduler.log, decode_test/wer_*, and stages67_seconds when
+local/run_parallel_variants.sh wrote it).
 Usage: local/summarize_dnn.py <dnn-dir> [<dnn-dir> ...]
 """
 from __future__ import annotations
 
-import re
+import os
 import sys
 from pathlib import Path
 
-ITER = re.compile(r"ITERATION (\d+): .* cv ([\d.]+)%, nnet (accepted|rejected)")
-WER = re.compile(r"%WER ([\d.]+) \[ (\d+) / (\d+)")
+# the nnetmix tree (egs/digits/s5/local -> ../../../..), in case nnetmix is not installed
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), *[".."] * 4))
+
+from nnetmix.train.runlog import read_run  # noqa: E402
 
 
 def summarize(d: Path) -> str:
-    log = d / "log" / "train_scheduler.log"
-    if not log.exists():
-        raise SystemExit(f"summarize_dnn.py: no such file {log}")
-    iters = [m.groups() for m in ITER.finditer(log.read_text(errors="replace"))]
-    accepted = [float(cv) for _, cv, what in iters if what == "accepted"]
-    best = None
-    for f in sorted((d / "decode_test").glob("wer_*")):
-        m = WER.search(f.read_text())
-        if m and (best is None or float(m.group(1)) < best[0]):
-            best = (float(m.group(1)), f"{m.group(2)}/{m.group(3)}", f.name)
-    secs = d / "stages67_seconds"
-    t = f"{int(secs.read_text())} s" if secs.exists() else "-"
-    wer = f"{best[0]:.2f} ({best[1]}, {best[2]})" if best else "-"
-    cv = f"{accepted[-1]:.2f}%" if accepted else "-"
-    return f"| {d.name} | {len(iters)} ({len(iters) - len(accepted)} rejected) | {cv} | {wer} | {t} |"
+    run = read_run(d)
+    if run is None:
+        raise SystemExit(f"summarize_dnn.py: {d}: no finished training (no final.nnet or "
+                         "log/train_scheduler.log)")
+    t = f"{run.seconds} s" if run.seconds is not None else "-"
+    wer = (f"{run.wer:.2f} ({run.wer_errors}/{run.wer_words}, {run.wer_file})"
+           if run.wer is not None else "-")
+    return (f"| {d.name} | {run.epochs} ({run.rejected} rejected) | {run.cv_acc:.2f}% | {wer} "
+            f"| {t} |")
 
 
 def main(argv: list[str]) -> int:

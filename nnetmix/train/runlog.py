@@ -1,5 +1,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""What a finished egs/digits DNN run left on disk, as numbers.
+"""What a finished DNN training directory left on disk, as numbers: the one reader of
+steps/nnet/train.sh's and decode.sh's logs, used by egs/digits/s5/local/summarize_dnn.py and
+bench/experiments (issue 9's tables).
 
 Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, run by run.sh stages 6-7):
 ``log/train_scheduler.log`` (the PRERUN and ITERATION lines: epochs, CV loss and frame accuracy
@@ -66,6 +68,7 @@ class RunResult:
     cv: list                    #: EpochTiming per CV pass after an epoch
     seconds: Optional[int]      #: wall seconds of run.sh stages 6-7 (the driver's clock)
     load: str = ""              #: load average before -> after, as the driver saw it
+    wer_file: str = ""          #: the best wer_* file's name (wer_<LMWT>_<WIP>)
 
     @property
     def train_frames(self) -> int:
@@ -131,12 +134,12 @@ def read_timings(log_dir: Path) -> tuple[list, list]:
 
 
 def best_wer(decode_dir: Path) -> Optional[tuple]:
-    """(wer, errors, words) of the best wer_* file, None when there is none."""
+    """(wer, errors, words, file name) of the best wer_* file, None when there is none."""
     best = None
     for f in sorted(decode_dir.glob("wer_*")):
         m = WER.search(f.read_text(errors="replace"))
         if m and (best is None or float(m.group(1)) < best[0]):
-            best = (float(m.group(1)), int(m.group(2)), int(m.group(3)))
+            best = (float(m.group(1)), int(m.group(2)), int(m.group(3)), f.name)
     return best
 
 
@@ -167,4 +170,4 @@ def read_run(path: Path) -> Optional[RunResult]:
         wer=wer[0] if wer else None, wer_errors=wer[1] if wer else None,
         wer_words=wer[2] if wer else None, train=train, cv=cv,
         seconds=int(secs.read_text().split()[0]) if secs.exists() else None,
-        load=load.read_text().strip() if load.exists() else "")
+        load=load.read_text().strip() if load.exists() else "", wer_file=wer[3] if wer else "")

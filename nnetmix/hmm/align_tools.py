@@ -113,22 +113,29 @@ class AlignCounts:
         return self.no_feats + self.errors
 
 
+def _graphs_with_feats(graphs_rspecifier: str, feats, counts: "AlignCounts"):
+    """(key, graph, features) for each training graph whose utterance has non-empty features;
+    the others are warned about and counted, as Kaldi's aligners do."""
+    for key, graph in iter_graphs(graphs_rspecifier):
+        m = feats.get(key)
+        if m is None:
+            logger.warning("No features for utterance %s", key)
+            counts.no_feats += 1
+            continue
+        if len(m) == 0:
+            logger.warning("Zero-length utterance: %s", key)
+            counts.errors += 1
+            continue
+        yield key, graph, m
+
+
 def align_equal_compiled(graphs_rspecifier: str, feats_rspecifier: str,
                          ali_wspecifier: str) -> AlignCounts:
     """align-equal-compiled: a random path through each graph, frames spread evenly."""
     counts = AlignCounts()
     with open_lookup(feats_rspecifier, "mat") as feats, \
             TableWriter(ali_wspecifier, "ivec") as writer:
-        for key, graph in iter_graphs(graphs_rspecifier):
-            m = feats.get(key)
-            if m is None:
-                logger.warning("No features for utterance %s", key)
-                counts.no_feats += 1
-                continue
-            if len(m) == 0:
-                logger.warning("Zero-length utterance: %s", key)
-                counts.errors += 1
-                continue
+        for key, graph, m in _graphs_with_feats(graphs_rspecifier, feats, counts):
             if graph.start < 0:
                 logger.warning("Empty decoding graph for %s", key)
                 counts.errors += 1
@@ -165,16 +172,7 @@ def align_compiled(model_rx: str, graphs_rspecifier: str, feats_rspecifier: str,
     scores = TableWriter(scores_wspecifier, "vec") if scores_wspecifier else None
     try:
         with feats, TableWriter(ali_wspecifier, "ivec") as writer:
-            for key, graph in iter_graphs(graphs_rspecifier):
-                m = feats.get(key)
-                if m is None:
-                    logger.warning("No features for utterance %s", key)
-                    counts.no_feats += 1
-                    continue
-                if len(m) == 0:
-                    logger.warning("Zero-length utterance: %s", key)
-                    counts.errors += 1
-                    continue
+            for key, graph, m in _graphs_with_feats(graphs_rspecifier, feats, counts):
                 check_feat_dim(m, model, key, feats_rspecifier)
                 vlog(logger, 1, "%s", key)
                 # all pdfs: for monophones (tens of pdfs) one GEMM beats listing each graph's

@@ -7,7 +7,7 @@ rank trains on its own frame-balanced share of the data and the ranks mix their 
 --average-every minibatches; the epoch ends with one model (the exact average, or BMUF's W).
 Takes every option of nnet-train-frmshuff.py; its log lines (AvgLoss, FRAME_ACCURACY, the
 summary) are printed once, by rank 0, over the data of all ranks. The work is
-nnetmix.parallel.train_mpi."""
+nnetmix.driver.dnn_epoch."""
 import os
 import sys
 
@@ -28,7 +28,7 @@ PROG = "nnet-train-mpi.py"
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.parallel.trainer import MpiTrainOptions
+    from nnetmix.parallel import MpiTrainOptions
     from nnetmix.train.tool_options import register_frmshuff_options
 
     p = OptionParser(USAGE, prog=PROG)
@@ -50,11 +50,12 @@ def main(argv=None) -> int:
 
         from mpi4py import MPI
 
+        from nnetmix.driver import dnn_epoch, setup_rank_logging
         from nnetmix.errors import UsageError
         from nnetmix.nnet import NnetTrainOptions
-        from nnetmix.parallel.failure import run_job
-        from nnetmix.parallel.trainer import MpiTrainOptions, setup_rank_logging, train_mpi
+        from nnetmix.parallel import MpiTrainOptions, run_job
         from nnetmix.train import TrainOptions
+        from nnetmix.train.options import OptimizerOptions
 
         comm = MPI.COMM_WORLD
         log = logging.getLogger("nnet-train-mpi")
@@ -64,19 +65,17 @@ def main(argv=None) -> int:
                              f"{3 + (0 if opts.cross_validate else 1)} with "
                              f"--cross-validate={'true' if opts.cross_validate else 'false'})")
         mopts = parser.group(MpiTrainOptions, opts)
-        from nnetmix.train.options import OptimizerOptions
-        optim_opts = parser.group(OptimizerOptions, opts)
-        optim_opts.check()
         setup_rank_logging(comm, PROG, opts.verbose, mopts.rank_log)
 
         def work() -> int:
-            res = train_mpi(comm, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
+            res = dnn_epoch(comm, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
                             parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
                             mopts, feature_transform=opts.feature_transform,
                             backend=opts.backend, targets_kind=opts.targets_kind,
-                            binary=opts.binary, log=log, optim_opts=optim_opts,
+                            binary=opts.binary, log=log,
+                            optim_opts=parser.group(OptimizerOptions, opts),
                             ngsgd_state_in=opts.ngsgd_state_in,
-                            ngsgd_state_out=opts.ngsgd_state_out)
+                            ngsgd_state_out=opts.ngsgd_state_out, result_file=opts.result_file)
             if comm.Get_rank() == 0:
                 log.info("%s", res.stats.summary_line())
                 log.info("%s", res.stats.report())

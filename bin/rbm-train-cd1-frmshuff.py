@@ -2,7 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """rbm-train-cd1-frmshuff.py: Kaldi's rbm-train-cd1-frmshuff (src/nnetbin/rbm-train-cd1-frmshuff.cc).
 
-CD-1 training of a one-<Rbm> network over shuffled frames through nnetmix.rbm.train_rbm; the
+CD-1 training of a one-<Rbm> network over shuffled frames through nnetmix.driver.rbm_train (one worker); the
 log lines (Iteration, Done ..., AvgLoss (Mse), progress) are Kaldi's."""
 import os
 import sys
@@ -21,16 +21,10 @@ e.g.: rbm-train-cd1-frmshuff.py 1.rbm.init scp:train.scp 1.rbm"""
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.rbm import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
+    from nnetmix.rbm.options import register_cd1_options
 
     p = OptionParser(USAGE, prog="rbm-train-cd1-frmshuff.py")
-    p.register_group(RbmTrainOptions)
-    p.register_group(RbmRandomizerOptions)
-    p.register_group(Cd1Options)
-    p.register("binary", False, "Write output in binary mode")
-    p.register("feature-transform", "", "Feature transform in Nnet format")
-    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto (the feature transform "
-               "runs on it too)")
+    register_cd1_options(p)  # every option of rbm-train-cd1-frmshuff.py
     return p
 
 
@@ -40,22 +34,14 @@ def main(argv=None) -> int:
     def body(opts, args) -> int:
         import logging
 
-        from nnetmix.kernels import get_backend
-        from nnetmix.nnet import read_nnet
-        from nnetmix.rbm import (Cd1Options, RbmRandomizerOptions, RbmTrainOptions,
-                                 read_features, train_rbm)
+        from nnetmix.driver import rbm_train
+        from nnetmix.rbm import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
 
         log = logging.getLogger("rbm-train-cd1-frmshuff")
-        be = get_backend(opts.backend)
-        transform = None
-        if opts.feature_transform:
-            transform = read_nnet(opts.feature_transform, rbm_to_affine=True).to_backend(be)
-        nnet = read_nnet(args[0]).to_backend(be)
-        st = train_rbm(nnet, lambda it: read_features(args[1]),
-                       parser.group(RbmTrainOptions, opts), parser.group(Cd1Options, opts),
-                       parser.group(RbmRandomizerOptions, opts), feature_transform=transform,
-                       log=log)
-        nnet.write(args[2], binary=opts.binary)
+        st = rbm_train(None, args[0], args[1], args[2], parser.group(RbmTrainOptions, opts),
+                       parser.group(Cd1Options, opts), parser.group(RbmRandomizerOptions, opts),
+                       feature_transform=opts.feature_transform, backend=opts.backend,
+                       binary=opts.binary, log=log).stats
         log.info("%s", st.summary_line())
         log.info("%s", st.report())
         log.info("%s", st.time_split())

@@ -7,7 +7,7 @@ steps/nnet/pretrain_dbn.sh --num-workers N does): each rank trains CD-1 on its o
 share of the data and the ranks mix the RBM every --average-every minibatches; the run ends with
 the exact average. Takes every option of rbm-train-cd1-frmshuff.py; its log lines (Done ...,
 AvgLoss (Mse), progress) are printed once, by rank 0, over the data of all ranks. At N = 1 the
-model is rbm-train-cd1-frmshuff.py's, byte for byte. The work is nnetmix.rbm.mpi.train_rbm_mpi."""
+model is rbm-train-cd1-frmshuff.py's, byte for byte. The work is nnetmix.driver.rbm_train."""
 import os
 import sys
 
@@ -28,17 +28,11 @@ PROG = "rbm-train-cd1-mpi.py"
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.rbm import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
-    from nnetmix.rbm.mpi import RbmMpiOptions
+    from nnetmix.driver import RbmMpiOptions
+    from nnetmix.rbm.options import register_cd1_options
 
     p = OptionParser(USAGE, prog=PROG)
-    p.register_group(RbmTrainOptions)
-    p.register_group(RbmRandomizerOptions)
-    p.register_group(Cd1Options)
-    p.register("binary", False, "Write output in binary mode")
-    p.register("feature-transform", "", "Feature transform in Nnet format")
-    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto (the feature transform "
-               "runs on it too)")
+    register_cd1_options(p)  # every option of rbm-train-cd1-frmshuff.py
     p.register_group(RbmMpiOptions)
     return p
 
@@ -56,10 +50,9 @@ def main(argv=None) -> int:
 
         from mpi4py import MPI
 
+        from nnetmix.driver import RbmMpiOptions, rbm_train, setup_rank_logging
         from nnetmix.parallel.failure import run_job
-        from nnetmix.parallel.trainer import setup_rank_logging
         from nnetmix.rbm import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
-        from nnetmix.rbm.mpi import RbmMpiOptions, train_rbm_mpi
 
         comm = MPI.COMM_WORLD
         log = logging.getLogger("rbm-train-cd1-mpi")
@@ -67,11 +60,11 @@ def main(argv=None) -> int:
         setup_rank_logging(comm, PROG, opts.verbose, mopts.rank_log)
 
         def work() -> int:
-            res = train_rbm_mpi(comm, args[0], args[1], args[2],
-                                parser.group(RbmTrainOptions, opts), parser.group(Cd1Options, opts),
-                                parser.group(RbmRandomizerOptions, opts), mopts,
-                                feature_transform=opts.feature_transform, backend=opts.backend,
-                                binary=opts.binary, log=log)
+            res = rbm_train(comm, args[0], args[1], args[2],
+                            parser.group(RbmTrainOptions, opts), parser.group(Cd1Options, opts),
+                            parser.group(RbmRandomizerOptions, opts), mopts,
+                            feature_transform=opts.feature_transform, backend=opts.backend,
+                            binary=opts.binary, log=log)
             if comm.Get_rank() == 0:
                 st = res.stats
                 log.info("%s", st.summary_line())

@@ -14,8 +14,8 @@ What the MPI trainer uses (every function takes ``comm``; everything works at si
     # or BMUF: bmuf = BMUF(comm, nnet.params, BmufOptions(), "ring", nnet.backend, nnet.velocity)
     ... every block: bmuf.sync(); validate/save bmuf.model (bmuf.copy_model(dst))
 
-One whole epoch of MPI training (partition, agreement, mixing or BMUF, summed CV statistics):
-:func:`train_mpi` in trainer.py, behind bin/nnet-train-mpi.py.
+Whole epochs on N ranks (partition, agreement, mixing or BMUF, summed statistics) are put
+together one layer up, in :mod:`nnetmix.driver`.
 
 Semantics: DESIGN.md "Parallel semantics"; algorithms: allreduce.py; device buffers: buffers.py.
 """
@@ -30,8 +30,7 @@ from nnetmix.parallel.mixing import (STRATEGIES, MixOptions, Mixer, butterfly_pa
                                      exact_average)
 from nnetmix.parallel.partition import (Partition, partition_utterances, rank_utterances,
                                         shuffled_utterances)
-from nnetmix.parallel.trainer import (MpiEpochResult, MpiTrainOptions, setup_rank_logging,
-                                      train_mpi)
+from nnetmix.parallel.options import MixingOptions, MpiTrainOptions
 
 __all__ = [
     "ALGORITHMS", "AllReducer", "allreduce",
@@ -43,5 +42,5 @@ __all__ = [
     "run_ranks", "install_excepthook", "run_job", "launcher_rank", "Watchdog", "abort_job",
     "rank_error_line",
     "ParallelError", "RankMismatchError", "mpi_cuda_aware",
-    "MpiTrainOptions", "MpiEpochResult", "train_mpi", "setup_rank_logging",
+    "MixingOptions", "MpiTrainOptions",
 ]

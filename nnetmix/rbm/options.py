@@ -11,7 +11,8 @@ import dataclasses
 from nnetmix.errors import NnetmixError
 from nnetmix.train.options import RandomizerOptions
 
-__all__ = ["RbmError", "RbmTrainOptions", "RbmRandomizerOptions", "Cd1Options"]
+__all__ = ["RbmError", "RbmTrainOptions", "RbmRandomizerOptions", "Cd1Options",
+           "register_cd1_options"]
 
 
 class RbmError(NnetmixError):
@@ -91,3 +92,15 @@ class Cd1Options:
             raise RbmError(f"--drop-data must be in [0, 1), got {self.drop_data}")
         if self.max_frames <= 0:
             raise RbmError(f"--max-frames must be > 0, got {self.max_frames}")
+
+
+def register_cd1_options(p) -> None:
+    """Register rbm-train-cd1-frmshuff.py's options on an option parser ``p`` (anything with
+    ``register`` and ``register_group``); the MPI tool takes all of them too."""
+    p.register_group(RbmTrainOptions)
+    p.register_group(RbmRandomizerOptions)
+    p.register_group(Cd1Options)
+    p.register("binary", False, "Write output in binary mode")
+    p.register("feature-transform", "", "Feature transform in Nnet format")
+    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto (the feature transform "
+               "runs on it too)")

@@ -37,7 +37,7 @@ from nnetmix.rbm.cd1 import Cd1
 from nnetmix.rbm.options import Cd1Options, RbmError, RbmRandomizerOptions, RbmTrainOptions
 from nnetmix.rbm.schedule import MomentumSchedule
 from nnetmix.rbm.stats import RbmStats
-from nnetmix.train.prefetch import maybe_prefetch
+from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.randomizer import FrameRandomizer
 from nnetmix.train.stats import kaldi_float
 
@@ -45,7 +45,7 @@ __all__ = ["train_rbm", "read_features", "RbmHook"]
 
 logger = logging.getLogger(__name__)
 
-RbmHook = Callable[[int, Nnet], None]
+RbmHook = Hook
 Features = Callable[[int], Iterable[tuple[str, np.ndarray]]]
 
 
@@ -60,27 +60,24 @@ def read_features(rspecifier: str, keys: Optional[set[str]] = None
                 yield key, mat
 
 
-class _Stop(Exception):
-    """The agreed number of minibatches is done."""
+class _Cd1Rule:
+    """CD-1 on one RBM: the minibatch loop's update rule."""
 
-
-class _Run:
     def __init__(self, nnet: Nnet, opts: RbmTrainOptions, cd1_opts: Cd1Options,
-                 rnd_opts: RbmRandomizerOptions, transform: Optional[Nnet],
-                 hook: Optional[RbmHook], num_minibatches: Optional[int],
-                 frame_count_scale: int, log: logging.Logger):
-        self.nnet, self.opts, self.cd1_opts = nnet, opts, cd1_opts
-        self.transform, self.hook, self.limit, self.log = transform, hook, num_minibatches, log
+                 transform: Optional[Nnet], frame_count_scale: int, log: logging.Logger):
+        self.model, self.opts, self.cd1_opts = nnet, opts, cd1_opts
+        self.transform, self.log = transform, log
         self.scale = int(frame_count_scale)
         self.schedule = MomentumSchedule(opts)
         lr, mmt = self.schedule.initial()
         self.cd1 = Cd1(nnet, lr, mmt, opts.l2_penalty, cd1_opts.seed, log)
-        self.randomizer = FrameRandomizer(rnd_opts, randomize=True)
         self.drop_rng = np.random.Generator(np.random.PCG64([cd1_opts.seed, 1]))
         self.stats = RbmStats(dim=nnet.input_dim, loss_report_frames=cd1_opts.loss_report_frames)
         self.total_frames = 0
+        self.t_start = time.perf_counter()
 
-    def prepare(self, key: str, mat: np.ndarray) -> Optional[np.ndarray]:
+    def prepare(self, item: tuple[str, np.ndarray]):
+        key, mat = item
         st, o = self.stats, self.cd1_opts
         if mat.shape[0] > o.max_frames:
             self.log.warning("Skipping %s that has %d frames, it is longer than '--max-frames'%d",
@@ -97,10 +94,10 @@ class _Run:
             be = self.transform._be()
             x = be.to_host(self.transform.propagate(be.asarray(x, dtype=self.transform.dtype)))
             x = np.asarray(x, dtype=np.float32)
-        if x.shape[1] != self.nnet.input_dim:
+        if x.shape[1] != self.model.input_dim:
             what = "after the feature transform " if self.transform is not None else ""
             raise RbmError(f"utterance {key}: feature dim {what}is {x.shape[1]}, the RBM's "
-                           f"input dim is {self.nnet.input_dim}")
+                           f"input dim is {self.model.input_dim}")
         if o.drop_data > 0.0:
             x = x[self.drop_rng.random(x.shape[0]) >= o.drop_data]
             if x.shape[0] == 0:
@@ -111,13 +108,10 @@ class _Run:
             vlog(self.log, 1, "After %d utterances: time elapsed = %s min; processed %s frames "
                  "per sec.", st.num_done, kaldi_float(el / 60),
                  kaldi_float(st.frames / el if el > 0 else 0.0))
-        return x
+        return x, np.zeros(x.shape[0], dtype=np.int32)
 
-    def step(self, xh: np.ndarray) -> None:
+    def step(self, xh: np.ndarray, _y: np.ndarray) -> None:
         st = self.stats
-        if self.limit is not None and st.minibatches >= self.limit:
-            raise _Stop
-        t0 = time.perf_counter()
         res = self.cd1.step(xh)
         st.guard_events += int(res.guarded)
         st.add(res.mse, res.frames, self.log)
@@ -131,79 +125,28 @@ class _Run:
         every = self.cd1_opts.check_params_every
         if every > 0 and st.minibatches % every == 0:
             self.check_params()
-        t1 = time.perf_counter()
-        st.time_optimize += t1 - t0
-        if self.hook is not None:
-            self.hook(st.minibatches, self.nnet)
-            st.time_hook += time.perf_counter() - t1
 
     def check_params(self) -> None:
-        if not self.cd1.be.all_finite(self.nnet.params):
+        if not self.cd1.be.all_finite(self.model.params):
             raise RbmError(f"'nan' or 'inf' in the RBM parameters after minibatch "
                            f"{self.stats.minibatches} (need a lower learning rate?); no model "
                            "is written")
 
-    def drain(self) -> None:
-        r = self.randomizer
-        if r.done():
-            return
-        r.randomize()
-        for xh, _ in r.minibatches():
-            self.step(xh)
-
-    def one_iteration(self, utterances: Iterable[tuple[str, np.ndarray]]) -> None:
+    def finish(self, limit: Optional[int], stopped: bool, minibatch_size: int) -> RbmStats:
         st = self.stats
-        source, pre = maybe_prefetch(utterances, self.cd1_opts.prefetch, 32768,
-                                     lambda u: int(u[1].shape[0]))
-        it = iter(source)
-        try:
-            while True:
-                t0 = time.perf_counter()
-                try:
-                    key, mat = next(it)
-                except StopIteration:
-                    st.time_io += time.perf_counter() - t0
-                    break
-                x = self.prepare(key, mat)
-                if x is not None:
-                    self.randomizer.add(x, np.zeros(x.shape[0], dtype=np.int32))
-                st.time_io += time.perf_counter() - t0
-                if self.randomizer.is_full():
-                    self.drain()
-            self.drain()
-        finally:
-            if pre is not None:
-                pre.close()
-            else:
-                close = getattr(utterances, "close", None)
-                if close is not None:
-                    close()
-
-    def run(self, features: Features) -> RbmStats:
-        st = self.stats
-        self.t_start = time.perf_counter()
-        stopped = False
-        try:
-            for it in range(1, self.cd1_opts.num_iters + 1):
-                st.iterations = it
-                self.log.info("Iteration %d/%d", it, self.cd1_opts.num_iters)
-                self.one_iteration(features(it))
-        except _Stop:
-            stopped = True
         st.time_total = time.perf_counter() - self.t_start
         self.check_params()
         if st.num_done == 0:
             raise RbmError(f"no utterance could be used ({st.num_other_error} skipped as longer "
                            "than --max-frames)")
-        if self.limit is not None and st.minibatches < self.limit:
-            raise RbmError(f"the data ran out after {st.minibatches} minibatches, {self.limit} "
+        if limit is not None and st.minibatches < limit:
+            raise RbmError(f"the data ran out after {st.minibatches} minibatches, {limit} "
                            "were agreed (a shard smaller than the others?)")
         if st.minibatches == 0:
-            raise RbmError(f"fewer frames than one minibatch "
-                           f"({self.randomizer.opts.minibatch_size}) in the data: nothing was "
-                           "trained")
+            raise RbmError(f"fewer frames than one minibatch ({minibatch_size}) in the data: "
+                           "nothing was trained")
         if stopped:
-            vlog(self.log, 1, "Stopped after the agreed %d minibatches", self.limit)
+            vlog(self.log, 1, "Stopped after the agreed %d minibatches", limit)
         return st
 
 
@@ -227,7 +170,14 @@ def train_rbm(nnet: Nnet, features: Features, opts: Optional[RbmTrainOptions] = 
     if feature_transform is not None and feature_transform.output_dim != nnet.input_dim:
         raise RbmError(f"the feature transform's output dim is {feature_transform.output_dim}, "
                        f"the RBM's input dim is {nnet.input_dim}")
-    run = _Run(nnet, opts, cd1_opts, rnd_opts, feature_transform, hook, num_minibatches,
-               frame_count_scale, log)
+    rule = _Cd1Rule(nnet, opts, cd1_opts, feature_transform, frame_count_scale, log)
     log.info("RBM TRAINING STARTED")
-    return run.run(features)
+    # ONE randomizer for all iterations: the remainder of one is shuffled into the next
+    loop = MinibatchLoop(rule, FrameRandomizer(rnd_opts, randomize=True), hook=hook,
+                         limit=num_minibatches)
+    for it in range(1, cd1_opts.num_iters + 1):
+        rule.stats.iterations = it
+        log.info("Iteration %d/%d", it, cd1_opts.num_iters)
+        if loop.run(features(it), prefetch=cd1_opts.prefetch, prefetch_frames=32768):
+            break
+    return rule.finish(num_minibatches, loop.stopped, rnd_opts.minibatch_size)

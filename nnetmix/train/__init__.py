@@ -7,8 +7,10 @@
 
 :func:`train_epoch` takes any iterable of (key, feats, targets) utterances (a shard for an MPI
 rank), an after-minibatch ``hook(step, nnet)`` (where MPI mixing plugs in) and an agreed number
-of minibatches; :func:`run_schedule` is train_scheduler.sh (Newbob or exponential) with restart
-safety; :func:`nnet_forward` is nnet-forward with Kaldi's PdfPrior.
+of minibatches; it runs :class:`MinibatchLoop` (:mod:`nnetmix.train.loop`), the minibatch loop
+every trainer shares, DNN and RBM. Whole epochs on one worker or N ranks and the schedule over
+epochs are one layer up, in :mod:`nnetmix.driver`. :func:`nnet_forward` is nnet-forward with
+Kaldi's PdfPrior.
 """
 from nnetmix.train.data import (TARGET_KINDS, posterior_to_targets, read_utterances,
                                 shard_keys)
@@ -18,16 +20,16 @@ from nnetmix.train.newbob import (NewbobDecision, NewbobOptions, NewbobState, ex
 from nnetmix.train.options import RandomizerOptions, TrainError, TrainOptions
 from nnetmix.train.prefetch import Prefetcher
 from nnetmix.train.randomizer import FrameRandomizer, num_minibatches
-from nnetmix.train.scheduler import ScheduleOptions, TrainCommandOptions, run_schedule
 from nnetmix.train.stats import EpochStats, parse_report
-from nnetmix.train.trainer import Hook, train_epoch
+from nnetmix.train.loop import Hook, MinibatchLoop
+from nnetmix.train.trainer import train_epoch
 
 __all__ = [
     "TrainOptions", "RandomizerOptions", "TrainError",
     "FrameRandomizer", "num_minibatches", "Prefetcher",
     "read_utterances", "posterior_to_targets", "shard_keys", "TARGET_KINDS",
-    "train_epoch", "Hook", "EpochStats", "parse_report",
+    "train_epoch", "Hook", "MinibatchLoop", "EpochStats", "parse_report",
     "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
-    "kaldi_round", "ScheduleOptions", "TrainCommandOptions", "run_schedule",
+    "kaldi_round",
     "ForwardOptions", "PdfPrior", "nnet_forward", "forward_table",
 ]

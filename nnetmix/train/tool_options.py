@@ -23,5 +23,7 @@ def register_frmshuff_options(p) -> None:
     p.register("binary", True, "Write output in binary mode")
     p.register("feature-transform", "", "Feature transform in Nnet format")
     p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
+    p.register("result-file", "", "Write the epoch's statistics (loss, frame accuracy, counts) "
+               "to this JSON file, which a scheduler reads instead of the log")
     p.register("targets-kind", "post", "Targets table kind: post (pdf posteriors, as ali-to-post "
                "writes) or ali (pdf alignments as int vectors, as ali-to-pdf writes)")

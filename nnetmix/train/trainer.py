@@ -33,15 +33,15 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Callable, Iterable, Optional
+from typing import Iterable, Optional
 
 import numpy as np
 
 from nnetmix.log import vlog
 from nnetmix.nnet import Nnet, NnetTrainOptions, Softmax
 from nnetmix.train.data import Utterance
+from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.options import TrainError, TrainOptions
-from nnetmix.train.prefetch import maybe_prefetch
 from nnetmix.train.randomizer import FrameRandomizer
 from nnetmix.train.stats import PROGRESS_FRAMES, EpochStats, kaldi_float
 
@@ -49,31 +49,21 @@ __all__ = ["train_epoch", "Hook"]
 
 logger = logging.getLogger(__name__)
 
-Hook = Callable[[int, Nnet], None]
 
-
-class _Stop(Exception):
-    """The agreed number of minibatches is done."""
-
-
-class _Epoch:
-    """State of one epoch; see train_epoch."""
+class _DnnRule:
+    """Cross-entropy training (or evaluation) of one network: the loop's update rule."""
 
     def __init__(self, nnet: Nnet, opts: TrainOptions, update_opts: Optional[NnetTrainOptions],
-                 transform: Optional[Nnet], hook: Optional[Hook], num_minibatches: Optional[int],
-                 log: logging.Logger):
-        self.nnet = nnet
+                 transform: Optional[Nnet], log: logging.Logger):
+        self.model = nnet
         self.be = nnet._be()
         self.opts = opts
         self.update_opts = update_opts or NnetTrainOptions()
         self.transform = transform
-        self.hook = hook
-        self.limit = num_minibatches
         self.log = log
         self.train = not opts.cross_validate
         self.stats = EpochStats(cross_validate=opts.cross_validate,
                                 randomized=self.train and opts.randomize)
-        self.randomizer = FrameRandomizer(opts, randomize=self.train and opts.randomize)
         self.out_dim = nnet.output_dim
         mb = opts.minibatch_size
         self.probs = self.be.empty((mb, self.out_dim), dtype=nnet.dtype)
@@ -82,8 +72,9 @@ class _Epoch:
         self.prog_loss = 0.0
 
     # -- per utterance ----------------------------------------------------------------------
-    def prepare(self, key: str, feats: np.ndarray, targets: Optional[np.ndarray]):
+    def prepare(self, item: Utterance):
         """Checks, truncation and the feature transform; None when the utterance is dropped."""
+        key, feats, targets = item
         st, opts = self.stats, self.opts
         if targets is None:
             self.log.warning("%s, missing targets", key)
@@ -114,19 +105,16 @@ class _Epoch:
                                  f"transform's input dim is {self.transform.input_dim}")
             be = self.transform._be()
             x = be.to_host(self.transform.propagate(be.asarray(x, dtype=np.float32)))
-        if x.shape[1] != self.nnet.input_dim:
+        if x.shape[1] != self.model.input_dim:
             what = "after the feature transform " if self.transform is not None else ""
             raise TrainError(f"utterance {key}: feature dim {what}is {x.shape[1]}, the network's "
-                             f"input dim is {self.nnet.input_dim}")
+                             f"input dim is {self.model.input_dim}")
         st.num_done += 1
         return x, targets
 
     # -- per minibatch ------------------------------------------------------------------------
     def step(self, xh: np.ndarray, yh: np.ndarray) -> None:
-        st, be, nnet = self.stats, self.be, self.nnet
-        if self.limit is not None and st.minibatches >= self.limit:
-            raise _Stop
-        t0 = time.perf_counter()
+        st, be, nnet = self.stats, self.be, self.model
         x = be.asarray(xh, dtype=nnet.dtype)
         y = be.asarray(yh, dtype=np.int32)
         logits = nnet.propagate(x, through_softmax=False)
@@ -147,11 +135,6 @@ class _Epoch:
             every = self.opts.check_params_every
             if every > 0 and st.minibatches % every == 0:
                 self.check_params()
-        t1 = time.perf_counter()
-        st.time_optimize += t1 - t0
-        if self.train and self.hook is not None:
-            self.hook(st.minibatches, nnet)
-            st.time_hook += time.perf_counter() - t1
         self.prog_frames += n
         self.prog_loss += loss
         if self.prog_frames > PROGRESS_FRAMES:
@@ -162,52 +145,14 @@ class _Epoch:
             self.prog_frames, self.prog_loss = 0, 0.0
 
     def check_params(self) -> None:
-        if not self.be.all_finite(self.nnet.params):
+        if not self.be.all_finite(self.model.params):
             raise TrainError(f"'nan' or 'inf' in the network parameters after minibatch "
                              f"{self.stats.minibatches} (need a lower learning rate?); the "
                              "epoch is rejected and no model is written")
 
-    def drain(self) -> None:
-        r = self.randomizer
-        if r.done():  # < one minibatch left (e.g. the data ended right after a full buffer)
-            return
-        r.randomize()
-        for xh, yh in r.minibatches():
-            self.step(xh, yh)
-
-    # -- the epoch ----------------------------------------------------------------------------
-    def run(self, utterances: Iterable[Utterance]) -> EpochStats:
+    def finish(self, limit: Optional[int], stopped: bool) -> EpochStats:
+        """The end-of-epoch checks: too much dropped, too little data."""
         st, opts = self.stats, self.opts
-        t_start = time.perf_counter()
-        source, pre = maybe_prefetch(utterances, opts.prefetch, opts.prefetch_frames,
-                                     lambda u: int(u[1].shape[0]))
-        it = iter(source)
-        stopped = False
-        try:
-            while True:
-                t0 = time.perf_counter()
-                try:
-                    key, feats, targets = next(it)
-                except StopIteration:
-                    st.time_io += time.perf_counter() - t0
-                    break
-                item = self.prepare(key, feats, targets)
-                if item is not None:
-                    self.randomizer.add(*item)
-                st.time_io += time.perf_counter() - t0
-                if self.randomizer.is_full():
-                    self.drain()
-            self.drain()
-        except _Stop:
-            stopped = True
-        finally:
-            if pre is not None:
-                pre.close()
-            else:
-                close = getattr(utterances, "close", None)
-                if close is not None:
-                    close()
-        st.time_total = time.perf_counter() - t_start
         if self.train:
             self.check_params()
         dropped = st.num_no_tgt + st.num_other_error
@@ -220,14 +165,14 @@ class _Epoch:
                              f"({st.num_no_tgt} without targets, {st.num_other_error} with other "
                              "errors), more than --max-dropped-fraction="
                              f"{opts.max_dropped_fraction}")
-        if self.limit is not None and st.minibatches < self.limit:
+        if limit is not None and st.minibatches < limit:
             raise TrainError(f"the data ran out after {st.minibatches} minibatches, "
-                             f"{self.limit} were agreed (a shard smaller than the others?)")
+                             f"{limit} were agreed (a shard smaller than the others?)")
         if st.minibatches == 0:
             raise TrainError(f"fewer frames than one minibatch ({opts.minibatch_size}) in the "
                              "data: nothing was trained or evaluated")
         if stopped:
-            vlog(self.log, 1, "Stopped after the agreed %d minibatches", self.limit)
+            vlog(self.log, 1, "Stopped after the agreed %d minibatches", limit)
         return st
 
 
@@ -254,8 +199,13 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
                          f"the network's input dim is {nnet.input_dim}")
     if not opts.cross_validate and update_opts is None:
         raise TrainError("train_epoch: training needs update options (NnetTrainOptions)")
-    ep = _Epoch(nnet, opts, update_opts, feature_transform, hook, num_minibatches, log)
+    rule = _DnnRule(nnet, opts, update_opts, feature_transform, log)
     log.info("%s STARTED", "CROSS-VALIDATION" if opts.cross_validate else "TRAINING")
-    if ep.stats.randomized:
+    if rule.stats.randomized:
         log.info("Seeding the frame randomizer with : %d", opts.randomizer_seed)
-    return ep.run(utterances)
+    loop = MinibatchLoop(rule, FrameRandomizer(opts, randomize=rule.stats.randomized),
+                         hook=hook if rule.train else None, limit=num_minibatches)
+    t_start = time.perf_counter()
+    loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
+    rule.stats.time_total = time.perf_counter() - t_start
+    return rule.finish(num_minibatches, loop.stopped)

@@ -41,6 +41,7 @@ from typing import Sequence
 from nnetmix.errors import UsageError
 
 __all__ = ["JobSpec", "parse_job_args", "join_command", "find_mpiexec", "mpi_command",
+           "mpi_environment", "mpi_argv", "run_mpi_job",
            "default_max_jobs", "run_job",
            "run_jobs", "failure_message", "main"]
 
@@ -206,24 +207,48 @@ def find_mpiexec() -> tuple[str, bool]:
     return _MPIEXEC["path"]
 
 
+def mpi_environment(log: str, num_threads: int = 1) -> dict[str, str]:
+    """What an MPI job's ranks find in their environment (module docstring): the job log for
+    per-rank logs, one thread per rank unless set, Open MPI's run-as-root permission as root."""
+    env = {"NNETMIX_TASK_LOG": os.path.abspath(log)}
+    t = str(max(1, int(num_threads)))
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = os.environ.get(var, t)
+    _, openmpi = find_mpiexec()
+    if openmpi and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return env
+
+
+def mpi_argv(num_tasks: int) -> list[str]:
+    """``mpiexec -n N [--oversubscribe]`` (Open MPI needs the flag for more ranks than CPUs)."""
+    path, openmpi = find_mpiexec()
+    args = [path, "-n", str(int(num_tasks))]
+    if openmpi and num_tasks > (os.cpu_count() or 1):
+        args.append("--oversubscribe")
+    return args
+
+
 def mpi_command(command: str, num_tasks: int, log: str, num_threads: int = 1) -> str:
     """The bash command line that runs ``command`` (a bash command line) on ``num_tasks`` MPI
     ranks: ``mpiexec -n N [--oversubscribe] bash -c COMMAND`` with the environment set up (see
     the module docstring)."""
     import shlex
 
-    path, openmpi = find_mpiexec()
-    env = [f"export NNETMIX_TASK_LOG={shlex.quote(os.path.abspath(log))}"]
-    t = max(1, int(num_threads))
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        env.append(f"export {var}=${{{var}:-{t}}}")
-    args = [shlex.quote(path), "-n", str(int(num_tasks))]
-    if openmpi:
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            env.append("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
-        if num_tasks > (os.cpu_count() or 1):
-            args.append("--oversubscribe")
-    return "; ".join(env) + "; exec " + " ".join(args) + " bash -c " + shlex.quote(command)
+    env = [f"export {k}={shlex.quote(v)}" for k, v in mpi_environment(log, num_threads).items()]
+    return ("; ".join(env) + "; exec " + " ".join(shlex.quote(a) for a in mpi_argv(num_tasks))
+            + " bash -c " + shlex.quote(command))
+
+
+def run_mpi_job(argv: Sequence[str], num_tasks: int, log: str, num_threads: int = 1) -> int:
+    """Run the program ``argv`` on ``num_tasks`` MPI ranks straight from this process
+    (``mpiexec -n N argv...``: no shell between), with run.pl's log header and footer and the
+    environment of :func:`mpi_environment`; returns the exit code. What utils/run.py
+    --num-tasks N does, for a caller that already holds the command as a list."""
+    env = {**os.environ, **mpi_environment(log, num_threads)}
+    shown = "mpiexec -n %d %s" % (num_tasks, join_command(argv))
+    return run_job(list(mpi_argv(num_tasks)) + list(argv), log, num_threads, shown=shown,
+                   env=env)
 
 
 def default_max_jobs(num_jobs: int, gpu: int = 0) -> int:
@@ -295,9 +320,11 @@ class _Running:
                     pass
 
 
-def run_job(command: str, log: str, num_threads: int = 1, running: _Running | None = None,
-            shown: str | None = None) -> int:
-    """Run one command line through bash into ``log`` with run.pl's header and footer.
+def run_job(command: str | Sequence[str], log: str, num_threads: int = 1,
+            running: _Running | None = None, shown: str | None = None,
+            env: dict[str, str] | None = None) -> int:
+    """Run one command line through bash (a list: that program, no shell) into ``log`` with
+    run.pl's header and footer.
 
     Returns the job's exit code (128+N when bash was killed by signal N). The job's stdin is
     /dev/null so that jobs never read the caller's input.
@@ -310,12 +337,13 @@ def run_job(command: str, log: str, num_threads: int = 1, running: _Running | No
     start = time.time()
     with open(log, "w", encoding="utf-8") as fh:
         fh.write(f"# {command if shown is None else shown}\n# Started at {_date()}\n#\n")
+    argv = ["bash", "-c", command] if isinstance(command, str) else list(command)
     with open(log, "ab") as fh:
         if running is not None and running.stopping:
             rc, signal = 130, 0
         else:
-            proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL,
-                                    stdout=fh, stderr=fh)
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh,
+                                    env=env)
             if running is not None:
                 running.add(proc)
             rc = proc.wait()

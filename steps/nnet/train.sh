@@ -269,7 +269,7 @@ fi
 echo "$0: training ($scheduler schedule, backend $backend); progress in $dir/log/train_scheduler.log"
 IFS='|' read -r -a mpi_args <<< "$mpi_opts"
 $cmd $dir/log/train_scheduler.log \
-  python3 -m nnetmix.train.scheduler \
+  nnet-train-scheduler.py \
     --learn-rate=$learn_rate --momentum=$momentum --l1-penalty=$l1_penalty \
     --l2-penalty=$l2_penalty --minibatch-size=$minibatch_size \
     --randomizer-size=$randomizer_size --randomizer-seed=$randomizer_seed \

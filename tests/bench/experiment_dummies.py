@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from nnetmix.parallel.trainer import MpiEpochResult, MpiTrainOptions  # noqa: E402
+from nnetmix.driver import EpochResult  # noqa: E402
+from nnetmix.parallel import MpiTrainOptions  # noqa: E402
 from nnetmix.train.stats import EpochStats  # noqa: E402
 
 
@@ -18,7 +19,7 @@ def summary_line(ranks, frames, wall, optimize, aggregate, validate, io, cv=Fals
     """The trainer's own ``MPI summary`` line (its summary() method, so the format is real)."""
     st = EpochStats()
     st.frames = frames
-    res = MpiEpochResult(st, st, ranks, 0, optimize, aggregate, validate, io, wall)
+    res = EpochResult(st, st, ranks, 0, optimize, aggregate, validate, io, wall)
     return ("LOG (nnet-train-mpi.py[0.1.0]:work():nnet-train-mpi.py:88) "
             + res.summary(MpiTrainOptions(), cv))
 
@@ -31,7 +32,7 @@ def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epoch
     logs with MPI summary lines, wer files (the best = ``wer``), .done and stages67_seconds."""
     log = d / "log"
     log.mkdir(parents=True, exist_ok=True)
-    lines = ["# python3 -m nnetmix.train.scheduler ...",
+    lines = ["# nnet-train-scheduler.py ...",
              "LOG (train_scheduler[0.1.0]:run():scheduler.py:275) CROSSVAL PRERUN AVG.LOSS "
              "4.4943 (Xent), FRAME_ACCURACY 1.22%"]
     for it in range(1, epochs + 1):
@@ -46,10 +47,10 @@ def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epoch
         frames = 25600 * workers
         (log / f"iter{it:02d}.tr.log").write_text("\n".join([
             "# nnet-train-mpi.py ...",
-            f"LOG (nnet-train-mpi.py[0.1.0]:train_mpi():trainer.py:433) rank 0: {minibatches} "
+            f"LOG (nnet-train-mpi.py[0.1.0]:dnn_epoch():dnn.py:233) rank 0: {minibatches} "
             f"minibatches agreed ({minibatches} local); learning rate 0.008 (x {workers}); "
             "allreduce mixing every 10",
-            f"LOG (nnet-train-mpi.py[0.1.0]:train_mpi():trainer.py:481) rank 0: local loss 1.2 "
+            f"LOG (nnet-train-mpi.py[0.1.0]:dnn_epoch():dnn.py:283) rank 0: local loss 1.2 "
             f"(Xent) over 25600 frames, frame accuracy 60.0%, {mixes} mixes",
             summary_line(workers, frames, wall, wall - aggregate - 1.0, aggregate, 0.0, 1.0),
             "# Accounting: time=12 threads=1"]) + "\n")

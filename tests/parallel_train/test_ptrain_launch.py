@@ -49,7 +49,7 @@ def test_run_py_num_tasks_runs_mpi_with_rank_logs(task):
 
 def _schedule(task, exp, max_iters):
     d, tr, cv, init = task
-    return [sys.executable, "-m", "nnetmix.train.scheduler", "--minibatch-size=16",
+    return [sys.executable, str(ROOT / "bin" / "nnet-train-scheduler.py"), "--minibatch-size=16",
             "--randomizer-size=64", "--learn-rate=0.02", f"--max-iters={max_iters}",
             "--train-cmd=utils/run.py --num-tasks 2",
             "--train-tool=nnet-train-mpi.py --bmuf=true --average-every=4",
@@ -94,7 +94,7 @@ def test_scheduler_single_worker_ngsgd_epochs(task):
     nnet-train-frmshuff.py, which has no --epoch option (--pass-epoch=false)."""
     d, tr, cv, init = task
     exp = d / "exp_ngsgd_w1"
-    cmd = [sys.executable, "-m", "nnetmix.train.scheduler", "--minibatch-size=16",
+    cmd = [sys.executable, str(ROOT / "bin" / "nnet-train-scheduler.py"), "--minibatch-size=16",
            "--randomizer-size=64", "--learn-rate=0.02", "--max-iters=2",
            "--train-cmd=utils/run.py", "--train-tool=nnet-train-frmshuff.py",
            "--tr-tool-opts=--optimizer=ngsgd --ngsgd-rank-in=3 --ngsgd-rank-out=2",

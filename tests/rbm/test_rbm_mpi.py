@@ -1,4 +1,4 @@
-"""RBM pre-training over MPI (bin/rbm-train-cd1-mpi.py, nnetmix.rbm.mpi): N = 1 is the
+"""RBM pre-training over MPI (bin/rbm-train-cd1-mpi.py, nnetmix.driver.rbm_train): N = 1 is the
 single-worker tool byte for byte, N = 2 trains and reports once, mixing every minibatch keeps
 the ranks on one model, and steps/nnet/pretrain_dbn.sh --num-workers 2 runs end to end."""
 import os

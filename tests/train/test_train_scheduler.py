@@ -4,10 +4,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_bin
 from train_dummies import separable_utts, tiny_net, write_tables
 
+from nnetmix.driver import ScheduleOptions, run_schedule
 from nnetmix.nnet import NnetTrainOptions
-from nnetmix.train import ScheduleOptions, TrainError, TrainOptions, parse_report, run_schedule
+from nnetmix.train import TrainError, TrainOptions, parse_report
 
 OPTS = TrainOptions(minibatch_size=32, randomizer_size=256)
 
@@ -99,7 +101,7 @@ def test_exponential_schedule(task):
 
 
 def test_scheduler_cli(task, capsys):
-    from nnetmix.train.scheduler import main
+    main = load_bin("nnet-train-scheduler.py").main
 
     tmp, init, tr, cv = task
     rc = main(["--learn-rate=0.004", "--minibatch-size=32", "--randomizer-size=256",

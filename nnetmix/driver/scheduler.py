@@ -1,7 +1,8 @@
 """The training driver of steps/nnet/train.sh: epochs, cross-validation and the schedule.
 
 :func:`run_schedule` does what Kaldi's steps/nnet/train_scheduler.sh does, in one process and
-with the losses taken from the library (not grepped from logs):
+with the losses taken from the library (not grepped from logs); bin/nnet-train-scheduler.py is
+its command line:
 
 * CV of the starting model (``log/iter00.initial.log``), then per epoch training
   (``log/iterNN.tr.log``) from the best model so far and CV (``log/iterNN.cv.log``);
@@ -17,9 +18,11 @@ with the losses taken from the library (not grepped from logs):
 Each epoch can instead run as its own command (``--train-cmd``, e.g. ``utils/run.py --num-tasks
 2``, with ``--train-tool``, default ``nnet-train-mpi.py``): the scheduler passes the epoch's
 learning rate and every training option on that tool's command line, the job writes
-``log/iterNN.tr.log`` (the MPI tool's ranks ``log/iterNN.tr.rankR.log``), and the losses are
-read back from the ``AvgLoss`` / ``FRAME_ACCURACY`` lines of that log (the tool prints them as
-nnet-train-frmshuff does). Newbob or exponential work the same either way. With
+``log/iterNN.tr.log`` (the MPI tool's ranks ``log/iterNN.tr.rankR.log``), and the losses come
+back in the tool's result file ``log/iterNN.tr.json`` (``--result-file``). The local wrapper
+utils/run.py is run in this process, so an MPI epoch is ``mpiexec -n N nnet-train-mpi.py ...``
+started by the scheduler itself; other wrappers (Slurm, Grid Engine) run as commands. Newbob or
+exponential work the same either way. With
 ``--bmuf-state=true`` each epoch's model carries its BMUF checkpoint (``<model>.bmuf.npz``: W,
 W_g, Delta): an epoch starts from the best model's checkpoint, a rejected epoch's is set aside
 with its model, so a killed run resumes with the filter where it stood.
@@ -35,20 +38,24 @@ import dataclasses
 import json
 import logging
 import os
-import sys
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Iterator, Optional
 
+from nnetmix.driver.dnn import dnn_epoch, read_result
+from nnetmix.errors import UsageError
 from nnetmix.log import KaldiFormatter
-from nnetmix.nnet import Nnet, NnetTrainOptions, read_nnet
-from nnetmix.train.data import read_utterances
+from nnetmix.nnet import NnetTrainOptions
+from nnetmix.train.loop import Hook
 from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, kaldi_round,
                                   newbob_step)
 from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
-from nnetmix.train.trainer import Hook, train_epoch
+from nnetmix.utils.jobs import parse_job_args, run_job, run_mpi_job
 
-__all__ = ["ScheduleOptions", "TrainCommandOptions", "run_schedule", "main"]
+__all__ = ["ScheduleOptions", "TrainCommandOptions", "run_schedule"]
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +142,6 @@ class _Run:
                  train_opts: TrainOptions, sched: ScheduleOptions, feature_transform: str,
                  backend: str, targets_kind: str, hook: Optional[Hook], verbose: int,
                  binary: bool, command: Optional[TrainCommandOptions] = None):
-        from nnetmix.kernels import get_backend
-
         self.command = command if command is not None and command.train_cmd else None
         self.feature_transform = feature_transform
         self.backend = backend
@@ -148,10 +153,6 @@ class _Run:
         self.update_opts = update_opts
         self.train_opts = train_opts
         self.sched = sched
-        self.be = get_backend(backend)
-        self.transform: Optional[Nnet] = None
-        if feature_transform:
-            self.transform = read_nnet(feature_transform).to_backend(get_backend("cpu"))
         self.kind = targets_kind
         self.hook = hook
         self.verbose = verbose
@@ -161,69 +162,59 @@ class _Run:
 
     # -- epochs ------------------------------------------------------------------------------
     def epoch(self, model: str, which: str, log_name: str, lr: float = 0.0,
-              out: Optional[Path] = None, it: int = 0) -> tuple[EpochStats, Optional[Nnet]]:
+              out: Optional[Path] = None, it: int = 0) -> EpochStats:
         if self.command is not None:
-            return self.external_epoch(model, which, log_name, lr, out, it), None
+            return self.external_epoch(model, which, log_name, lr, out, it)
         cv = which == "cv"
         opts = dataclasses.replace(self.train_opts, cross_validate=cv)
         upd = dataclasses.replace(self.update_opts, learn_rate=lr)
         with _epoch_log(self.dir / "log" / log_name, "nnet-train-frmshuff.py", self.verbose) as log:
             log.info("model %s, features %s, targets %s", model, self.feats[which],
                      self.labels[which])
-            nnet = read_nnet(model).to_backend(self.be)
-            utts = read_utterances(self.feats[which], self.labels[which], self.kind)
-            st = train_epoch(nnet, utts, opts, None if cv else upd,
-                             feature_transform=self.transform, hook=None if cv else self.hook,
-                             log=log)
-            if out is not None:
-                nnet.write(str(out), binary=self.binary)
+            res = dnn_epoch(None, self.feats[which], self.labels[which], model,
+                            None if out is None else str(out), opts, upd,
+                            feature_transform=self.feature_transform, backend=self.backend,
+                            targets_kind=self.kind, binary=self.binary, log=log,
+                            hook=None if cv else self.hook)
+            st = res.stats
             log.info("%s", st.summary_line())
             log.info("%s", st.report())
             log.info("%s", st.time_split())
-        return st, nnet
+        return st
 
     def external_epoch(self, model: str, which: str, log_name: str, lr: float,
                        out: Optional[Path], it: int) -> EpochStats:
-        """One epoch as ``<train-cmd> log/NAME <train-tool> --opts... feats labels model [out]``."""
-        import shlex
-        import subprocess
-
-        from nnetmix.train.stats import parse_report
-
+        """One epoch as ``<train-cmd> log/NAME <train-tool> --opts... feats labels model [out]``;
+        the statistics come back in the tool's result file ``log/NAME.json``."""
         c = self.command
         cv = which == "cv"
         log = self.dir / "log" / log_name
+        result = log.with_suffix(".json")
+        if result.exists():
+            result.unlink()  # left by a killed run of this epoch
         opts = [f"--{k.replace('_', '-')}={_opt_text(v)}" for k, v in
                 {**dataclasses.asdict(dataclasses.replace(self.update_opts, learn_rate=lr)),
                  **dataclasses.asdict(dataclasses.replace(self.train_opts, cross_validate=cv))
                  }.items()]
         opts += [f"--feature-transform={self.feature_transform}", f"--backend={self.backend}",
-                 f"--targets-kind={self.kind}", f"--binary={_opt_text(self.binary)}"]
+                 f"--targets-kind={self.kind}", f"--binary={_opt_text(self.binary)}",
+                 f"--result-file={result}"]
         if c.pass_epoch:
             opts.append(f"--epoch={it}")
         opts += shlex.split(c.cv_tool_opts if cv else c.tr_tool_opts)
         if c.bmuf_state and not cv and out is not None:
             opts.append(f"--bmuf-state={self.bmuf_state_for(model, out)}")
         args = [self.feats[which], self.labels[which], model] + ([str(out)] if not cv else [])
-        cmd = shlex.split(c.train_cmd) + [str(log)] + shlex.split(c.train_tool) + opts + args
-        logger.info("epoch %d %s: %s", it, which, " ".join(shlex.quote(a) for a in cmd))
-        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL).returncode
-        text = log.read_text(errors="replace") if log.exists() else ""
+        tool = shlex.split(c.train_tool) + opts + args
+        rc = _run_command(shlex.split(c.train_cmd), str(log), tool, it, which)
         if rc != 0:
+            text = log.read_text(errors="replace") if log.exists() else ""
             errs = [ln for ln in text.splitlines() if ln.startswith("ERROR")]
             raise TrainError(f"{log}: the {'cross-validation' if cv else 'training'} command "
                              f"failed (exit code {rc})" + (f": {errs[0]}" if errs else ""))
-        rep = parse_report(text)
-        if rep is None:
-            raise TrainError(f"{log}: no AvgLoss / FRAME_ACCURACY lines (is --train-tool a "
-                             "trainer that prints them, as nnet-train-frmshuff does?)")
         if out is not None and not out.exists():
             raise TrainError(f"{log}: the training command wrote no model {out}")
-        st = EpochStats(cross_validate=cv)
-        st.frames = 1
-        st.xent_sum = rep["avg_loss"]
-        st.correct = rep["frame_accuracy"] / 100.0
-        return st
+        return read_result(str(result))
 
     def bmuf_state_for(self, model: str, out: Path) -> Path:
         """The BMUF checkpoint of the epoch writing ``out``, seeded with ``model``'s (or none)."""
@@ -273,7 +264,7 @@ class _Run:
             return str(final)
         state = self.load()
         if state is None:
-            st, _ = self.epoch(self.mlp_init, "cv", "iter00.initial.log")
+            st = self.epoch(self.mlp_init, "cv", "iter00.initial.log")
             state = NewbobState(learn_rate=kaldi_round(self.update_opts.learn_rate),
                                 loss=kaldi_round(st.avg_loss), mlp_best=self.mlp_init)
             logger.info("CROSSVAL PRERUN AVG.LOSS %.4f (Xent), FRAME_ACCURACY %.2f%%",
@@ -309,8 +300,8 @@ class _Run:
             state.learn_rate = lr
         lr = state.learn_rate
         nxt = d / "nnet" / ("%s_iter%02d" % (self.base, it))
-        tr, _ = self.epoch(state.mlp_best, "tr", "iter%02d.tr.log" % it, lr, out=nxt, it=it)
-        cv, _ = self.epoch(str(nxt), "cv", "iter%02d.cv.log" % it, it=it)
+        tr = self.epoch(state.mlp_best, "tr", "iter%02d.tr.log" % it, lr, out=nxt, it=it)
+        cv = self.epoch(str(nxt), "cv", "iter%02d.cv.log" % it, it=it)
         name = "%s_learnrate%g_tr%.4f_cv%.4f" % (nxt.name, lr, tr.avg_loss, cv.avg_loss)
         line = (f"ITERATION {it:02d}: TRAIN AVG.LOSS {tr.avg_loss:.4f}, (lrate{lr:g}), "
                 f"CROSSVAL AVG.LOSS {cv.avg_loss:.4f}, FRAME_ACCURACY tr {tr.frame_accuracy:.2f}% "
@@ -355,48 +346,21 @@ def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, la
                 binary, command).run()
 
 
-USAGE = """Train a neural network with frame-level cross-entropy under a learning-rate schedule
-(Newbob as Kaldi's steps/nnet/train_scheduler.sh, or exponential decay), cross-validating after
-every epoch. Resumes after the last finished epoch; does nothing when <exp-dir>/final.nnet exists.
-Usage: python3 -m nnetmix.train.scheduler [options] <mlp-init> <feats-tr> <feats-cv> \\
-         <labels-tr> <labels-cv> <exp-dir>
- e.g.: python3 -m nnetmix.train.scheduler --feature-transform=exp/dnn/final.feature_transform \\
-         exp/dnn/nnet.init scp:exp/dnn/train.scp scp:exp/dnn/cv.scp \\
-         ark:exp/dnn/pdf_post.tr.ark ark:exp/dnn/pdf_post.cv.ark exp/dnn"""
-
-
-def make_parser():
-    from nnetmix.cli import OptionParser
-
-    p = OptionParser(USAGE, prog="train_scheduler")
-    p.register_group(NnetTrainOptions)
-    p.register_group(TrainOptions)
-    p.register_group(ScheduleOptions)
-    p.register_group(TrainCommandOptions)
-    p.register("feature-transform", "", "Feature transform in nnet1 format (applied per utterance)")
-    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
-    p.register("targets-kind", "post", "Targets: post (pdf posteriors, ali-to-post) or ali "
-               "(pdf alignments, int vectors)")
-    p.register("binary", True, "Write the models in binary mode")
-    return p
-
-
-def main(argv=None) -> int:
-    from nnetmix.cli import run_tool
-
-    parser = make_parser()
-
-    def body(opts, args) -> int:
-        run_schedule(*args, update_opts=parser.group(NnetTrainOptions, opts),
-                     train_opts=parser.group(TrainOptions, opts),
-                     sched=parser.group(ScheduleOptions, opts),
-                     feature_transform=opts.feature_transform, backend=opts.backend,
-                     targets_kind=opts.targets_kind, verbose=max(1, opts.verbose),
-                     binary=opts.binary, command=parser.group(TrainCommandOptions, opts))
-        return 0
-
-    return run_tool(parser, (6, 6), body, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def _run_command(wrapper: list[str], log: str, tool: list[str], it: int, which: str) -> int:
+    """Run one epoch's tool through the job wrapper. The local wrapper (utils/run.py) is run in
+    this process: ``mpiexec -n N tool ...`` starts straight from here (the scheduler, mpiexec and
+    the tool are the only processes between a recipe and the mixing code); any other wrapper
+    (utils/slurm.py, utils/queue.py, Kaldi's run.pl) is run as a command."""
+    logger.info("epoch %d %s: %s", it, which,
+                " ".join(shlex.quote(a) for a in wrapper + [log] + tool))
+    if wrapper and os.path.basename(wrapper[0]) == "run.py":
+        try:
+            spec = parse_job_args(wrapper[1:] + [log] + tool, "run.py")
+        except UsageError as e:
+            raise TrainError(f"--train-cmd={' '.join(wrapper)}: {e}") from None
+        if spec.var is None:
+            prog = shutil.which(tool[0]) or tool[0]
+            if spec.num_tasks:
+                return run_mpi_job([prog] + tool[1:], spec.num_tasks, log, spec.num_threads)
+            return run_job([prog] + tool[1:], log, spec.num_threads)
+    return subprocess.run(wrapper + [log] + tool, stdin=subprocess.DEVNULL).returncode

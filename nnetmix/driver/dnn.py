@@ -1,0 +1,312 @@
+"""One epoch of DNN cross-entropy training (or one CV pass), on one worker or N MPI ranks.
+
+The library behind bin/nnet-train-frmshuff.py (``comm=None``), bin/nnet-train-mpi.py (a
+communicator) and the in-process epochs of :mod:`nnetmix.driver.scheduler`::
+
+    res = dnn_epoch(MPI.COMM_WORLD, "scp:feats.scp", "ark:post.ark", "nnet.in", "nnet.out",
+                    TrainOptions(), NnetTrainOptions(learn_rate=0.008),
+                    MpiTrainOptions(average_every=10))
+
+Both run :func:`nnetmix.train.train_epoch` (the one minibatch loop); what N ranks add, in order
+(every step a collective; DESIGN.md "Parallel semantics"):
+
+1. ``check_same`` on every option and argument; every rank reads the model and checks that all
+   start from one model.
+2. The partition of ``--epoch`` (:meth:`Workers.shards`); a rank reads only its shard.
+3. The targets of the rank's utterances are read up front, so each rank knows exactly how many
+   frames it will train on (the trainer's rules: missing targets and length mismatches dropped,
+   lengths within ``length_tolerance`` truncated) and the ranks agree on the number of
+   minibatches (the minimum), so they reach every mix together.
+4. Training: learning rate x N for model averaging (seed 001 section 5.6), x 1 for BMUF, unless
+   ``--scale-lr-by-workers`` says otherwise; mixing or a BMUF block sync every
+   ``--average-every`` minibatches (:class:`~nnetmix.driver.ranks.MixingHook`); at the end one
+   model. The frame randomizer and NG-SGD of rank r are seeded with ``randomizer_seed + r``;
+   every rank starts NG-SGD from the same saved estimate and keeps its own during the epoch (as
+   each Kaldi nnet2 job does); rank 0's is saved with the model.
+5. Cross-validation: each rank evaluates its share and the statistics are summed, so the
+   ``AvgLoss`` / ``FRAME_ACCURACY`` lines are over all the data. A rank with fewer frames than one
+   minibatch evaluates in smaller minibatches.
+6. Rank 0 writes the model (atomically), the NG-SGD state and the BMUF checkpoint
+   (``--bmuf-state``: W, W_g and Delta, resumed at the start of the next epoch when its W is the
+   model given), and the result file (:func:`write_result`), which a scheduler reads instead of
+   the log.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import time
+from typing import Any, Iterator, Mapping, Optional
+
+import numpy as np
+
+from nnetmix.kaldi import RandomAccessReader
+from nnetmix.kernels import get_backend
+from nnetmix.nnet import NnetTrainOptions, read_nnet
+from nnetmix.parallel.agree import params_digest
+from nnetmix.parallel.bmuf import BMUF
+from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.options import MpiTrainOptions
+from nnetmix.driver.ranks import Workers
+from nnetmix.train.loop import Hook
+from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
+from nnetmix.train.ngsgd import setup_optimizer, state_path
+from nnetmix.train.options import OptimizerOptions, TrainError, TrainOptions
+from nnetmix.train.stats import EpochStats
+from nnetmix.train.trainer import train_epoch
+
+__all__ = ["EpochResult", "dnn_epoch", "write_result", "read_result"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class EpochResult:
+    """What one epoch gives back (identical on every rank except ``local``)."""
+
+    stats: EpochStats           #: summed over ranks (time_total = wall, max over ranks)
+    local: EpochStats           #: this rank's own
+    num_ranks: int
+    minibatches: int            #: per rank (agreed); CV: the sum over ranks
+    time_optimize: float        #: mean over ranks, seconds
+    time_aggregate: float       #: mixing / all-reduce / BMUF, mean over ranks
+    time_validate: float        #: CV pass (cross-validation only), mean over ranks
+    time_io: float
+    wall: float                 #: the slowest rank's wall time of the epoch
+    ngsgd_limited: int = 0      #: NG-SGD layer updates limited by --max-change-per-sample
+
+    @property
+    def frames_per_sec(self) -> float:
+        return self.stats.frames / self.wall if self.wall > 0 else 0.0
+
+    def summary(self, opts: MpiTrainOptions, cross_validate: bool) -> str:
+        what = "cross-validation" if cross_validate else (
+            f"{'BMUF' if opts.bmuf else opts.mixing + ' mixing'} every {opts.average_every} "
+            f"minibatches ({opts.allreduce} all-reduce)")
+        return (f"MPI summary: {self.num_ranks} ranks, {what}; {self.stats.frames} frames in "
+                f"{self.wall:.2f} s = {self.frames_per_sec:.1f} frames/s over all ranks; time "
+                f"split (mean per rank): optimize {self.time_optimize:.2f} s, aggregate "
+                f"{self.time_aggregate:.2f} s, validate {self.time_validate:.2f} s, i/o "
+                f"{self.time_io:.2f} s")
+
+
+# -- the result file -------------------------------------------------------------------------------
+def write_result(path: str, res: EpochResult) -> None:
+    """The epoch's numbers as JSON (atomically): what a scheduler reads instead of the log."""
+    st = res.stats
+    d = {"cross_validate": st.cross_validate, "avg_loss": st.avg_loss,
+         "frame_accuracy": st.frame_accuracy, "frames": st.frames, "minibatches": res.minibatches,
+         "num_done": st.num_done, "num_no_tgt": st.num_no_tgt,
+         "num_other_error": st.num_other_error, "num_ranks": res.num_ranks, "wall": res.wall,
+         "time_optimize": res.time_optimize, "time_aggregate": res.time_aggregate,
+         "time_io": res.time_io}
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(d, fh, indent=1)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def read_result(path: str) -> EpochStats:
+    """The statistics of a result file, as far as a scheduler needs them (loss, accuracy)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        st = EpochStats(cross_validate=bool(d["cross_validate"]))
+        st.frames = int(d["frames"])
+        st.xent_sum = float(d["avg_loss"]) * st.frames
+        st.correct = int(round(float(d["frame_accuracy"]) * st.frames / 100.0))
+        st.num_done = int(d["num_done"])
+        st.minibatches = int(d["minibatches"])
+    except FileNotFoundError:
+        raise TrainError(f"{path}: no result file (the training tool did not finish)") from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TrainError(f"{path}: not a result file of nnet-train-*.py ({e})") from None
+    return st
+
+
+# -- data ------------------------------------------------------------------------------------------
+def _read_targets(targets: str, kind: str, keys: list[str]) -> dict[str, np.ndarray]:
+    """The int32 targets of ``keys`` (absent keys left out)."""
+    if kind not in TARGET_KINDS:
+        raise ParallelError(f"targets kind '{kind}': expected one of {', '.join(TARGET_KINDS)}")
+    out = {}
+    with RandomAccessReader(targets, "post" if kind == "post" else "ivec") as r:
+        for k in keys:
+            if k in r:
+                v = r[k]
+                out[k] = (posterior_to_targets(v, k, targets) if kind == "post"
+                          else np.asarray(v, dtype=np.int32))
+    return out
+
+
+def _usable_frames(keys, frames: Mapping[str, int], targets: Mapping[str, np.ndarray],
+                   tolerance: int) -> int:
+    """Frames the trainer will use (its rules for missing targets and length mismatch)."""
+    total = 0
+    for k in keys:
+        t = targets.get(k)
+        if t is None:
+            continue
+        n_f, n_t = int(frames[k]), int(t.shape[0])
+        if n_f == n_t or abs(n_f - n_t) < tolerance:
+            total += min(n_f, n_t)
+    return total
+
+
+def _with_targets(feats: Iterator, targets: Mapping[str, np.ndarray], kick) -> Iterator[tuple]:
+    for key, mat in feats:
+        kick()
+        yield key, mat, targets.get(key)
+
+
+def _beside(model: str) -> str:
+    """The NG-SGD state file of a model file ('' for pipes and stdout)."""
+    return "" if model == "-" or "|" in model else state_path(model)
+
+
+def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log) -> None:
+    """Resume the filter from ``path`` when it exists and its W is the model we start from."""
+    if not path or not os.path.exists(path):
+        if path:
+            log.info("BMUF state %s does not exist yet: the filter starts at <model-in> with "
+                     "Delta = 0", path)
+        return
+    with np.load(path) as z:
+        w_digest = params_digest(np.asarray(z["W"], dtype=bmuf.dtype)) if "W" in z.files else ""
+    if w_digest != params_digest(bmuf.params, bmuf.be):
+        log.warning("BMUF state %s was saved for another model than %s (its W differs): the "
+                    "filter starts afresh (Delta = 0)", path, model_in)
+        return
+    bmuf.load(path)
+    log.info("BMUF state %s resumed (block %d): the ranks start from W_g", path, bmuf.blocks)
+
+
+# -- the epoch -------------------------------------------------------------------------------------
+def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Optional[str],
+              train_opts: TrainOptions, update_opts: NnetTrainOptions,
+              mopts: Optional[MpiTrainOptions] = None, *, feature_transform: str = "",
+              backend: str = "cpu", targets_kind: str = "post", binary: bool = True,
+              log: Optional[logging.Logger] = None,
+              optim_opts: Optional[OptimizerOptions] = None, ngsgd_state_in: str = "",
+              ngsgd_state_out: str = "", result_file: str = "",
+              hook: Optional[Hook] = None) -> EpochResult:
+    """One epoch (training, or CV with ``train_opts.cross_validate``) on one worker
+    (``comm=None``) or the ranks of ``comm``; see the module docstring. ``hook``: one worker
+    only, the caller's after-minibatch hook (N ranks have theirs: the mixing)."""
+    log = log or logger
+    w = Workers(comm, log)
+    if w.parallel and mopts is None:
+        mopts = MpiTrainOptions()
+    cv = bool(train_opts.cross_validate)
+    t_start = time.perf_counter()
+    train_opts.check()
+    optim_opts = optim_opts or OptimizerOptions()
+    w.check_options(mopts, {"train": train_opts, "update": update_opts,
+                            "args": [feats, targets, model_in, model_out],
+                            "feature_transform": feature_transform, "backend": backend,
+                            "targets_kind": targets_kind, "binary": binary,
+                            "optimizer": optim_opts}, mixes=not cv)
+    be = w.backend(backend)
+    transform = read_nnet(feature_transform).to_backend(get_backend("cpu")) \
+        if feature_transform else None
+    nnet = w.read_model(model_in, be)
+
+    opts = dataclasses.replace(train_opts, randomizer_seed=train_opts.randomizer_seed + w.rank)
+    upd = None if cv else update_opts
+    n_agreed: Optional[int] = None
+    shards = None
+    if w.parallel:
+        shards = w.shards(feats, mopts, [mopts.epoch], train_opts.randomizer_seed)
+        mine = shards.mine[0]
+        tgt = _read_targets(targets, targets_kind, mine)
+        usable = _usable_frames(mine, shards.frames, tgt, train_opts.length_tolerance)
+        if cv:
+            least = w.agree_min(usable)
+            if least <= 0:
+                raise ParallelError(f"cross-validation: a rank has no usable frames (rank "
+                                    f"{w.rank} has {usable}; fewer ranks for this little data?)")
+            if least < opts.minibatch_size:
+                opts = dataclasses.replace(opts, minibatch_size=least)
+                log.info("rank %d: cross-validating in minibatches of %d frames (the smallest "
+                         "shard has fewer than --minibatch-size)", w.rank, least)
+        else:
+            n_agreed = w.agree_min(usable // opts.minibatch_size)
+            if n_agreed <= 0:
+                raise ParallelError(f"training: fewer usable frames than one minibatch "
+                                    f"({opts.minibatch_size}) on some rank (rank {w.rank} has "
+                                    f"{usable}); use fewer ranks or smaller minibatches")
+            factor = mopts.lr_factor(w.size)
+            upd = dataclasses.replace(update_opts, learn_rate=update_opts.learn_rate * factor)
+            log.info("rank %d: %d minibatches agreed (%d local); learning rate %g (x %g)%s",
+                     w.rank, n_agreed, usable // opts.minibatch_size, upd.learn_rate, factor,
+                     f"; BMUF block momentum {mopts.bmuf_options().eta(w.size):g}, block "
+                     f"learning rate {mopts.block_lr:g}, "
+                     f"{'Nesterov' if mopts.bmuf_nesterov else 'classical'}"
+                     if mopts.bmuf else f"; {mopts.mixing} mixing every {mopts.average_every}")
+    ng = None
+    if not cv:
+        ng = setup_optimizer(nnet, optim_opts, ngsgd_state_in or _beside(model_in),
+                             seed=opts.randomizer_seed, log=log)
+    bmuf = None
+    if w.parallel and not cv and mopts.bmuf:
+        bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, be, nnet.velocity)
+        _load_bmuf_state(bmuf, mopts.bmuf_state, model_in, log)
+
+    wd = w.watchdog(mopts.watchdog_timeout if mopts is not None else 0.0,
+                    "no progress (training or cross-validation)")
+    try:
+        with wd, w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf) as mix:
+            if shards is None:
+                utts = read_utterances(feats, targets, targets_kind)
+            else:
+                utts = _with_targets(shards.read(0), tgt, wd.kick)
+            st = train_epoch(nnet, utts, opts, upd, feature_transform=transform,
+                             hook=mix if w.parallel else hook, num_minibatches=n_agreed, log=log)
+            if mix is not None:
+                mix.finish(n_agreed, nnet.params)
+            t_aggregate = mix.time if mix is not None else 0.0
+            mixes = mix.mixes if mix is not None else 0
+    finally:
+        if shards is not None:
+            shards.close()
+    if not cv:
+        w.check_model(nnet, be, "the final model")
+    if w.parallel:
+        log.info("rank %d: %s", w.rank, st.summary_line())
+        log.info("rank %d: local loss %s (Xent) over %d frames, frame accuracy %.4f%%, %d mixes",
+                 w.rank, "%g" % st.avg_loss, st.frames, st.frame_accuracy, mixes)
+
+    total = w.sum(st.as_vector())
+    wall = time.perf_counter() - t_start
+    mean, mx = w.mean_max([st.time_optimize, t_aggregate, st.time_total if cv else 0.0,
+                           st.time_io, wall])
+    glob = dataclasses.replace(st, progress=list(st.progress))
+    glob.set_from_vector(total)
+    if w.parallel:
+        glob.time_total = float(mx[4])
+        glob.time_io = float(mean[3])
+    res = EpochResult(glob, st, w.size, n_agreed if n_agreed is not None else glob.minibatches,
+                      float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]),
+                      float(mx[4]), ng.num_limited if ng is not None else 0)
+
+    def write() -> None:
+        if not cv and model_out:
+            nnet.write(model_out, binary=binary)
+            if ng is not None:
+                out = ngsgd_state_out or _beside(model_out)
+                if out:
+                    ng.save(out)
+                log.info("NG-SGD state written to %s (%d layer updates limited by "
+                         "--max-change-per-sample)", out or "nowhere", ng.num_limited)
+            if bmuf is not None and mopts.bmuf_state:
+                bmuf.save(mopts.bmuf_state)
+        if result_file:
+            write_result(result_file, res)
+
+    w.write(write)  # the model is on disk before any rank reports success
+    if bmuf is not None:
+        bmuf.free()
+    return res

@@ -1,0 +1,354 @@
+"""What one training run needs from its workers, whether one process or N MPI ranks.
+
+:class:`Workers` is the single place where "1 worker" and "N ranks" differ: the DNN epoch
+(:mod:`nnetmix.driver.dnn`) and RBM training (:mod:`nnetmix.driver.rbm`) call the same methods
+with ``comm=None`` (one worker: no messages, no partition, no mixing) or a communicator::
+
+    w = Workers(comm, log)
+    w.check_options(mopts, {"train": opts, ...})        # ranks that differ refuse to start, named
+    be = w.backend("cpu")                                # binds one GPU per rank under MPI
+    nnet = w.read_model("nnet.init", be)                 # every rank starts from one model
+    shards = w.shards(feats, mopts, epochs=[3], seed=777)   # None for one worker
+    with w.mixing(nnet, be, mopts, every=10) as hook:     # None for one worker
+        train_epoch(..., hook=hook)
+    total = w.sum(stats.as_vector())
+    w.write(lambda: nnet.write("nnet.out"))              # rank 0 writes; everyone waits for it
+
+The shard of a rank is cut from the table's utterance list (:func:`table_frames`), balanced by
+frames (:func:`~nnetmix.parallel.partition_utterances`, one partition per epoch or RBM
+iteration, checked equal on all ranks by digest) and read in the table's order, so at N = 1 a
+rank reads exactly what one worker reads.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import shutil
+import tempfile
+import time
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+import numpy as np
+from mpi4py import MPI
+
+from nnetmix.data.io import read_utt2num_frames
+from nnetmix.errors import UsageError
+from nnetmix.kaldi import SequentialReader
+from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier
+from nnetmix.kernels import bind_device, cuda_usable, get_backend
+from nnetmix.log import KaldiFormatter
+from nnetmix.nnet import Nnet, read_nnet
+from nnetmix.parallel.agree import agree_minibatches, check_same, check_same_model
+from nnetmix.parallel.bmuf import BMUF
+from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.failure import Watchdog
+from nnetmix.parallel.mixing import Mixer
+from nnetmix.parallel.options import MixingOptions
+from nnetmix.parallel.partition import Partition, partition_utterances
+
+__all__ = ["Workers", "Shards", "MixingHook", "setup_rank_logging", "frame_counts",
+           "table_frames", "TASK_LOG_ENV"]
+
+logger = logging.getLogger(__name__)
+
+#: set by utils/run.py --num-tasks to the job's log file; ranks log to <stem>.rankR.log beside it
+TASK_LOG_ENV = "NNETMIX_TASK_LOG"
+
+
+# -- logging ---------------------------------------------------------------------------------------
+def setup_rank_logging(comm: Any, prog: str, verbose: int = 0, pattern: str = "") -> Optional[str]:
+    """Each rank logs to its own file (``pattern % rank``, or beside ``$NNETMIX_TASK_LOG``);
+    rank 0 keeps stderr (the job log), the other ranks send only warnings and errors there.
+    Returns this rank's log file (None without one)."""
+    rank = comm.Get_rank()
+    if not pattern and os.environ.get(TASK_LOG_ENV):
+        stem = os.environ[TASK_LOG_ENV]
+        stem = stem[:-4] if stem.endswith(".log") else stem
+        pattern = stem + ".rank%d.log"
+    root = logging.getLogger()
+    if rank > 0:
+        for h in root.handlers:
+            h.setLevel(logging.WARNING)
+    if not pattern:
+        return None
+    try:
+        path = pattern % rank if "%d" in pattern else f"{pattern}.rank{rank}"
+    except (TypeError, ValueError):
+        raise UsageError(f"--rank-log={pattern}: expected a pattern with one %d") from None
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    fh = logging.FileHandler(path, mode="w", encoding="utf-8")
+    fh.setFormatter(KaldiFormatter(prog))
+    fh.setLevel(logging.INFO - max(0, int(verbose)))
+    root.addHandler(fh)
+    return path
+
+
+# -- the utterance list and its frames -------------------------------------------------------------
+def _scp_lines(path: str) -> tuple[list[str], dict[str, str]]:
+    """(keys in file order, key -> whole line) of an scp file."""
+    keys, lines = [], {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                s = line.strip()
+                if not s:
+                    continue
+                key = s.split(None, 1)[0]
+                if key in lines:
+                    raise ParallelError(f"{path}:{n}: duplicate key {key}")
+                keys.append(key)
+                lines[key] = s
+    except OSError as e:
+        raise ParallelError(f"{path}: cannot read the utterance list ({e.strerror})") from None
+    return keys, lines
+
+
+def _shard_source(feats: str, shard_scp: str) -> str:
+    """The scp file whose lines a rank subsets ('' when none can be)."""
+    if shard_scp:
+        if shard_scp not in feats:
+            raise ParallelError(f"--shard-scp={shard_scp} does not occur in the feature "
+                                f"rspecifier '{feats}'")
+        return shard_scp
+    spec = parse_rspecifier(feats)
+    if spec.type == "scp" and classify_rxfilename(spec.filename).kind == "file":
+        return spec.filename
+    return ""
+
+
+def frame_counts(comm: Any, feats: str, utt2num_frames: str = "",
+                 keys: Optional[list[str]] = None) -> dict[str, int]:
+    """Frames per utterance: from utt2num_frames (restricted to ``keys`` when given, every key
+    must be there), else counted by rank 0 reading the features and broadcast."""
+    if utt2num_frames:
+        allf = read_utt2num_frames(utt2num_frames)
+        if keys is None:
+            return dict(allf)
+        missing = [k for k in keys if k not in allf]
+        if missing:
+            raise ParallelError(f"{utt2num_frames}: no frame count for utterance {missing[0]} "
+                                f"({len(missing)} missing; is it this data's utt2num_frames?)")
+        return {k: int(allf[k]) for k in keys}
+    counts = None
+    if comm.Get_rank() == 0:
+        logger.warning("no --utt2num-frames: reading the features once to count frames (pass "
+                       "the data dir's utt2num_frames to skip this)")
+        counts = {}
+        with SequentialReader(feats, "mat") as r:
+            for k, m in r:
+                counts[k] = int(m.shape[0])
+    counts = comm.bcast(counts, root=0)
+    if keys is not None:
+        counts = {k: counts[k] for k in keys if k in counts}
+    return counts
+
+
+def table_frames(comm: Any, feats: str, shard_scp: str, utt2num_frames: str
+                 ) -> tuple[str, list[str], dict[str, str], dict[str, int]]:
+    """What every MPI trainer partitions: the utterance scp a rank's shard is cut from ("" when
+    the rspecifier has none), its keys in table order, its lines, and each utterance's frames."""
+    src = _shard_source(feats, shard_scp)
+    lines: dict[str, str] = {}
+    if src:
+        keys, lines = _scp_lines(src)
+        frames = frame_counts(comm, feats, utt2num_frames, keys)
+    else:
+        frames = frame_counts(comm, feats, utt2num_frames)
+        keys = sorted(frames)
+    return src, keys, lines, frames
+
+
+@dataclasses.dataclass
+class Shards:
+    """This rank's utterances for each epoch (or RBM iteration), and how to read them."""
+
+    feats: str
+    frames: dict[str, int]                  #: frames of every utterance in the table
+    mine: list[list[str]]                   #: per partition, this rank's keys in table order
+    partitions: list[Partition]
+    src: str                                #: the utterance scp subset per rank ("" if none)
+    lines: dict[str, str]
+    tmpdir: Optional[str] = None
+
+    def read(self, index: int = 0) -> Iterator[tuple[str, np.ndarray]]:
+        """(key, matrix) of this rank's utterances of partition ``index`` (0-based)."""
+        keys = self.mine[index]
+        if self.src:
+            if self.tmpdir is None:
+                self.tmpdir = tempfile.mkdtemp(prefix="nnetmix-shard.")
+            path = os.path.join(self.tmpdir, f"shard.{index}.scp")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.writelines(self.lines[k] + "\n" for k in keys)
+            feats, only = self.feats.replace(self.src, path), None
+        else:
+            feats, only = self.feats, set(keys)
+        with SequentialReader(feats, "mat") as r:
+            for key, mat in r:
+                if only is None or key in only:
+                    yield key, mat
+
+    def close(self) -> None:
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+
+
+class MixingHook:
+    """The after-minibatch hook of a rank: mix (model averaging) or sync a BMUF block every
+    ``every`` minibatches, kicking the watchdog on every call; ``finish`` ends the run with
+    one model on every rank (the exact average, or BMUF's W after a last partial block)."""
+
+    def __init__(self, params: Any, be: Any, mopts: MixingOptions, comm: Any, wd: Watchdog,
+                 bmuf: Optional[BMUF] = None):
+        self.every = mopts.average_every
+        self.mixing = mopts.mixing
+        self.wd = wd
+        self.bmuf = bmuf
+        self.mixer = None if bmuf is not None else Mixer(comm, mopts.mixing, mopts.allreduce,
+                                                         params, backend=be)
+        self.mixes = 0
+        self.time = 0.0
+
+    def __call__(self, step: int, _model: Any) -> None:
+        self.wd.kick()
+        if step % self.every:
+            return
+        t0 = time.perf_counter()
+        if self.bmuf is not None:
+            self.bmuf.sync()
+        else:
+            self.mixer.mix(self.mixes)
+        self.mixes += 1
+        self.time += time.perf_counter() - t0
+
+    def finish(self, steps: int, params: Any) -> None:
+        t0 = time.perf_counter()
+        if self.bmuf is not None:
+            if steps % self.every:
+                self.bmuf.sync()  # the last, partial block
+            self.bmuf.copy_model(params)  # W(t): validated and saved
+        elif self.mixing != "allreduce" or steps % self.every:
+            self.mixer.exact_average()
+        self.time += time.perf_counter() - t0
+
+    def free(self) -> None:
+        """Frees the mixer (a BMUF filter belongs to the caller, who may still save it)."""
+        if self.mixer is not None:
+            self.mixer.free()
+
+
+class Workers:
+    """One worker (``comm=None``) or the ranks of ``comm``; see the module docstring."""
+
+    def __init__(self, comm: Any, log: logging.Logger):
+        self.comm = comm
+        self.log = log
+        self.size = 1 if comm is None else comm.Get_size()
+        self.rank = 0 if comm is None else comm.Get_rank()
+
+    @property
+    def parallel(self) -> bool:
+        return self.comm is not None
+
+    def check_same(self, what: str, value: Any) -> None:
+        if self.comm is not None:
+            check_same(self.comm, what, value)
+
+    def check_options(self, mopts: Optional[MixingOptions], values: dict, mixes: bool) -> None:
+        """Checked options, the same on every rank; butterfly needs a power-of-two size."""
+        if mopts is not None:
+            mopts.check()
+        self.check_same("options", {**values, "mpi": mopts})
+        if mixes and mopts is not None and mopts.mixing == "butterfly" \
+                and self.size & (self.size - 1):
+            raise ParallelError(f"--mixing=butterfly needs a power-of-two number of ranks, got "
+                                f"{self.size} (use --mixing=allreduce or ring)")
+
+    def backend(self, name: str) -> Any:
+        """The compute backend; under MPI each rank takes its own GPU."""
+        if name in ("cuda", "auto") and self.size > 1:
+            if name == "cuda" or cuda_usable(allow_simulator=False)[0]:
+                self.log.info("rank %d: bound to GPU %d", self.rank, bind_device(comm=self.comm))
+        return get_backend(name)
+
+    def read_model(self, path: str, be: Any, **kw) -> Nnet:
+        nnet = read_nnet(path, **kw).to_backend(be)
+        self.check_model(nnet, be)
+        return nnet
+
+    def check_model(self, nnet: Nnet, be: Any, what: str = "the initial model") -> None:
+        if self.comm is not None:
+            check_same_model(self.comm, nnet.params, be, what)
+
+    def shards(self, feats: str, mopts: MixingOptions, epochs: Sequence[int], seed: int,
+               what: str = "epoch %d partition") -> Optional[Shards]:
+        """This rank's share of the table for each of ``epochs`` (None for one worker)."""
+        if self.comm is None:
+            return None
+        src, keys, lines, frames = table_frames(self.comm, feats, mopts.shard_scp,
+                                                mopts.utt2num_frames)
+        parts = [partition_utterances(frames, self.size, e, seed) for e in epochs]
+        self.check_same("data partition (sha256)" if len(parts) == 1
+                        else "data partitions (sha256)",
+                        parts[0].digest() if len(parts) == 1 else [p.digest() for p in parts])
+        mine = []
+        for e, p in zip(epochs, parts):
+            s = set(p.parts[self.rank])
+            mine.append([k for k in keys if k in s])  # the table's order
+            self.log.info("rank %d of %d: %d utterances, %d frames (%s, imbalance %.4f)",
+                          self.rank, self.size, len(mine[-1]), p.frames[self.rank], what % e,
+                          p.imbalance)
+        if not src and self.size > 1:
+            self.log.warning("rank %d reads the whole feature table and skips the other ranks' "
+                             "utterances (use scp: features, or name the utterance scp of the "
+                             "pipeline with --shard-scp)", self.rank)
+        return Shards(feats, frames, mine, parts, src, lines)
+
+    def agree_min(self, value: int) -> int:
+        """The smallest ``value`` over the ranks (the minibatches every rank can do)."""
+        return value if self.comm is None else agree_minibatches(self.comm, value)
+
+    def watchdog(self, timeout: float, what: str) -> Watchdog:
+        return Watchdog(self.comm, timeout if self.size > 1 else 0.0, what)
+
+    @contextlib.contextmanager
+    def mixing(self, params: Any, be: Any, mopts: Optional[MixingOptions], wd: Watchdog,
+               bmuf: Optional[BMUF] = None) -> Iterator[Optional[MixingHook]]:
+        """The mixing hook of this rank (None for one worker); freed at the end."""
+        if self.comm is None or mopts is None:
+            yield None
+            return
+        hook = MixingHook(params, be, mopts, self.comm, wd, bmuf)
+        try:
+            yield hook
+        finally:
+            hook.free()
+
+    def sum(self, v: np.ndarray) -> np.ndarray:
+        """Element-wise sum over the ranks of a float64 vector."""
+        if self.comm is None:
+            return v
+        out = np.empty_like(v)
+        self.comm.Allreduce(v, out, op=MPI.SUM)
+        return out
+
+    def mean_max(self, values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """(mean, max) over the ranks of each value."""
+        v = np.asarray(values, dtype=np.float64)
+        if self.comm is None:
+            return v, v
+        s, m = np.empty_like(v), np.empty_like(v)
+        self.comm.Allreduce(v, s, op=MPI.SUM)
+        self.comm.Allreduce(v, m, op=MPI.MAX)
+        return s / self.size, m
+
+    def write(self, write: Callable[[], None]) -> None:
+        """Rank 0 writes; no rank returns before the files are on disk."""
+        if self.rank == 0:
+            write()
+        if self.comm is not None:
+            self.comm.Barrier()

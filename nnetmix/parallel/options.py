@@ -1,0 +1,91 @@
+"""The options every MPI trainer shares (how often and how the ranks mix, how the data is cut
+into shards, where each rank logs, the hang guard) and the DNN tool's own (BMUF, learning-rate
+scaling): dataclasses whose fields are the tools' command-line options."""
+from __future__ import annotations
+
+import dataclasses
+
+from nnetmix.parallel.allreduce import ALGORITHMS
+from nnetmix.parallel.bmuf import BmufOptions
+from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.mixing import STRATEGIES
+
+__all__ = ["MixingOptions", "MpiTrainOptions"]
+
+
+def _f(default, help: str):
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclasses.dataclass
+class MixingOptions:
+    """What every MPI trainer shares (nnet-train-mpi.py, rbm-train-cd1-mpi.py): how often and how
+    the ranks mix, how the data is cut into shards, where each rank logs, the hang guard."""
+
+    average_every: int = _f(10, "Minibatches between model mixes (BMUF: the block size tau)")
+    mixing: str = _f("allreduce", "Model mixing: allreduce (exact average) | butterfly "
+                     "(power-of-two ranks) | ring")
+    allreduce: str = _f("mpi", "All-reduce algorithm: mpi | ring | ring-async | "
+                        "recursive-doubling | tree")
+    utt2num_frames: str = _f("", "utt2num_frames of the data (frame counts for the partition; "
+                             "without it rank 0 reads the features once to count)")
+    shard_scp: str = _f("", "The utterance scp inside a feature pipeline: each rank substitutes "
+                        "a copy holding only its utterances (default: the file of scp: "
+                        "features)")
+    rank_log: str = _f("", "Per-rank log file pattern, %d = rank (default: <job log>.rank%d.log "
+                       "when run by utils/run.py --num-tasks)")
+    watchdog_timeout: float = _f(1800.0, "Abort the job when a rank makes no progress for this "
+                                 "many seconds (a hung peer; 0 = off)")
+
+    def check(self) -> None:
+        if self.average_every < 1:
+            raise ParallelError(f"--average-every must be >= 1, got {self.average_every}")
+        if self.mixing not in STRATEGIES:
+            raise ParallelError(f"--mixing={self.mixing}: expected one of {', '.join(STRATEGIES)}")
+        if self.allreduce not in ALGORITHMS:
+            raise ParallelError(f"--allreduce={self.allreduce}: expected one of "
+                                f"{', '.join(ALGORITHMS)}")
+
+
+@dataclasses.dataclass
+class MpiTrainOptions(MixingOptions):
+    """How the ranks share the work and mix (bin/nnet-train-mpi.py's own options)."""
+
+    bmuf: bool = _f(False, "Blockwise model-update filtering (seed 002) instead of plain "
+                    "model averaging")
+    block_momentum: float = _f(-1.0, "BMUF block momentum eta (negative: 1 - 1/N)")
+    block_lr: float = _f(1.0, "BMUF block learning rate zeta")
+    bmuf_nesterov: bool = _f(True, "BMUF Nesterov block momentum (NBM) rather than classical")
+    reset_momentum_after_block: bool = _f(True, "BMUF: zero the local SGD velocity when a "
+                                          "block starts")
+    scale_lr_by_workers: str = _f("auto", "Multiply the learning rate by the number of ranks: "
+                                  "true | false | auto (auto: true for model averaging, false "
+                                  "for BMUF)")
+    bmuf_state: str = _f("", "BMUF checkpoint (.npz, W, W_g, Delta): read at the start when it "
+                         "exists and belongs to <model-in>, written at the end")
+    epoch: int = _f(0, "Epoch number: seeds the per-epoch shuffle of the data partition")
+
+    def check(self) -> None:
+        super().check()
+        if self.bmuf and self.mixing != "allreduce":
+            raise ParallelError(f"--bmuf=true with --mixing={self.mixing}: BMUF filters the "
+                                "exact average of the local models (use --mixing=allreduce)")
+        self.lr_factor(1)
+
+    def lr_factor(self, num_ranks: int) -> float:
+        """The learning-rate multiplier: N or 1 (``scale_lr_by_workers`` resolved)."""
+        v = str(self.scale_lr_by_workers).strip().lower()
+        if v == "auto":
+            scale = not self.bmuf
+        elif v in ("true", "t", "1"):
+            scale = True
+        elif v in ("false", "f", "0"):
+            scale = False
+        else:
+            raise ParallelError(f"--scale-lr-by-workers={self.scale_lr_by_workers}: expected "
+                                "true, false or auto")
+        return float(num_ranks) if scale else 1.0
+
+    def bmuf_options(self) -> BmufOptions:
+        return BmufOptions(self.block_momentum, self.block_lr, self.bmuf_nesterov,
+                           self.reset_momentum_after_block)

@@ -5,10 +5,10 @@ import os
 import sys
 
 try:
-    from nnetmix.feat.tool import compute_feats_main
+    from nnetmix.cli.features import compute_feats_main
 except ImportError:  # run without the venv's nnetmix installed: use this checkout's
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.feat.tool import compute_feats_main
+    from nnetmix.cli.features import compute_feats_main
 
 USAGE = """
 Create MFCC feature files.  Samples are used on Kaldi's scale (16-bit PCM as integers);

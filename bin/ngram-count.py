@@ -10,7 +10,7 @@ except ImportError:  # run without the venv's nnetmix installed: use this checko
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     from nnetmix.cli import run_tool
 
-from nnetmix.lm.srilm_cli import SrilmOptionParser  # noqa: E402
+from nnetmix.cli.srilm import SrilmOptionParser  # noqa: E402
 
 USAGE = """
 Estimate a Kneser-Ney backoff n-gram language model (ARPA format, .gz by name) from text, one

@@ -10,7 +10,7 @@ except ImportError:  # run without the venv's nnetmix installed: use this checko
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     from nnetmix.cli import run_tool
 
-from nnetmix.lm.srilm_cli import SrilmOptionParser  # noqa: E402
+from nnetmix.cli.srilm import SrilmOptionParser  # noqa: E402
 
 USAGE = """
 Compute the perplexity of a text (one sentence per line, plain or gzipped) under an ARPA

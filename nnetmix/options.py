@@ -6,7 +6,7 @@ as well as a command line's. This module holds that syntax and nothing about com
 an option group is a dataclass whose fields carry ``metadata={"help": ...}`` (Kaldi's
 ``Register(&opts, name, help)``), :class:`OptionSet` turns groups into named options and parses
 ``--name=value`` items and ``--config=FILE`` files into them. Usage text, ``--help`` and exit
-codes are the command-line layer's (``nnetmix.cli``), which builds on this class.
+codes belong to the command-line layer (the bin/ tools' parser builds on this class).
 """
 from __future__ import annotations
 

@@ -22,10 +22,7 @@ from nnetmix.data.io import (c_key, c_sorted, utt2spk_to_spk2utt, write_lines, w
 from nnetmix.errors import NnetmixError
 
 __all__ = ["CorpusError", "Utterance", "DataDirReport", "find_sph", "side_wav_scp",
-           "write_conversation_data_dir", "print_report", "CHANNELS", "LOG_FORMAT"]
-
-#: The log format of this recipe's local/*.py scripts (icefall's).
-LOG_FORMAT = "%(asctime)s %(levelname)s [%(filename)s:%(lineno)d] %(message)s"
+           "write_conversation_data_dir", "print_report", "CHANNELS"]
 
 #: Conversation side -> sph2pipe channel (side A is channel 1).
 CHANNELS = {"A": 1, "B": 2}

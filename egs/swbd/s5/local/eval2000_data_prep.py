@@ -21,15 +21,13 @@ directory with its stm and glm.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import sys
 from pathlib import Path
 
 from nnetmix.data.io import ENCODING, c_key, write_lines
-from nnetmix.errors import NnetmixError
 
-from conversations import (LOG_FORMAT, CorpusError, DataDirReport, Utterance, find_sph,
+from local_script import run_script, script_parser
+from conversations import (CorpusError, DataDirReport, Utterance, find_sph,
                            print_report, side_wav_scp, write_conversation_data_dir)
 
 __all__ = ["extend_segments", "read_pem", "read_stm_text", "fix_stm_line", "eval2000_paths",
@@ -166,10 +164,7 @@ def prepare_eval2000(speech_dir: str | os.PathLike, trans_dir: str | os.PathLike
 
 
 def get_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prog", default=sys.argv[0],
-                        help="name that starts each output line (the calling script's $0)")
+    parser = script_parser(__doc__)
     parser.add_argument("--sph2pipe", default="sph2pipe",
                         help="the sph2pipe command written into wav.scp (default: sph2pipe)")
     parser.add_argument("speech_dir", help="LDC2002S09's hub5e_00 (english/*.sph, *.pem)")
@@ -178,13 +173,11 @@ def get_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def _main(args: argparse.Namespace) -> None:
+    report = prepare_eval2000(args.speech_dir, args.trans_dir, args.data_dir,
+                              sph2pipe=args.sph2pipe)
+    print_report(args.prog, args.data_dir, report)
+
+
 if __name__ == "__main__":
-    logging.basicConfig(format=LOG_FORMAT, level=logging.INFO)
-    args = get_args()
-    logging.info(vars(args))
-    try:
-        report = prepare_eval2000(args.speech_dir, args.trans_dir, args.data_dir,
-                                  sph2pipe=args.sph2pipe)
-        print_report(args.prog, args.data_dir, report)
-    except NnetmixError as e:
-        sys.exit(f"{args.prog}: {e}")
+    run_script(get_args(), _main)

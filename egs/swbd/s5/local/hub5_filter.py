@@ -29,18 +29,16 @@ Kaldi text files and writes each filtered copy.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from nnetmix.data.io import ENCODING, write_lines
-from nnetmix.errors import NnetmixError
 
-from conversations import LOG_FORMAT, CorpusError
+from local_script import run_script, script_parser
+from conversations import CorpusError
 
 __all__ = ["Glm", "read_glm", "apply_glm", "hub5_filter", "filter_texts", "HESITATIONS",
            "SUBSETS"]
@@ -175,23 +173,18 @@ def filter_texts(glm_path: str | os.PathLike, pairs: Sequence[tuple[str, str]]) 
 
 
 def get_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prog", default=sys.argv[0],
-                        help="name that starts each output line (the calling script's $0)")
+    parser = script_parser(__doc__)
     parser.add_argument("glm", help="the GLM file (data/eval2000/glm)")
     parser.add_argument("pairs", nargs="+", metavar="in-text out-text",
                         help="Kaldi text files to filter and where to write each")
     return parser.parse_args()
 
 
+def _main(args: argparse.Namespace) -> None:
+    if len(args.pairs) % 2:
+        raise CorpusError("give the GLM and then pairs of <in-text> <out-text>")
+    filter_texts(args.glm, list(zip(args.pairs[::2], args.pairs[1::2])))
+
+
 if __name__ == "__main__":
-    logging.basicConfig(format=LOG_FORMAT, level=logging.INFO)
-    args = get_args()
-    logging.info(vars(args))
-    try:
-        if len(args.pairs) % 2:
-            raise CorpusError("give the GLM and then pairs of <in-text> <out-text>")
-        filter_texts(args.glm, list(zip(args.pairs[::2], args.pairs[1::2])))
-    except NnetmixError as e:
-        sys.exit(f"{args.prog}: {e}")
+    run_script(get_args(), _main)

@@ -21,15 +21,13 @@ Run by local/swbd1_data_prep.sh: ``local/swbd1_data_prep.py [--sph2pipe CMD] <sw
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import sys
 from pathlib import Path
 
 from nnetmix.data.io import ENCODING, c_key, write_lines
-from nnetmix.errors import NnetmixError
 
-from conversations import (LOG_FORMAT, CorpusError, DataDirReport, Utterance, find_sph,
+from local_script import run_script, script_parser
+from conversations import (CorpusError, DataDirReport, Utterance, find_sph,
                            print_report, side_wav_scp, write_conversation_data_dir)
 from swbd_text import clean_transcript, map_words, ms98_utt_id
 
@@ -114,10 +112,7 @@ def prepare_swbd_train(swbd_dir: str | os.PathLike, trans_dir: str | os.PathLike
 
 
 def get_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prog", default=sys.argv[0],
-                        help="name that starts each output line (the calling script's $0)")
+    parser = script_parser(__doc__)
     parser.add_argument("--sph2pipe", default="sph2pipe",
                         help="the sph2pipe command written into wav.scp (default: sph2pipe)")
     parser.add_argument("swbd_dir", help="Switchboard-1 Release 2 (LDC97S62)")
@@ -127,13 +122,11 @@ def get_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def _main(args: argparse.Namespace) -> None:
+    report = prepare_swbd_train(args.swbd_dir, args.trans_dir, args.data_dir, args.local_dir,
+                                sph2pipe=args.sph2pipe)
+    print_report(args.prog, args.data_dir, report)
+
+
 if __name__ == "__main__":
-    logging.basicConfig(format=LOG_FORMAT, level=logging.INFO)
-    args = get_args()
-    logging.info(vars(args))
-    try:
-        report = prepare_swbd_train(args.swbd_dir, args.trans_dir, args.data_dir,
-                                    args.local_dir, sph2pipe=args.sph2pipe)
-        print_report(args.prog, args.data_dir, report)
-    except NnetmixError as e:
-        sys.exit(f"{args.prog}: {e}")
+    run_script(get_args(), _main)

@@ -21,16 +21,15 @@ Run by local/swbd1_prepare_dict.sh: ``local/swbd1_prepare_dict.py <sw-ms98-dict.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nnetmix.data.io import ENCODING, c_key, write_lines
-from nnetmix.errors import NnetmixError
 
-from conversations import LOG_FORMAT, CorpusError
+from local_script import run_script, script_parser
+from conversations import CorpusError
 from swbd_text import map_word
 
 __all__ = ["SILENCE_PHONES", "EXTRA_WORDS", "DictReport", "read_ms98_dict", "prepare_swbd_dict"]
@@ -104,24 +103,19 @@ def prepare_swbd_dict(ms98_dict: str | os.PathLike, dict_dir: str | os.PathLike)
 
 
 def get_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prog", default=sys.argv[0],
-                        help="name that starts each output line (the calling script's $0)")
+    parser = script_parser(__doc__)
     parser.add_argument("ms98_dict", help="sw-ms98-dict.text of the ms98 transcripts")
     parser.add_argument("dict_dir", help="output dictionary directory, e.g. data/local/dict_nosp")
     return parser.parse_args()
 
 
+def _main(args: argparse.Namespace) -> None:
+    report = prepare_swbd_dict(args.ms98_dict, args.dict_dir)
+    for line in report.warnings:
+        print(f"{args.prog}: {line}", file=sys.stderr)
+    print(f"{args.prog}: done, {args.dict_dir}: {report.words} words, {report.prons} "
+          f"pronunciations, {report.phones} phones")
+
+
 if __name__ == "__main__":
-    logging.basicConfig(format=LOG_FORMAT, level=logging.INFO)
-    args = get_args()
-    logging.info(vars(args))
-    try:
-        report = prepare_swbd_dict(args.ms98_dict, args.dict_dir)
-        for line in report.warnings:
-            print(f"{args.prog}: {line}", file=sys.stderr)
-        print(f"{args.prog}: done, {args.dict_dir}: {report.words} words, {report.prons} "
-              f"pronunciations, {report.phones} phones")
-    except NnetmixError as e:
-        sys.exit(f"{args.prog}: {e}")
+    run_script(get_args(), _main)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """ali-to-pdf.py: Kaldi's ali-to-pdf (src/bin/ali-to-pdf.cc)."""
 import sys
 

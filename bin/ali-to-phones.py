@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """ali-to-phones.py: Kaldi's ali-to-phones (src/bin/ali-to-phones.cc); no --write-lengths."""
 import sys
 

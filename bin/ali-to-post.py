@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """ali-to-post.py: Kaldi's ali-to-post (src/bin/ali-to-post.cc)."""
 import sys
 

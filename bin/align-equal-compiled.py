@@ -9,11 +9,7 @@ import sys
 # against 0.18 s single-threaded on 2 cores. Set before numpy loads; a user's value wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
 
 USAGE = """
 Write an equally spaced alignment (for getting training started)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """analyze-counts.py: Kaldi's analyze-counts (src/bin/analyze-counts.cc).
 
 As Kaldi, writes each count plus 0.5 (a "half-frame", so no pdf has a zero prior) as a double

@@ -1,16 +1,10 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """arpa2fst.py: Kaldi's arpa2fst (an ARPA language model to an OpenFst G), through kaldilm."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
-
-from nnetmix.lang.grammar import Arpa2FstOptions  # noqa: E402
+from nnetmix.cli import OptionParser, run_tool
+from nnetmix.lang.grammar import Arpa2FstOptions
 
 USAGE = """
 Convert an ARPA format language model into an FST (plain or gzipped ARPA).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """cmvn-to-nnet.py: Kaldi's cmvn-to-nnet (src/nnetbin/cmvn-to-nnet.cc)."""
 import sys
 

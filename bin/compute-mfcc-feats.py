@@ -1,14 +1,9 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """compute-mfcc-feats.py: Kaldi's compute-mfcc-feats, computed through kaldi-native-fbank."""
-import os
 import sys
 
-try:
-    from nnetmix.feat.tool import compute_feats_main
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.feat.tool import compute_feats_main
+from nnetmix.cli.features import compute_feats_main
 
 USAGE = """
 Create MFCC feature files.  Samples are used on Kaldi's scale (16-bit PCM as integers);

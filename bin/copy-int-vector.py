@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """copy-int-vector.py: Kaldi's copy-int-vector (src/bin/copy-int-vector.cc)."""
 import sys
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """copy-post.py: Kaldi's copy-post (src/bin/copy-post.cc)."""
 import sys
 

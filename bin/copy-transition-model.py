@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """copy-transition-model.py: Kaldi's copy-transition-model (src/bin/copy-transition-model.cc)."""
 import sys
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """copy-vector.py: Kaldi's copy-vector (src/bin/copy-vector.cc)."""
 import sys
 

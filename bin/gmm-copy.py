@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """gmm-copy.py: Kaldi's gmm-copy (src/gmmbin/gmm-copy.cc)."""
 import sys
 

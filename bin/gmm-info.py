@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """gmm-info.py: Kaldi's gmm-info (src/gmmbin/gmm-info.cc)."""
 import sys
 

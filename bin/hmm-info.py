@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """hmm-info.py: Kaldi's hmm-info (src/bin/hmm-info.cc)."""
 import sys
 

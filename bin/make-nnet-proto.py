@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """make-nnet-proto.py: Kaldi's utils/nnet/make_nnet_proto.py, printing the same prototype."""
 import sys
 

@@ -1,16 +1,10 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """ngram-count.py: SRILM's ngram-count for Kneser-Ney LMs (text -> ARPA), orders 1-4."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import run_tool
-
-from nnetmix.lm.srilm_cli import SrilmOptionParser  # noqa: E402
+from nnetmix.cli import run_tool
+from nnetmix.cli.srilm import SrilmOptionParser
 
 USAGE = """
 Estimate a Kneser-Ney backoff n-gram language model (ARPA format, .gz by name) from text, one

@@ -1,16 +1,10 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """ngram.py: SRILM's ngram -ppl (perplexity of a text under an ARPA language model)."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import run_tool
-
-from nnetmix.lm.srilm_cli import SrilmOptionParser  # noqa: E402
+from nnetmix.cli import run_tool
+from nnetmix.cli.srilm import SrilmOptionParser
 
 USAGE = """
 Compute the perplexity of a text (one sentence per line, plain or gzipped) under an ARPA

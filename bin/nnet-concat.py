@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """nnet-concat.py: Kaldi's nnet-concat (src/nnetbin/nnet-concat.cc)."""
 import sys
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """nnet-copy.py: Kaldi's nnet-copy (src/nnetbin/nnet-copy.cc)."""
 import sys
 

@@ -4,14 +4,9 @@
 
 --prior-floor is accepted as another name for Kaldi's --prior-cutoff (whichever is not left at
 its default wins). The work is nnetmix.train.forward_table."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
 
 USAGE = """Perform forward pass through Neural Network.
 Usage: nnet-forward.py [options] <nnet1-in> <feature-rspecifier> <feature-wspecifier>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """nnet-info.py: Kaldi's nnet-info (src/nnetbin/nnet-info.cc)."""
 import sys
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """nnet-initialize.py: Kaldi's nnet-initialize (src/nnetbin/nnet-initialize.cc)."""
 import sys
 

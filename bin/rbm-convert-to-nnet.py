@@ -1,14 +1,9 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """rbm-convert-to-nnet.py: Kaldi's rbm-convert-to-nnet (src/nnetbin/rbm-convert-to-nnet.cc)."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
 
 USAGE = """Convert RBM to <affinetransform> and <sigmoid>
 (every <Rbm> of the input; other components are copied as they are)

@@ -10,5 +10,6 @@ if [ $# -ne 0 ]; then
   echo "Usage: grep WER <decode-dir>/wer_* | $0" >&2
   exit 1
 fi
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m nnetmix.score.cli best_wer "$0"
+# bin/ of this checkout (recipes reach utils/ through a symlink); --prog: messages name $0
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+exec "$bin/best-wer.py" --prog="$0" "$@"

@@ -1,15 +1,8 @@
-#!/usr/bin/env python3
-"""filter_scp.pl [--exclude] [-f <field>] <id-list> [<in.scp>] > <out.scp>: keep the lines whose field is (or is not) in the list.
+#!/usr/bin/env bash
+# Copyright 2026 nnetmix authors. Apache 2.0.
+# filter_scp.pl: keep the lines whose field is (or is not) in a list, as Kaldi's utils/filter_scp.pl.
+# Kaldi recipes call this tool by its Perl name; the work is bin/filter-scp.py, which it runs.
 
-Kaldi recipes call this tool by its Perl name; it is Python, reaching nnetmix.data.cli.
-"""
-import os
-import sys
-
-# the nnetmix tree this script lives in (recipes reach utils/ through a symlink)
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-
-from nnetmix.data.cli import run  # noqa: E402
-
-if __name__ == "__main__":
-    sys.exit(run("filter_scp", sys.argv[0], sys.argv[1:]))
+# bin/ of this checkout (recipes reach utils/ through a symlink); --prog: messages name $0
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+exec "$bin/filter-scp.py" --prog="$0" "$@"

@@ -4,9 +4,9 @@
 # (and whose speaker and recording survive); the originals go to <data-dir>/.backup.
 # The work is in nnetmix/data/fix.py.
 # Usage: utils/fix_data_dir.sh [--utt-extra-files "<files>"] [--spk-extra-files "<files>"] <data-dir>
-# Options are parsed by the Python side (nnetmix/data/cli.py), as Kaldi's version parses its own;
+# Options are parsed by bin/fix-data-dir.py, as Kaldi's version parses its own;
 # run without arguments for the usage.
 
-# Resolve symlinks (recipes reach utils/ through egs/<corpus>/s5/utils) to find the nnetmix tree.
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m nnetmix.data.cli fix_data_dir "$0" "$@"
+# bin/ of this checkout (recipes reach utils/ through a symlink); --prog: messages name $0
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+exec "$bin/fix-data-dir.py" --prog="$0" "$@"

@@ -54,8 +54,8 @@ arpa2fst.py --disambig-symbol='#0' --read-symbol-table=$out_dir/words.txt $lm $o
 
 # fstisstochastic's view of G and the check that G has no cycle of empty words (#0 or words with
 # no phones), which would make LG non-determinizable.
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-if ! PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" python3 -m nnetmix.lang.cli check_g "$0" \
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+if ! "$bin/check-g-properties.py" --prog="$0" \
     $out_dir/G.fst $lexicon $out_dir/words.txt; then
   rm -f $out_dir/G.fst
   exit 1

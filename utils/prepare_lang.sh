@@ -2,7 +2,8 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Makes a lang directory (data/lang: phones.txt, words.txt, phones/, topo, L.fst, L_disambig.fst)
 # from a dictionary directory (data/local/dict), as Kaldi's utils/prepare_lang.sh. Run from the
-# recipe directory. The work is nnetmix/lang/prepare.py; FSTs are written with kaldifst.
+# recipe directory. The work is bin/prepare-lang.py (nnetmix/lang/prepare.py); FSTs are written
+# with kaldifst.
 
 # Begin configuration section.
 num_sil_states=5                 # HMM states of silence phones (1, or 3 and more)
@@ -67,8 +68,8 @@ if [ -f $dir/.done ] && [ "$(cat $dir/.done)" == "$stamp" ]; then
 fi
 rm -f $dir/.done
 
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" python3 -m nnetmix.lang.cli prepare_lang "$0" \
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+"$bin/prepare-lang.py" --prog="$0" \
   --num-sil-states=$num_sil_states --num-nonsil-states=$num_nonsil_states \
   --position-dependent-phones=$position_dependent_phones \
   --share-silence-phones=$share_silence_phones --share-state-roots=$share_state_roots \

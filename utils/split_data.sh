@@ -4,9 +4,9 @@
 # and parts balanced by utterance count (split<N>utt and speakers ignored with --per-utt); skips
 # the work when the split is newer than the data. The work is in nnetmix/data/split.py.
 # Usage: utils/split_data.sh [--per-utt] <data-dir> <num-to-split>
-# Options are parsed by the Python side (nnetmix/data/cli.py), as Kaldi's version parses its own;
+# Options are parsed by bin/split-data.py, as Kaldi's version parses its own;
 # run without arguments for the usage.
 
-# Resolve symlinks (recipes reach utils/ through egs/<corpus>/s5/utils) to find the nnetmix tree.
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m nnetmix.data.cli split_data "$0" "$@"
+# bin/ of this checkout (recipes reach utils/ through a symlink); --prog: messages name $0
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+exec "$bin/split-data.py" --prog="$0" "$@"

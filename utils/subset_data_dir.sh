@@ -5,9 +5,9 @@
 # The work is in nnetmix/data/subset.py.
 # Usage: utils/subset_data_dir.sh [--speakers|--shortest|--first|--last|--per-spk] <srcdir> <num-utt> <destdir>
 #    or: utils/subset_data_dir.sh [--spk-list <file>|--utt-list <file>] <srcdir> <destdir>
-# Options are parsed by the Python side (nnetmix/data/cli.py), as Kaldi's version parses its own;
+# Options are parsed by bin/subset-data-dir.py, as Kaldi's version parses its own;
 # run without arguments for the usage.
 
-# Resolve symlinks (recipes reach utils/ through egs/<corpus>/s5/utils) to find the nnetmix tree.
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m nnetmix.data.cli subset_data_dir "$0" "$@"
+# bin/ of this checkout (recipes reach utils/ through a symlink); --prog: messages name $0
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+exec "$bin/subset-data-dir.py" --prog="$0" "$@"

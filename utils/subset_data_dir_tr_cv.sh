@@ -4,9 +4,9 @@
 # 10% of the speakers (at least one, seeded shuffle) by default, or the last P% of utterances.
 # The work is in nnetmix/data/tr_cv.py.
 # Usage: utils/subset_data_dir_tr_cv.sh [--cv-spk-percent P|--cv-utt-percent P] [--seed S] <srcdir> <traindir> <cvdir>
-# Options are parsed by the Python side (nnetmix/data/cli.py), as Kaldi's version parses its own;
+# Options are parsed by bin/subset-data-dir-tr-cv.py, as Kaldi's version parses its own;
 # run without arguments for the usage.
 
-# Resolve symlinks (recipes reach utils/ through egs/<corpus>/s5/utils) to find the nnetmix tree.
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m nnetmix.data.cli subset_data_dir_tr_cv "$0" "$@"
+# bin/ of this checkout (recipes reach utils/ through a symlink); --prog: messages name $0
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+exec "$bin/subset-data-dir-tr-cv.py" --prog="$0" "$@"

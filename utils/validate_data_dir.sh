@@ -4,9 +4,9 @@
 # spk2utt agreeing, text, wav.scp or segments, feats.scp and the per-utterance files covering the
 # same utterances and cmvn.scp the speakers. The checks live in nnetmix/data/validate.py.
 # Usage: utils/validate_data_dir.sh [--no-feats] [--no-text] [--no-wav] [--no-spk-sort] [--non-print] <data-dir>
-# Options are parsed by the Python side (nnetmix/data/cli.py), as Kaldi's version parses its own;
+# Options are parsed by bin/validate-data-dir.py, as Kaldi's version parses its own;
 # run without arguments for the usage.
 
-# Resolve symlinks (recipes reach utils/ through egs/<corpus>/s5/utils) to find the nnetmix tree.
-root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m nnetmix.data.cli validate_data_dir "$0" "$@"
+# bin/ of this checkout (recipes reach utils/ through a symlink); --prog: messages name $0
+bin=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../bin" && pwd)
+exec "$bin/validate-data-dir.py" --prog="$0" "$@"

@@ -4,8 +4,10 @@ A data directory (``data/train``) holds ``wav.scp text utt2spk spk2utt [segments
 [cmvn.scp] [utt2num_frames] [utt2dur] [spk2gender] [reco2file_and_channel]``, each a table sorted
 in C locale. The utils/ scripts with Kaldi's names (validate_data_dir.sh, fix_data_dir.sh,
 split_data.sh, subset_data_dir.sh, subset_data_dir_tr_cv.sh, utt2spk_to_spk2utt.pl,
-spk2utt_to_utt2spk.pl, filter_scp.pl) reach these functions through :mod:`nnetmix.data.cli`.
+spk2utt_to_utt2spk.pl, filter_scp.pl, data/remove_dup_utts.sh) exec the bin/ tools that call
+these functions (bin/validate-data-dir.py, ...).
 """
+from nnetmix.data.dedup import KaldiDupRandom, select_dup_limited
 from nnetmix.data.filter import filter_data_dir, filter_data_dir_parts, filter_file
 from nnetmix.data.fix import FixReport, fix_data_dir
 from nnetmix.data.io import (Entry, Segment, atomic_open, c_key, c_sorted, first_unsorted_key,
@@ -28,5 +30,6 @@ __all__ = [
     "filter_data_dir", "filter_data_dir_parts", "filter_file", "FixReport", "fix_data_dir",
     "partition_counts", "split_data", "split_dir_name", "split_is_up_to_date",
     "spread_subset", "subset_data_dir", "utterance_lengths", "subset_tr_cv",
-    "KeyListMismatch", "ValidateOptions", "validate_data_dir",
+    "KeyListMismatch", "ValidateOptions", "validate_data_dir", "KaldiDupRandom",
+    "select_dup_limited",
 ]

@@ -19,6 +19,7 @@ from pathlib import Path
 import kaldi_native_fbank as knf
 
 from nnetmix.errors import UsageError
+from nnetmix.options import OptionSet
 
 __all__ = ["FrameOptions", "MelOptions", "MfccOptions", "FbankOptions", "FeatureConfig",
            "read_feature_config", "config_from_options", "WINDOW_TYPES"]
@@ -203,9 +204,7 @@ def read_feature_config(kind: str, config: str | Path | None = None,
     Unknown option names fail with UsageError naming the file and line, as Kaldi's
     ParseOptions::ReadConfigFile does.
     """
-    from nnetmix.cli import OptionParser
-
-    parser = OptionParser("feature options", prog="nnetmix.feat")
+    parser = OptionSet()
     feat_cls = MfccOptions if kind == "mfcc" else FbankOptions
     for cls in (FrameOptions, MelOptions, feat_cls):
         parser.register_group(cls)

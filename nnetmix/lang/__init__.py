@@ -17,7 +17,8 @@ from nnetmix.lang.lmtext import LmText, read_lm_text
 from nnetmix.lang.phones import (add_lex_disambig, apply_phone_map, make_phone_map,
                                  position_dependent_lexicon, word_boundary_class)
 from nnetmix.lang.prepare import LangOptions, LangSummary, prepare_lang
-from nnetmix.lang.symbols import LangError, SymbolTable, read_symbol_table, write_symbol_table
+from nnetmix.lang.symbols import (LangError, SymbolTable, map_fields, parse_field_spec,
+                                  read_symbol_table, write_symbol_table)
 from nnetmix.lang.topo import make_topo
 from nnetmix.lang.validate import lang_problems, validate_lang_dir
 
@@ -29,6 +30,7 @@ __all__ = [
     "lexicon_fst_text", "make_lexicon_fst", "write_fst", "LmText", "read_lm_text",
     "add_lex_disambig", "apply_phone_map", "make_phone_map", "position_dependent_lexicon",
     "word_boundary_class", "LangOptions", "LangSummary", "prepare_lang",
-    "LangError", "SymbolTable", "read_symbol_table", "write_symbol_table", "make_topo",
+    "LangError", "SymbolTable", "map_fields", "parse_field_spec", "read_symbol_table",
+    "write_symbol_table", "make_topo",
     "lang_problems", "validate_lang_dir",
 ]

@@ -7,13 +7,16 @@ read here only needs unique symbols and unique ids.
 from __future__ import annotations
 
 import os
+import re
+import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence, TextIO
 
 from nnetmix.data.io import ENCODING, split_fields, write_lines
 from nnetmix.errors import FormatError
 
-__all__ = ["LangError", "SymbolTable", "read_symbol_table", "write_symbol_table"]
+__all__ = ["LangError", "SymbolTable", "read_symbol_table", "write_symbol_table",
+           "parse_field_spec", "map_fields"]
 
 
 class LangError(FormatError):
@@ -111,3 +114,71 @@ def read_symbol_table(path: str | os.PathLike) -> SymbolTable:
 
 def write_symbol_table(path: str | os.PathLike, table: SymbolTable) -> None:
     write_lines(path, table.lines())
+
+
+_RANGE = re.compile(r"^(\d*)(-(\d*))?$")
+
+
+def parse_field_spec(spec: str) -> Callable[[int], bool]:
+    """sym2int.pl's -f: '2-', '1-2', '3', '-3', comma lists; fields are numbered from 1."""
+    ranges = []
+    for part in spec.split(","):
+        m = _RANGE.match(part)
+        if not part or m is None or (not m.group(1) and not m.group(2)):
+            raise LangError(f"bad field specifier '{spec}' (e.g. 2-, 1-2, 3)")
+        lo = int(m.group(1)) if m.group(1) else 1
+        hi = (int(m.group(3)) if m.group(3) else None) if m.group(2) else lo
+        ranges.append((lo, hi))
+    return lambda i: any(lo <= i and (hi is None or i <= hi) for lo, hi in ranges)
+
+
+def map_fields(table_path: str, inputs: Sequence[str], chosen: Callable[[int], bool],
+               to_int: bool, map_oov: str | None, out: TextIO,
+               warn: Callable[[str], None]) -> int:
+    """sym2int.pl / int2sym.pl: map the ``chosen`` fields of each line of ``inputs`` (``-`` is
+    stdin) through the table to ``out``; returns how many OOVs were replaced by ``map_oov``.
+
+    Without ``map_oov`` an unknown token is a LangError naming the file, line and field; with
+    it, the first 20 replacements and the total are reported through ``warn``, as Kaldi's do.
+    """
+    table = read_symbol_table(table_path)
+    if to_int:
+        lookup = {s: str(i) for s, i in table}
+    else:
+        lookup = {str(i): s for s, i in table}
+    oov_value = None
+    if map_oov is not None:
+        oov_value = lookup.get(map_oov, map_oov if map_oov.isdigit() and to_int else None)
+        if oov_value is None:
+            raise LangError(f"--map-oov {map_oov} is not in {table_path}")
+    replaced = 0
+
+    def convert(fh: TextIO, where: str) -> None:
+        nonlocal replaced
+        for n, line in enumerate(fh, 1):
+            toks = line.split()
+            for k, tok in enumerate(toks):
+                if not chosen(k + 1):
+                    continue
+                val = lookup.get(tok)
+                if val is None:
+                    if oov_value is None:
+                        what = "symbol" if to_int else "integer"
+                        raise LangError(f"{where}:{n}: undefined {what} '{tok}' (field {k + 1}) "
+                                        f"in {table_path}")
+                    if replaced < 20:
+                        warn(f"replacing {tok} with {map_oov}")
+                    replaced += 1
+                    val = oov_value
+                toks[k] = val
+            out.write(" ".join(toks) + "\n")
+
+    for name in inputs or ["-"]:
+        if name == "-":
+            convert(sys.stdin, "stdin")
+        else:
+            with open(name, **ENCODING) as fh:
+                convert(fh, name)
+    if replaced:
+        warn(f"** Replaced {replaced} instances of OOVs with {map_oov}")
+    return replaced

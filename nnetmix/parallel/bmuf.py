@@ -44,7 +44,7 @@ __all__ = ["BmufOptions", "BMUF"]
 
 @dataclasses.dataclass
 class BmufOptions:
-    """BMUF hyper-parameters (register with nnetmix.cli.OptionParser.register_group)."""
+    """BMUF hyper-parameters (its fields are options: nnetmix.options.OptionSet.register_group)."""
 
     block_momentum: float = dataclasses.field(default=-1.0, metadata={
         "help": "BMUF block momentum eta (negative: 1 - 1/N for N ranks)"})

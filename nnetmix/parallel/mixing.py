@@ -36,7 +36,7 @@ _TAG = 11
 
 @dataclasses.dataclass
 class MixOptions:
-    """How ranks mix (register with nnetmix.cli.OptionParser.register_group)."""
+    """How ranks mix (its fields are options: nnetmix.options.OptionSet.register_group)."""
 
     mix_strategy: str = dataclasses.field(default="allreduce", metadata={
         "help": "Model mixing: allreduce (exact average) | butterfly (power-of-two ranks) | ring"})

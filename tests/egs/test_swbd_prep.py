@@ -8,13 +8,14 @@ import pytest
 
 from conftest import ROOT, run_script
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import swbd_standin  # noqa: E402
-
-from nnetmix.recipes import (extend_segments, map_word, ms98_utt_id,  # noqa: E402
-                             select_dup_limited)
+from nnetmix.data import select_dup_limited
 
 RECIPE = ROOT / "egs" / "swbd" / "s5"
+# the recipe's local/*.py modules import each other as run from local/ (sys.path[0])
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(RECIPE / "local")]
+import swbd_standin  # noqa: E402
+from eval2000_data_prep import extend_segments  # noqa: E402
+from swbd_text import map_word, ms98_utt_id  # noqa: E402
 
 
 def recipe_copy(tmp_path: Path) -> Path:

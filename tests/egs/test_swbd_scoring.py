@@ -1,4 +1,4 @@
-"""Hub5 scoring of eval2000 with compute-wer (nnetmix/recipes/hub5_score.py, egs/swbd/s5/local)."""
+"""Hub5 scoring of eval2000 with compute-wer (egs/swbd/s5/local/hub5_filter.py, score_eval2000.sh)."""
 import os
 import sys
 from pathlib import Path
@@ -7,12 +7,13 @@ import pytest
 
 from conftest import ROOT, run_script
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import swbd_standin  # noqa: E402
-
-from nnetmix.recipes import CorpusError, hub5_filter, prepare_eval2000, read_glm  # noqa: E402
-
 RECIPE = ROOT / "egs" / "swbd" / "s5"
+# the recipe's local/*.py modules import each other as run from local/ (sys.path[0])
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(RECIPE / "local")]
+import swbd_standin  # noqa: E402
+from conversations import CorpusError  # noqa: E402
+from eval2000_data_prep import prepare_eval2000  # noqa: E402
+from hub5_filter import hub5_filter, read_glm  # noqa: E402
 
 
 @pytest.fixture

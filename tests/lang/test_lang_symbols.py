@@ -2,8 +2,7 @@
 import pytest
 
 from conftest import ROOT, run_script
-from nnetmix.lang import LangError, read_symbol_table
-from nnetmix.lang.cli import parse_field_spec
+from nnetmix.lang import LangError, parse_field_spec, read_symbol_table
 
 
 @pytest.fixture

@@ -49,9 +49,8 @@ def test_score_sweep(tmp_path):
         "%WER 66.67 [ 2 / 3, 1 ins, 1 del, 0 sub ] [PARTIAL]"
     assert best == f"%WER 0.00 [ 0 / 6, 0 ins, 0 del, 0 sub ] {decode}/wer_9_0.0"
     assert (decode / "scoring_kaldi/best_wer").read_text() == best + "\n"
-    p = run_script(["python3", "-m", "nnetmix.score.cli", "score_sweep", "local/score.sh",
-                    "--min-lmwt", "8", "--max-lmwt", "9", "--word-ins-penalty", "0.0,0.5",
-                    tmp_path / "text", decode], cwd=ROOT, check=True)
+    p = run_script([ROOT / "bin/score-sweep.py", "--min-lmwt", "8", "--max-lmwt", "9",
+                    "--word-ins-penalty", "0.0,0.5", tmp_path / "text", decode], cwd=ROOT, check=True)
     assert p.stdout.splitlines()[-1] == best
     with pytest.raises(ScoreError, match="no such file"):
         score_sweep(f"ark:{tmp_path / 'text'}", decode, [10], ["0.0"])

@@ -121,7 +121,7 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   need 1 $swbd_trans_dir "$where_ms98"
   need 1 data/local/dict_nosp/lexicon.txt "the dictionary: run stage 0"
   # Every conversation side is a recording and a speaker; utterances are the ms98 segments with
-  # words (see nnetmix/recipes/swbd_train.py). data/local/train/text keeps every transcript for
+  # words (see local/swbd1_data_prep.py). data/local/train/text keeps every transcript for
   # the LM, as Kaldi's.
   local/swbd1_data_prep.sh --sph2pipe "$sph2pipe" $swbd_dir $swbd_trans_dir data/train
   utils/prepare_lang.sh data/local/dict_nosp "<unk>" data/local/lang_nosp data/lang_nosp

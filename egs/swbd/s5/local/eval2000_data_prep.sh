@@ -2,7 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Hub5'00 (eval2000) as a Kaldi data directory, as Kaldi's egs/swbd/s5c/local/eval2000_data_prep.sh:
 # segments from the pem file, words from the stm, and the stm and GLM kept for scoring
-# (local/score_eval2000.sh). The work is in nnetmix/recipes/eval2000.py. Run from egs/swbd/s5.
+# (local/score_eval2000.sh). The work is in local/eval2000_data_prep.py. Run from egs/swbd/s5.
 
 # Begin configuration section.
 sph2pipe=sph2pipe   # the sph2pipe command written into wav.scp
@@ -38,7 +38,5 @@ if [ -f $data/segments ] && [ -f $data/stm ] && [ -f $data/glm ] && [ $data/segm
   exit 0
 fi
 
-root=$(cd "$(dirname "$(readlink -f "$0")")/../../../.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" \
-  python3 -m nnetmix.recipes.cli eval2000_data_prep "$0" --sph2pipe "$sph2pipe" $sdir $tdir $data
+local/eval2000_data_prep.py --prog "$0" --sph2pipe "$sph2pipe" $sdir $tdir $data
 utils/validate_data_dir.sh --no-feats $data

@@ -4,7 +4,7 @@
 # (sw_*) and CallHome (en_*) parts, as Kaldi's egs/swbd/s5c/local/score_sclite.sh does with sclite:
 # best paths over a grid of LM weights and insertion penalties, then reference (the stm's words)
 # and hypotheses both through the GLM mappings with hesitations, noise words, <unk> and partial
-# words removed (nnetmix/recipes/hub5_score.py: close to, not equal to, hubscr.pl's numbers).
+# words removed (local/hub5_filter.py: close to, not equal to, hubscr.pl's numbers).
 # Writes <decode-dir>/wer_LMWT_WIP (all), score_swbd/wer_LMWT_WIP, score_callhm/wer_LMWT_WIP.
 # Run from egs/swbd/s5.
 
@@ -66,13 +66,11 @@ if [ $stage -le 1 ]; then
       pairs+=("$dir/scoring/$lmwt.$wip.tra" "$dir/scoring_hub5/$lmwt.$wip.txt")
     done
   done
-  root=$(cd "$(dirname "$(readlink -f "$0")")/../../../.." && pwd)
-  PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m nnetmix.recipes.cli hub5_filter "$0" $data/glm "${pairs[@]}"
+  local/hub5_filter.py --prog "$0" $data/glm "${pairs[@]}"
 fi
 
 if [ $stage -le 2 ]; then
-  # subsets by utterance-id prefix, as Kaldi's grep ^sw_ / ^en_ (nnetmix.recipes.hub5_score.SUBSETS)
+  # subsets by utterance-id prefix, as Kaldi's grep ^sw_ / ^en_ (local/hub5_filter.py's SUBSETS)
   for subset in all swbd callhm; do
     case $subset in all) prefix= ;; swbd) prefix=sw_ ;; callhm) prefix=en_ ;; esac
     out=$dir; [ $subset = all ] || out=$dir/score_$subset

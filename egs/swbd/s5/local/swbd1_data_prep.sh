@@ -2,7 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Switchboard-1 Release 2 (LDC97S62) training data as a Kaldi data directory, as Kaldi's
 # egs/swbd/s5c/local/swbd1_data_prep.sh: segments and words from the MS-State ms98 transcripts,
-# both sides of every SPHERE file through sph2pipe. The work is in nnetmix/recipes/swbd_train.py.
+# both sides of every SPHERE file through sph2pipe. The work is in local/swbd1_data_prep.py.
 # Run from egs/swbd/s5.
 
 # Begin configuration section.
@@ -41,7 +41,5 @@ if [ -f $data/segments ] && [ -f $data/text ] && [ -f $local_dir/text ] \
   exit 0
 fi
 
-root=$(cd "$(dirname "$(readlink -f "$0")")/../../../.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" \
-  python3 -m nnetmix.recipes.cli swbd1_data_prep "$0" --sph2pipe "$sph2pipe" $swbd $ms98 $data $local_dir
+local/swbd1_data_prep.py --prog "$0" --sph2pipe "$sph2pipe" $swbd $ms98 $data $local_dir
 utils/validate_data_dir.sh --no-feats $data

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Prepares the Switchboard dictionary directory from the MS-State ms98 lexicon, as Kaldi's
-# egs/swbd/s5c/local/swbd1_prepare_dict.sh (see nnetmix/recipes/swbd_dict.py for what is kept
+# egs/swbd/s5c/local/swbd1_prepare_dict.sh (see local/swbd1_prepare_dict.py for what is kept
 # and what is left out). Run from egs/swbd/s5.
 
 # Begin configuration section.
@@ -33,6 +33,4 @@ if [ -f $dir/lexicon.txt ] && [ $dir/lexicon.txt -nt $srcdict ]; then
   exit 0
 fi
 
-root=$(cd "$(dirname "$(readlink -f "$0")")/../../../.." && pwd)
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" \
-  python3 -m nnetmix.recipes.cli swbd1_prepare_dict "$0" $srcdict $dir
+local/swbd1_prepare_dict.py --prog "$0" $srcdict $dir

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.binary import OptionParser, run_tool
 from nnetmix.feat.extract import ExtractOptions, compute_feats_table
 from nnetmix.feat.options import (FbankOptions, FrameOptions, MelOptions, MfccOptions,
                                   config_from_options)

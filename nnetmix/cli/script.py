@@ -1,21 +1,23 @@
-"""The Python side of Kaldi-named shell utilities (utils/validate_data_dir.sh, prepare_lang.sh, ...).
+"""Command lines in the style of Kaldi's utils/ scripts (validate_data_dir.sh, prepare_lang.sh, ...).
 
 Kaldi's utils/ scripts take ``--name value`` options (not the ``--name=value`` of binaries) and
-report a mistake as one ``prog: message`` line on stderr. Each package that backs such scripts
-(nnetmix.data, nnetmix.lang, nnetmix.score) keeps a table of commands; this module parses their
-options and runs them with that error convention, so the behaviour is the same everywhere.
+report a mistake as one ``prog: message`` line on stderr, exit code 1, never a traceback. The bin/
+tools behind them (bin/validate-data-dir.py, bin/prepare-lang.py, ...; utils/*.sh exec them)
+parse their options and run with that convention through this module, so the behaviour is the
+same everywhere. Progress and success lines go to stdout.
 """
 from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TextIO
 
-from nnetmix.errors import NnetmixError
+from nnetmix.data.io import ENCODING
+from nnetmix.errors import NnetmixError, UsageError
+from nnetmix.log import setup_logging
 
-__all__ = ["ScriptUsage", "parse_script_options", "run_command", "dispatch", "Commands"]
-
-Commands = dict[str, tuple[Callable[[str, Sequence[str]], int], str]]
+__all__ = ["ScriptUsage", "parse_script_options", "run_command", "script_main", "say", "warn",
+           "open_input", "open_stdout", "parse_int", "parse_float"]
 
 
 class ScriptUsage(Exception):
@@ -95,15 +97,58 @@ def run_command(func: Callable[[str, Sequence[str]], int], usage: str, prog: str
         return 130
 
 
-def dispatch(commands: Commands, module: str, argv: Sequence[str] | None = None,
-             setup: Callable[[str], None] | None = None) -> int:
-    """``python3 -m <module> <command> <prog> [args...]``: run ``commands[command]``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 2 or argv[0] not in commands:
-        print(f"Usage: python3 -m {module} <{'|'.join(commands)}> <prog> [args...]",
-              file=sys.stderr)
-        return 1
-    if setup is not None:
-        setup(os.path.basename(argv[1]))
-    func, usage = commands[argv[0]]
-    return run_command(func, usage, argv[1], argv[2:])
+def script_main(func: Callable[[str, Sequence[str]], int], usage: str, name: str,
+                argv: Sequence[str] | None = None, log: bool = False) -> int:
+    """A bin/ tool's ``main``: run ``func(prog, args)`` with the script conventions above.
+
+    ``prog`` (the name messages start with) is ``name``, the tool's own, unless the command line
+    starts with ``--prog=NAME``: the utils/ wrappers pass their ``$0`` that way, so that a user
+    who typed ``utils/validate_data_dir.sh`` reads ``utils/validate_data_dir.sh: ...`` lines as
+    with Kaldi. ``log`` sets up Kaldi's log format for tools whose library code logs.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    prog = name
+    if args and args[0].startswith("--prog="):
+        prog = args.pop(0).partition("=")[2]
+    if log:
+        setup_logging(os.path.basename(prog))
+    return run_command(func, usage, prog, args)
+
+
+def say(prog: str, msg: str) -> None:
+    """A progress or result line on stdout: ``prog: msg``."""
+    print(f"{prog}: {msg}", flush=True)
+
+
+def warn(prog: str, lines: Sequence[str]) -> None:
+    """Warning lines on stderr, each ``prog: line``."""
+    for line in lines:
+        print(f"{prog}: {line}", file=sys.stderr, flush=True)
+
+
+def open_input(args: Sequence[str]) -> TextIO:
+    """The one optional input file of a filter-style tool (utf-8), or stdin for none or ``-``."""
+    if not args or list(args) == ["-"]:
+        return open(sys.stdin.fileno(), closefd=False, **ENCODING)
+    return open(args[0], **ENCODING)
+
+
+def open_stdout() -> TextIO:
+    """stdout as utf-8 text, whatever the locale (recipes run with LC_ALL=C)."""
+    return open(sys.stdout.fileno(), "w", closefd=False, **ENCODING)
+
+
+def parse_int(text: str, what: str) -> int:
+    """``int(text)``, or a UsageError naming the argument."""
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"{what} must be an integer, got '{text}'") from None
+
+
+def parse_float(text: str, what: str) -> float:
+    """``float(text)``, or a UsageError naming the argument."""
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"{what} must be a number, got '{text}'") from None

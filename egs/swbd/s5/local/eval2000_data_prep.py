@@ -1,3 +1,5 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """The Hub5'00 evaluation set (LDC2002S09 audio + LDC2002T43 transcripts) as data/eval2000.
 
 As Kaldi's egs/swbd/s5c/local/eval2000_data_prep.sh: the 40 conversations ``english/*.sph``
@@ -11,15 +13,22 @@ the reference ``reference/hub5e00.english.000405.stm`` (same ids from its column
 the two lists must agree); segments marked IGNORE_TIME_SEGMENT_ are not scored and are left
 out. The stm (with Kaldi's fixes: ``((`` -> ``(``, aside markers removed) and the GLM
 ``reference/en20000405_hub5.glm`` are copied next to the data for scoring.
+
+Run by local/eval2000_data_prep.sh: ``local/eval2000_data_prep.py [--sph2pipe CMD]
+<speech-dir> <transcript-dir> <data-dir>`` reads LDC2002S09 and LDC2002T43 and writes the data
+directory with its stm and glm.
 """
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
 from nnetmix.data.io import ENCODING, c_key, write_lines
-from nnetmix.recipes.conversations import (CorpusError, DataDirReport, Utterance, find_sph,
-                                           side_wav_scp, write_conversation_data_dir)
+
+from local_script import run_script, script_parser
+from conversations import (CorpusError, DataDirReport, Utterance, find_sph,
+                           print_report, side_wav_scp, write_conversation_data_dir)
 
 __all__ = ["extend_segments", "read_pem", "read_stm_text", "fix_stm_line", "eval2000_paths",
            "prepare_eval2000", "EVAL2000_NUM_SIDES", "PEM_NAME", "STM_NAME", "GLM_NAME"]
@@ -152,3 +161,23 @@ def prepare_eval2000(speech_dir: str | os.PathLike, trans_dir: str | os.PathLike
         rep.warnings.append(f"WARNING: {rep.recordings} conversation sides with utterances; "
                             f"the full Hub5'00 set has {EVAL2000_NUM_SIDES}")
     return rep
+
+
+def get_args() -> argparse.Namespace:
+    parser = script_parser(__doc__)
+    parser.add_argument("--sph2pipe", default="sph2pipe",
+                        help="the sph2pipe command written into wav.scp (default: sph2pipe)")
+    parser.add_argument("speech_dir", help="LDC2002S09's hub5e_00 (english/*.sph, *.pem)")
+    parser.add_argument("trans_dir", help="LDC2002T43 or its 2000_hub5_eng_eval_tr")
+    parser.add_argument("data_dir", help="output data directory, e.g. data/eval2000")
+    return parser.parse_args()
+
+
+def _main(args: argparse.Namespace) -> None:
+    report = prepare_eval2000(args.speech_dir, args.trans_dir, args.data_dir,
+                              sph2pipe=args.sph2pipe)
+    print_report(args.prog, args.data_dir, report)
+
+
+if __name__ == "__main__":
+    run_script(get_args(), _main)

@@ -1,15 +1,19 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """Two-sided telephone conversations in SPHERE files, as Kaldi data directories.
 
 Switchboard-1 (LDC97S62) and Hub5'00 (LDC2002S09) store each conversation as one two-channel
 8 kHz SPHERE file; Kaldi makes each side a recording (``sw02001-A`` is channel 1, ``-B``
 channel 2) read through ``sph2pipe -f wav -p -c <channel> <file> |``, and each transcribed
-stretch an utterance in ``segments``. The corpus preparations (swbd_train, eval2000) share
-this module: finding the files, the wav.scp and reco2file_and_channel lines, and writing a
+stretch an utterance in ``segments``. The corpus preparations (swbd1_data_prep.py,
+eval2000_data_prep.py) share this module: finding the files, the wav.scp and
+reco2file_and_channel lines, and writing a
 consistent, C-sorted directory (what Kaldi gets from fix_data_dir.sh after its awk scripts).
 """
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +22,7 @@ from nnetmix.data.io import (c_key, c_sorted, utt2spk_to_spk2utt, write_lines, w
 from nnetmix.errors import NnetmixError
 
 __all__ = ["CorpusError", "Utterance", "DataDirReport", "find_sph", "side_wav_scp",
-           "write_conversation_data_dir", "CHANNELS"]
+           "write_conversation_data_dir", "print_report", "CHANNELS"]
 
 #: Conversation side -> sph2pipe channel (side A is channel 1).
 CHANNELS = {"A": 1, "B": 2}
@@ -127,3 +131,14 @@ def write_conversation_data_dir(out: str | os.PathLike, utts: list[Utterance],
                 {r: " ".join(r.rsplit("-", 1)) for r in recos})
     rep.utterances, rep.recordings, rep.speakers = len(kept), len(recos), len(recos)
     return rep
+
+
+def print_report(prog: str, data_dir: str, rep: DataDirReport) -> None:
+    """The data-preparation scripts' output: warnings on stderr, progress lines on stdout, each
+    starting with ``prog`` (the calling local/*.sh script's $0)."""
+    for line in rep.warnings:
+        print(f"{prog}: {line}", file=sys.stderr, flush=True)
+    for m in rep.messages:
+        print(f"{prog}: {m}", flush=True)
+    print(f"{prog}: done, {data_dir}: {rep.utterances} utterances, {rep.recordings} recordings "
+          f"(conversation sides, one speaker each)", flush=True)

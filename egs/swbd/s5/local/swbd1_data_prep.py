@@ -1,3 +1,5 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """Switchboard-1 Release 2 training data (LDC97S62 + MS-State transcripts) as data/train.
 
 What Kaldi's egs/swbd/s5c/local/swbd1_data_prep.sh does, in one pass: every
@@ -11,16 +13,23 @@ anywhere under the corpus directory (``swb1/disc*/data/*.sph`` or flat).
 
 Kaldi writes the segment times with awk's default number format (``0.98``, ``0``, ``11.56``);
 :func:`_awk_number` does the same, so segments files are Kaldi's byte for byte.
+
+Run by local/swbd1_data_prep.sh: ``local/swbd1_data_prep.py [--sph2pipe CMD] <swbd-dir>
+<ms98-transcript-dir> <data-dir> <local-dir>`` reads the corpus and writes the data directory
+(wav.scp, segments, text, utt2spk, spk2utt, reco2file_and_channel) and <local-dir>/text.
 """
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
 from nnetmix.data.io import ENCODING, c_key, write_lines
-from nnetmix.recipes.conversations import (CorpusError, DataDirReport, Utterance, find_sph,
-                                           side_wav_scp, write_conversation_data_dir)
-from nnetmix.recipes.swbd_text import clean_transcript, map_words, ms98_utt_id
+
+from local_script import run_script, script_parser
+from conversations import (CorpusError, DataDirReport, Utterance, find_sph,
+                           print_report, side_wav_scp, write_conversation_data_dir)
+from swbd_text import clean_transcript, map_words, ms98_utt_id
 
 __all__ = ["read_ms98_transcripts", "prepare_swbd_train", "SWBD_NUM_SPH"]
 
@@ -100,3 +109,24 @@ def prepare_swbd_train(swbd_dir: str | os.PathLike, trans_dir: str | os.PathLike
         rep.warnings.insert(0, f"WARNING: found {len(sph)} .sph files under {swbd_dir}; the "
                                f"full release has {SWBD_NUM_SPH[0]} or {SWBD_NUM_SPH[1]}")
     return rep
+
+
+def get_args() -> argparse.Namespace:
+    parser = script_parser(__doc__)
+    parser.add_argument("--sph2pipe", default="sph2pipe",
+                        help="the sph2pipe command written into wav.scp (default: sph2pipe)")
+    parser.add_argument("swbd_dir", help="Switchboard-1 Release 2 (LDC97S62)")
+    parser.add_argument("trans_dir", help="the ms98 transcripts (swb_ms98_transcriptions)")
+    parser.add_argument("data_dir", help="output data directory, e.g. data/train")
+    parser.add_argument("local_dir", help="where text (every transcribed utterance) goes")
+    return parser.parse_args()
+
+
+def _main(args: argparse.Namespace) -> None:
+    report = prepare_swbd_train(args.swbd_dir, args.trans_dir, args.data_dir, args.local_dir,
+                                sph2pipe=args.sph2pipe)
+    print_report(args.prog, args.data_dir, report)
+
+
+if __name__ == "__main__":
+    run_script(get_args(), _main)

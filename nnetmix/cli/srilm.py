@@ -1,9 +1,9 @@
 """SRILM's command-line syntax for ngram-count.py and ngram.py: ``-name value`` and ``-flag``.
 
-The other bin/ tools take Kaldi's ``--name=value`` (:mod:`nnetmix.cli`); these two take SRILM's
-single-dash options (its Opt_Parse) because Kaldi recipes call ``ngram-count`` and ``ngram``
-that way and people port those lines. The parser plugs into :func:`nnetmix.cli.run_tool`, so the
-tools still log in Kaldi's format and turn errors into one ``ERROR (...)`` line. SRILM options
+The other bin/ tools take Kaldi's ``--name=value`` (:mod:`nnetmix.cli.binary`); these two take
+SRILM's single-dash options (its Opt_Parse) because Kaldi recipes call ``ngram-count`` and
+``ngram`` that way and people port those lines. The parser plugs into
+:func:`nnetmix.cli.binary.run_tool`, so the tools still log in Kaldi's format and turn errors into one ``ERROR (...)`` line. SRILM options
 these tools do not implement are refused by name, with the reason, rather than ignored.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from nnetmix.errors import UsageError
+from nnetmix.options import OptionValues
 
 __all__ = ["SrilmOptionParser"]
 
@@ -104,10 +105,5 @@ class SrilmOptionParser:
             i += 2
         values.setdefault("print_args", True)
         values.setdefault("verbose", 0)  # SRILM's -debug is the tool's own, not Kaldi's --verbose
-        return _Namespace(**values), []
-
-
-class _Namespace:
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
+        return OptionValues(**values), []
 

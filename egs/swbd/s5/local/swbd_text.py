@@ -1,3 +1,5 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """Switchboard-1 transcript words as Kaldi's egs/swbd/s5c writes them.
 
 The MS-State ("ms98") transcripts and dictionary mark partial words (``ab[solute]-``,

@@ -1,3 +1,5 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """Hub5 scoring of eval2000 with compute-wer: GLM word mappings and what is not scored.
 
 Kaldi scores eval2000 with sclite (local/score_sclite.sh -> hubscr.pl): a CTM of the best path
@@ -20,19 +22,26 @@ compute-wer compares them per utterance:
 
 Where sclite would accept either of two alternations' spellings of different lengths ("i'm"
 against "i am"), this counts errors, so the WERs are close to, not equal to, hubscr.pl's.
+
+Run by local/score_eval2000.sh: ``local/hub5_filter.py <glm> <in-text> <out-text> ...`` reads
+Kaldi text files and writes each filtered copy.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from nnetmix.data.io import ENCODING
-from nnetmix.recipes.conversations import CorpusError
+from nnetmix.data.io import ENCODING, write_lines
 
-__all__ = ["Glm", "read_glm", "apply_glm", "hub5_filter", "HESITATIONS", "SUBSETS"]
+from local_script import run_script, script_parser
+from conversations import CorpusError
+
+__all__ = ["Glm", "read_glm", "apply_glm", "hub5_filter", "filter_texts", "HESITATIONS",
+           "SUBSETS"]
 
 #: Hesitations Kaldi's score_sclite.sh removes from the hypotheses.
 HESITATIONS = frozenset("uh um eh mm hm ah huh ha er oof hee ach eee ew %hesitation".split())
@@ -147,3 +156,35 @@ def hub5_filter(words: Sequence[str], glm: Glm) -> list[str]:
     low = [w.lower() for w in words]
     low = [w for w in low if w not in ("<b_aside>", "<e_aside>")]
     return [w for w in apply_glm(_stm_normal_form(low), glm) if _scored(w)]
+
+
+def filter_texts(glm_path: str | os.PathLike, pairs: Sequence[tuple[str, str]]) -> None:
+    """Write each Kaldi text file (utt-id words...) of ``(source, destination)`` pairs in the
+    normal form of :func:`hub5_filter`; utterances left without words are kept, empty."""
+    glm = read_glm(glm_path)
+    for src, dst in pairs:
+        lines = []
+        with open(src, **ENCODING) as fh:
+            for line in fh:
+                f = line.split()
+                if f:
+                    lines.append(" ".join([f[0]] + hub5_filter(f[1:], glm)))
+        write_lines(dst, lines)
+
+
+def get_args() -> argparse.Namespace:
+    parser = script_parser(__doc__)
+    parser.add_argument("glm", help="the GLM file (data/eval2000/glm)")
+    parser.add_argument("pairs", nargs="+", metavar="in-text out-text",
+                        help="Kaldi text files to filter and where to write each")
+    return parser.parse_args()
+
+
+def _main(args: argparse.Namespace) -> None:
+    if len(args.pairs) % 2:
+        raise CorpusError("give the GLM and then pairs of <in-text> <out-text>")
+    filter_texts(args.glm, list(zip(args.pairs[::2], args.pairs[1::2])))
+
+
+if __name__ == "__main__":
+    run_script(get_args(), _main)

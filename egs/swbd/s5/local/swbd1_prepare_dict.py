@@ -1,3 +1,5 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
 """The Switchboard dictionary directory (data/local/dict_nosp) from the ms98 lexicon.
 
 As Kaldi's egs/swbd/s5c/local/swbd1_prepare_dict.sh: the pronunciations of
@@ -5,23 +7,30 @@ As Kaldi's egs/swbd/s5c/local/swbd1_prepare_dict.sh: the pronunciations of
 phones - ``sil`` (silence, the optional silence), ``spn`` (spoken noise: vocalized noise and
 <unk>), ``nsn`` (noise), ``lau`` (laughter) - with the words ``!sil``, ``[vocalized-noise]``,
 ``[noise]``, ``[laughter]`` and ``<unk>`` added, every word mapped as the transcripts are
-(:func:`nnetmix.recipes.swbd_text.map_word`), ``i ay`` added, everything lower-cased and
+(:func:`swbd_text.map_word`), ``i ay`` added, everything lower-cased and
 sorted unique. The nonsilence phones are every other phone the lexicon uses, one per line
 (no stress or tone, so no extra questions).
 
 Left out, on purpose: Kaldi's local/dict.patch (hand corrections of some 200 entries) and the
 acronym handling (MSU_single_letter.txt, format_acronyms_dict.py), which rewrites spelled-out
 letters and needs the same mapping of the transcripts; see the recipe's README section.
+
+Run by local/swbd1_prepare_dict.sh: ``local/swbd1_prepare_dict.py <sw-ms98-dict.text>
+<dict-dir>`` reads the ms98 lexicon and writes the dictionary directory.
 """
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nnetmix.data.io import ENCODING, c_key, write_lines
-from nnetmix.recipes.conversations import CorpusError
-from nnetmix.recipes.swbd_text import map_word
+
+from local_script import run_script, script_parser
+from conversations import CorpusError
+from swbd_text import map_word
 
 __all__ = ["SILENCE_PHONES", "EXTRA_WORDS", "DictReport", "read_ms98_dict", "prepare_swbd_dict"]
 
@@ -91,3 +100,22 @@ def prepare_swbd_dict(ms98_dict: str | os.PathLike, dict_dir: str | os.PathLike)
     rep.words = len({line.split()[0] for line in lines})
     rep.prons, rep.phones = len(lines), len(nonsil) + len(SILENCE_PHONES)
     return rep
+
+
+def get_args() -> argparse.Namespace:
+    parser = script_parser(__doc__)
+    parser.add_argument("ms98_dict", help="sw-ms98-dict.text of the ms98 transcripts")
+    parser.add_argument("dict_dir", help="output dictionary directory, e.g. data/local/dict_nosp")
+    return parser.parse_args()
+
+
+def _main(args: argparse.Namespace) -> None:
+    report = prepare_swbd_dict(args.ms98_dict, args.dict_dir)
+    for line in report.warnings:
+        print(f"{args.prog}: {line}", file=sys.stderr)
+    print(f"{args.prog}: done, {args.dict_dir}: {report.words} words, {report.prons} "
+          f"pronunciations, {report.phones} phones")
+
+
+if __name__ == "__main__":
+    run_script(get_args(), _main)

@@ -3,19 +3,19 @@
 """nnet-train-frmshuff.py: Kaldi's nnet-train-frmshuff (src/nnetbin/nnet-train-frmshuff.cc).
 
 One epoch of frame-shuffled minibatch SGD (or, with --cross-validate=true, one evaluation pass)
-through nnetmix.driver.dnn_epoch (one worker); the summary, AvgLoss and FRAME_ACCURACY lines are Kaldi's.
-Targets are pdf posteriors (ali-to-post output, one (pdf, 1.0) pair per frame) or, with
+through nnetmix.driver.dnn_epoch on one worker; the summary, AvgLoss and FRAME_ACCURACY lines are
+Kaldi's. Targets are pdf posteriors (ali-to-post output, one (pdf, 1.0) pair per frame) or, with
 --targets-kind=ali, pdf alignments (ali-to-pdf output). Only --objective-function=xent.
 With --optimizer=ngsgd the affine layers are updated by online natural-gradient SGD, whose
 state is read from <model-in>.ngsgd.npz when it exists and written to <model-out>.ngsgd.npz."""
-import os
+import logging
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.training import check_epoch_args, register_frmshuff_options
+from nnetmix.driver import dnn_epoch
+from nnetmix.nnet import NnetTrainOptions
+from nnetmix.train.options import OptimizerOptions, TrainOptions
 
 USAGE = """Perform one iteration (epoch) of Neural Network training with
 mini-batch Stochastic Gradient Descent. The training targets
@@ -25,8 +25,6 @@ e.g.: nnet-train-frmshuff.py scp:feats.scp ark:posterior.ark nnet.init nnet.iter
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.train.tool_options import register_frmshuff_options
-
     p = OptionParser(USAGE, prog="nnet-train-frmshuff.py")
     register_frmshuff_options(p)
     return p
@@ -36,20 +34,8 @@ def main(argv=None) -> int:
     parser = make_parser()
 
     def body(opts, args) -> int:
-        import logging
-
-        from nnetmix.driver import dnn_epoch
-        from nnetmix.errors import UsageError
-        from nnetmix.nnet import NnetTrainOptions
-        from nnetmix.train import TrainOptions
-        from nnetmix.train.options import OptimizerOptions
-
+        check_epoch_args(parser, opts, args)
         log = logging.getLogger("nnet-train-frmshuff")
-        if len(args) != 3 + (0 if opts.cross_validate else 1):
-            sys.stderr.write(parser.format_usage())
-            raise UsageError(f"wrong number of arguments: {len(args)} (expected "
-                             f"{3 + (0 if opts.cross_validate else 1)} with "
-                             f"--cross-validate={'true' if opts.cross_validate else 'false'})")
         res = dnn_epoch(None, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
                         parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
                         feature_transform=opts.feature_transform, backend=opts.backend,

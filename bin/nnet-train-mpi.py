@@ -7,15 +7,16 @@ rank trains on its own frame-balanced share of the data and the ranks mix their 
 --average-every minibatches; the epoch ends with one model (the exact average, or BMUF's W).
 Takes every option of nnet-train-frmshuff.py; its log lines (AvgLoss, FRAME_ACCURACY, the
 summary) are printed once, by rank 0, over the data of all ranks. The work is
-nnetmix.driver.dnn_epoch."""
-import os
+nnetmix.driver.dnn_epoch, the same function nnet-train-frmshuff.py calls."""
+import logging
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser
+from nnetmix.cli.training import check_epoch_args, register_frmshuff_options, run_mpi_tool
+from nnetmix.driver import dnn_epoch
+from nnetmix.nnet import NnetTrainOptions
+from nnetmix.parallel import MpiTrainOptions
+from nnetmix.train.options import OptimizerOptions, TrainOptions
 
 USAGE = """Perform one iteration (epoch) of Neural Network training with mini-batch Stochastic
 Gradient Descent on N MPI ranks with model averaging (every --average-every minibatches:
@@ -24,14 +25,9 @@ The training targets are usually pdf-posteriors, prepared by ali-to-post.
 Usage:  mpiexec -n N nnet-train-mpi.py [options] <feature-rspecifier> <targets-rspecifier> <model-in> [<model-out>]
 e.g.: mpiexec -n 2 nnet-train-mpi.py --average-every=10 --utt2num-frames=data/train/utt2num_frames scp:feats.scp ark:posterior.ark nnet.init nnet.iter1"""
 
-PROG = "nnet-train-mpi.py"
-
 
 def make_parser() -> OptionParser:
-    from nnetmix.parallel import MpiTrainOptions
-    from nnetmix.train.tool_options import register_frmshuff_options
-
-    p = OptionParser(USAGE, prog=PROG)
+    p = OptionParser(USAGE, prog="nnet-train-mpi.py")
     register_frmshuff_options(p)  # every option of nnet-train-frmshuff.py
     p.register_group(MpiTrainOptions)
     return p
@@ -39,52 +35,25 @@ def make_parser() -> OptionParser:
 
 def main(argv=None) -> int:
     parser = make_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    from nnetmix.parallel.failure import launcher_rank
 
-    if launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
-        argv = ["--print-args=false"] + argv
-
-    def body(opts, args) -> int:
-        import logging
-
-        from mpi4py import MPI
-
-        from nnetmix.driver import dnn_epoch, setup_rank_logging
-        from nnetmix.errors import UsageError
-        from nnetmix.nnet import NnetTrainOptions
-        from nnetmix.parallel import MpiTrainOptions, run_job
-        from nnetmix.train import TrainOptions
-        from nnetmix.train.options import OptimizerOptions
-
-        comm = MPI.COMM_WORLD
+    def work(comm, opts, args) -> int:
         log = logging.getLogger("nnet-train-mpi")
-        if len(args) != 3 + (0 if opts.cross_validate else 1):
-            sys.stderr.write(parser.format_usage())
-            raise UsageError(f"wrong number of arguments: {len(args)} (expected "
-                             f"{3 + (0 if opts.cross_validate else 1)} with "
-                             f"--cross-validate={'true' if opts.cross_validate else 'false'})")
         mopts = parser.group(MpiTrainOptions, opts)
-        setup_rank_logging(comm, PROG, opts.verbose, mopts.rank_log)
+        res = dnn_epoch(comm, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
+                        parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
+                        mopts, feature_transform=opts.feature_transform, backend=opts.backend,
+                        targets_kind=opts.targets_kind, binary=opts.binary, log=log,
+                        optim_opts=parser.group(OptimizerOptions, opts),
+                        ngsgd_state_in=opts.ngsgd_state_in, ngsgd_state_out=opts.ngsgd_state_out,
+                        result_file=opts.result_file)
+        if comm.Get_rank() == 0:
+            log.info("%s", res.stats.summary_line())
+            log.info("%s", res.stats.report())
+            log.info("%s", res.summary(mopts, opts.cross_validate))
+        return 0
 
-        def work() -> int:
-            res = dnn_epoch(comm, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
-                            parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
-                            mopts, feature_transform=opts.feature_transform,
-                            backend=opts.backend, targets_kind=opts.targets_kind,
-                            binary=opts.binary, log=log,
-                            optim_opts=parser.group(OptimizerOptions, opts),
-                            ngsgd_state_in=opts.ngsgd_state_in,
-                            ngsgd_state_out=opts.ngsgd_state_out, result_file=opts.result_file)
-            if comm.Get_rank() == 0:
-                log.info("%s", res.stats.summary_line())
-                log.info("%s", res.stats.report())
-                log.info("%s", res.summary(mopts, opts.cross_validate))
-            return 0
-
-        return run_job(comm, work)
-
-    return run_tool(parser, (3, 4), body, argv)
+    return run_mpi_tool(parser, (3, 4), work, argv,
+                        check=lambda opts, args: check_epoch_args(parser, opts, args))
 
 
 if __name__ == "__main__":

@@ -6,14 +6,12 @@ Newbob (or exponential) learning-rate schedule over epochs with cross-validation
 restart-safe; each epoch in process (one worker, the work of nnet-train-frmshuff.py) or as its
 own job (--train-cmd: MPI training with nnet-train-mpi.py). The work is
 nnetmix.driver.run_schedule."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
+from nnetmix.driver.scheduler import ScheduleOptions, TrainCommandOptions, run_schedule
+from nnetmix.nnet import NnetTrainOptions
+from nnetmix.train import TrainOptions
 
 USAGE = """Train a neural network with frame-level cross-entropy under a learning-rate schedule
 (Newbob as Kaldi's steps/nnet/train_scheduler.sh, or exponential decay), cross-validating after
@@ -23,10 +21,6 @@ e.g.: nnet-train-scheduler.py --feature-transform=exp/dnn/final.feature_transfor
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.driver.scheduler import ScheduleOptions, TrainCommandOptions
-    from nnetmix.nnet import NnetTrainOptions
-    from nnetmix.train import TrainOptions
-
     p = OptionParser(USAGE, prog="nnet-train-scheduler.py")
     p.register_group(NnetTrainOptions)
     p.register_group(TrainOptions)
@@ -44,10 +38,6 @@ def main(argv=None) -> int:
     parser = make_parser()
 
     def body(opts, args) -> int:
-        from nnetmix.driver.scheduler import ScheduleOptions, TrainCommandOptions, run_schedule
-        from nnetmix.nnet import NnetTrainOptions
-        from nnetmix.train import TrainOptions
-
         run_schedule(*args, update_opts=parser.group(NnetTrainOptions, opts),
                      train_opts=parser.group(TrainOptions, opts),
                      sched=parser.group(ScheduleOptions, opts),

@@ -2,16 +2,15 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """rbm-train-cd1-frmshuff.py: Kaldi's rbm-train-cd1-frmshuff (src/nnetbin/rbm-train-cd1-frmshuff.cc).
 
-CD-1 training of a one-<Rbm> network over shuffled frames through nnetmix.driver.rbm_train (one worker); the
-log lines (Iteration, Done ..., AvgLoss (Mse), progress) are Kaldi's."""
-import os
+CD-1 training of a one-<Rbm> network over shuffled frames through nnetmix.driver.rbm_train on
+one worker; the log lines (Iteration, Done ..., AvgLoss (Mse), progress) are Kaldi's."""
+import logging
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
+from nnetmix.driver import rbm_train
+from nnetmix.rbm.options import (Cd1Options, RbmRandomizerOptions, RbmTrainOptions,
+                                 register_cd1_options)
 
 USAGE = """Train RBM by Contrastive Divergence alg. with 1 step of Markov Chain Monte-Carlo.
 The tool can perform several iterations (--num-iters) or it can subsample the training
@@ -21,10 +20,8 @@ e.g.: rbm-train-cd1-frmshuff.py 1.rbm.init scp:train.scp 1.rbm"""
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.rbm.options import register_cd1_options
-
     p = OptionParser(USAGE, prog="rbm-train-cd1-frmshuff.py")
-    register_cd1_options(p)  # every option of rbm-train-cd1-frmshuff.py
+    register_cd1_options(p)
     return p
 
 
@@ -32,11 +29,6 @@ def main(argv=None) -> int:
     parser = make_parser()
 
     def body(opts, args) -> int:
-        import logging
-
-        from nnetmix.driver import rbm_train
-        from nnetmix.rbm import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
-
         log = logging.getLogger("rbm-train-cd1-frmshuff")
         st = rbm_train(None, args[0], args[1], args[2], parser.group(RbmTrainOptions, opts),
                        parser.group(Cd1Options, opts), parser.group(RbmRandomizerOptions, opts),

@@ -7,15 +7,16 @@ steps/nnet/pretrain_dbn.sh --num-workers N does): each rank trains CD-1 on its o
 share of the data and the ranks mix the RBM every --average-every minibatches; the run ends with
 the exact average. Takes every option of rbm-train-cd1-frmshuff.py; its log lines (Done ...,
 AvgLoss (Mse), progress) are printed once, by rank 0, over the data of all ranks. At N = 1 the
-model is rbm-train-cd1-frmshuff.py's, byte for byte. The work is nnetmix.driver.rbm_train."""
-import os
+model is rbm-train-cd1-frmshuff.py's, byte for byte. The work is nnetmix.driver.rbm_train, the
+same function rbm-train-cd1-frmshuff.py calls."""
+import logging
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser
+from nnetmix.cli.training import run_mpi_tool
+from nnetmix.driver import RbmMpiOptions, rbm_train
+from nnetmix.rbm.options import (Cd1Options, RbmRandomizerOptions, RbmTrainOptions,
+                                 register_cd1_options)
 
 USAGE = """Train RBM by Contrastive Divergence alg. with 1 step of Markov Chain Monte-Carlo on N MPI
 ranks, mixing the ranks' RBMs every --average-every minibatches (allreduce, butterfly or ring).
@@ -24,14 +25,9 @@ behaves like one update on an N times larger minibatch (--scale-lr-by-workers=tr
 Usage:  mpiexec -n N rbm-train-cd1-mpi.py [options] <model-in> <feature-rspecifier> <model-out>
 e.g.: mpiexec -n 2 rbm-train-cd1-mpi.py --average-every=10 --utt2num-frames=data/train/utt2num_frames 1.rbm.init scp:train.scp 1.rbm"""
 
-PROG = "rbm-train-cd1-mpi.py"
-
 
 def make_parser() -> OptionParser:
-    from nnetmix.driver import RbmMpiOptions
-    from nnetmix.rbm.options import register_cd1_options
-
-    p = OptionParser(USAGE, prog=PROG)
+    p = OptionParser(USAGE, prog="rbm-train-cd1-mpi.py")
     register_cd1_options(p)  # every option of rbm-train-cd1-frmshuff.py
     p.register_group(RbmMpiOptions)
     return p
@@ -39,45 +35,25 @@ def make_parser() -> OptionParser:
 
 def main(argv=None) -> int:
     parser = make_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    from nnetmix.parallel.failure import launcher_rank
 
-    if launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
-        argv = ["--print-args=false"] + argv
-
-    def body(opts, args) -> int:
-        import logging
-
-        from mpi4py import MPI
-
-        from nnetmix.driver import RbmMpiOptions, rbm_train, setup_rank_logging
-        from nnetmix.parallel.failure import run_job
-        from nnetmix.rbm import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
-
-        comm = MPI.COMM_WORLD
+    def work(comm, opts, args) -> int:
         log = logging.getLogger("rbm-train-cd1-mpi")
         mopts = parser.group(RbmMpiOptions, opts)
-        setup_rank_logging(comm, PROG, opts.verbose, mopts.rank_log)
+        res = rbm_train(comm, args[0], args[1], args[2], parser.group(RbmTrainOptions, opts),
+                        parser.group(Cd1Options, opts), parser.group(RbmRandomizerOptions, opts),
+                        mopts, feature_transform=opts.feature_transform, backend=opts.backend,
+                        binary=opts.binary, log=log)
+        if comm.Get_rank() == 0:
+            st = res.stats
+            log.info("%s", st.summary_line())
+            log.info("%s", st.report())
+            log.info("%s", st.time_split())
+            log.info("%d ranks, %d minibatches each, %d mixes (%s every %d), mixing "
+                     "%.2fs per rank", res.num_ranks, res.minibatches, res.mixes,
+                     mopts.mixing, mopts.average_every, res.time_mix)
+        return 0
 
-        def work() -> int:
-            res = rbm_train(comm, args[0], args[1], args[2],
-                            parser.group(RbmTrainOptions, opts), parser.group(Cd1Options, opts),
-                            parser.group(RbmRandomizerOptions, opts), mopts,
-                            feature_transform=opts.feature_transform, backend=opts.backend,
-                            binary=opts.binary, log=log)
-            if comm.Get_rank() == 0:
-                st = res.stats
-                log.info("%s", st.summary_line())
-                log.info("%s", st.report())
-                log.info("%s", st.time_split())
-                log.info("%d ranks, %d minibatches each, %d mixes (%s every %d), mixing "
-                         "%.2fs per rank", res.num_ranks, res.minibatches, res.mixes,
-                         mopts.mixing, mopts.average_every, res.time_mix)
-            return 0
-
-        return run_job(comm, work)
-
-    return run_tool(parser, (3, 3), body, argv)
+    return run_mpi_tool(parser, (3, 3), work, argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,68 @@
+"""What the training tools' command lines share: nnet-train-frmshuff.py's options (which
+nnet-train-mpi.py takes too, so a recipe switches between them by name alone), their argument
+check, and the way an MPI tool runs (one copy of the command line, per-rank logs, a failing
+rank ending the job with its name)."""
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Sequence
+
+from mpi4py import MPI
+
+from nnetmix.cli.binary import OptionParser, run_tool
+from nnetmix.driver import setup_rank_logging
+from nnetmix.errors import UsageError
+from nnetmix.nnet import NnetTrainOptions
+from nnetmix.parallel.failure import launcher_rank, run_job
+from nnetmix.train.options import OptimizerOptions, TrainOptions
+
+__all__ = ["register_frmshuff_options", "check_epoch_args", "run_mpi_tool"]
+
+
+def register_frmshuff_options(p: OptionParser) -> None:
+    """Register nnet-train-frmshuff.py's options on ``p``."""
+    p.register_group(NnetTrainOptions)
+    p.register_group(TrainOptions)
+    p.register_group(OptimizerOptions)
+    p.register("ngsgd-state-in", "", "NG-SGD state to start from (default: <model-in>.ngsgd.npz "
+               "when that file exists)")
+    p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (default: "
+               "<model-out>.ngsgd.npz; over MPI, written by rank 0)")
+    p.register("binary", True, "Write output in binary mode")
+    p.register("feature-transform", "", "Feature transform in Nnet format")
+    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
+    p.register("result-file", "", "Write the epoch's statistics (loss, frame accuracy, counts) "
+               "to this JSON file, which a scheduler reads instead of the log")
+    p.register("targets-kind", "post", "Targets table kind: post (pdf posteriors, as ali-to-post "
+               "writes) or ali (pdf alignments as int vectors, as ali-to-pdf writes)")
+
+
+def check_epoch_args(parser: OptionParser, opts: Any, args: list[str]) -> None:
+    """Training takes <model-out>, cross-validation does not (Kaldi's nnet-train-frmshuff)."""
+    want = 3 + (0 if opts.cross_validate else 1)
+    if len(args) != want:
+        sys.stderr.write(parser.format_usage())
+        raise UsageError(f"wrong number of arguments: {len(args)} (expected {want} with "
+                         f"--cross-validate={'true' if opts.cross_validate else 'false'})")
+
+
+def run_mpi_tool(parser: OptionParser, nargs: tuple[int, int],
+                 work: Callable[[Any, Any, list[str]], int | None],
+                 argv: Sequence[str] | None = None,
+                 check: Callable[[Any, list[str]], None] | None = None) -> int:
+    """:func:`run_tool` for a tool run as ``mpiexec -n N tool ...``: only rank 0 echoes the
+    command line, each rank logs to its own file (``--rank-log``, or beside the job log), and
+    ``work(comm, opts, args)`` runs under :func:`run_job`, so a rank that fails ends the job at
+    once, named. ``check(opts, args)`` runs first, before any rank starts work."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
+        argv = ["--print-args=false"] + argv
+
+    def body(opts, args) -> int:
+        if check is not None:
+            check(opts, args)
+        comm = MPI.COMM_WORLD
+        setup_rank_logging(comm, parser.prog, opts.verbose, opts.rank_log)
+        return run_job(comm, lambda: work(comm, opts, args))
+
+    return run_tool(parser, nargs, body, argv)

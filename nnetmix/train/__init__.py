@@ -10,8 +10,7 @@ rank), an after-minibatch ``hook(step, nnet)`` (where MPI mixing plugs in) and a
 of minibatches; :func:`run_schedule` is train_scheduler.sh (Newbob or exponential) with restart
 safety; :func:`nnet_forward` is nnet-forward with Kaldi's PdfPrior.
 """
-from nnetmix.train.data import (TARGET_KINDS, posterior_to_targets, read_utterances,
-                                shard_keys)
+from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
 from nnetmix.train.forward import ForwardOptions, PdfPrior, forward_table, nnet_forward
 from nnetmix.train.newbob import (NewbobDecision, NewbobOptions, NewbobState, exponential_lr,
                                   kaldi_round, newbob_step)
@@ -25,7 +24,7 @@ from nnetmix.train.trainer import Hook, train_epoch
 __all__ = [
     "TrainOptions", "RandomizerOptions", "TrainError",
     "FrameRandomizer", "num_minibatches", "Prefetcher",
-    "read_utterances", "posterior_to_targets", "shard_keys", "TARGET_KINDS",
+    "read_utterances", "posterior_to_targets", "TARGET_KINDS",
     "train_epoch", "Hook", "EpochStats", "parse_report",
     "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
     "kaldi_round", "ScheduleOptions", "TrainCommandOptions", "run_schedule",

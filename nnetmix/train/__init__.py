@@ -8,10 +8,9 @@
 :func:`train_epoch` takes any iterable of (key, feats, targets) utterances (a shard for an MPI
 rank), an after-minibatch ``hook(step, nnet)`` (where MPI mixing plugs in) and an agreed number
 of minibatches; :func:`run_schedule` is train_scheduler.sh (Newbob or exponential) with restart
-safety; :func:`nnet_forward` is nnet-forward with Kaldi's PdfPrior.
+safety. Inference (nnet-forward) is nnetmix.nnet's :func:`~nnetmix.nnet.nnet_forward`.
 """
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
-from nnetmix.train.forward import ForwardOptions, PdfPrior, forward_table, nnet_forward
 from nnetmix.train.newbob import (NewbobDecision, NewbobOptions, NewbobState, exponential_lr,
                                   kaldi_round, newbob_step)
 from nnetmix.train.options import RandomizerOptions, TrainError, TrainOptions
@@ -28,5 +27,4 @@ __all__ = [
     "train_epoch", "Hook", "EpochStats", "parse_report",
     "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
     "kaldi_round", "ScheduleOptions", "TrainCommandOptions", "run_schedule",
-    "ForwardOptions", "PdfPrior", "nnet_forward", "forward_table",
 ]

@@ -29,7 +29,7 @@ Read and written with :mod:`nnetmix.kaldi.tokens`, as every model file is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -4,6 +4,7 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.nnetmix-installed
+BENCH_STAMP := $(VENV)/.nnetmix-bench-installed
 DEBIAN := espeak-ng sox
 # make test only: tests/cluster starts a one-node Slurm with these (skipped without them)
 DEBIAN_TEST := slurm-wlm munge
@@ -16,6 +17,13 @@ $(STAMP): setup.py
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@echo "make: installing nnetmix and its pinned dependencies into $(VENV) (log: $(VENV)/install.log)"
 	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' > $(VENV)/install.log 2>&1 \
+	  || { cat $(VENV)/install.log; echo "make: pip install failed, see $(VENV)/install.log" >&2; exit 1; }
+	@touch $@
+
+# the bench targets' plots need matplotlib (the optional bench extra); make test does not
+$(BENCH_STAMP): $(STAMP)
+	@echo "make: installing the bench extra (matplotlib) into $(VENV) (log: $(VENV)/install.log)"
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench]' > $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; echo "make: pip install failed, see $(VENV)/install.log" >&2; exit 1; }
 	@touch $@
 
@@ -34,7 +42,7 @@ test-gpu: install
 	$(PY) -m pytest -q tests/kernels/cuda_checks.py tests/ngsgd/ngsgd_cuda_checks.py \
 	  tests/rbm/rbm_cuda_checks.py tests/parallel_train/ptrain_cuda_checks.py
 
-bench: install
+bench: install $(BENCH_STAMP)
 	$(PY) bench/feature_speed.py
 
 clean:

@@ -30,6 +30,8 @@ setup(
     ],
     extras_require={
         "test": ["pytest==9.2.0"],
+        # the benchmarks' plots (bench/experiments/plot.py); make bench installs it
+        "bench": ["matplotlib==3.11.2"],
         "gpu": ["numba-cuda", "cupy-cuda12x"],
     },
 )

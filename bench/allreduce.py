@@ -21,8 +21,9 @@ N).
 This machine has 2 cores: with 4 and 8 ranks the ranks time-share cores (oversubscribed), and
 all "network" traffic is shared-memory copies. Read those rows as relative, not as cluster
 numbers. Outputs: a markdown table on stdout and in bench/out/allreduce.md, the raw rows in
-bench/out/allreduce.json, the plot in bench/out/allreduce.png (written with numpy + zlib; no
-matplotlib needed).
+bench/out/allreduce.json, the plot in bench/out/allreduce.png (matplotlib, the ``bench`` extra;
+without it the plot is skipped with a note). Rows hold the median of each series and, under
+``quartiles``, its 25th and 75th percentiles (the plot's error bars).
 
 Usage: bench/allreduce.py [--quick] [--ranks 2,4,8] [--algorithms mpi,ring,...] [--out-dir bench/out]
 """
@@ -31,18 +32,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import struct
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.experiments.plot import PALETTE, new_figure, save  # noqa: E402  (after ROOT)
 
 ALGS = ("mpi", "ring", "ring-async", "recursive-doubling", "tree")
 FULL_SIZES = [4096, 16384, 65536, 262144, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 160_000_000]
@@ -70,8 +70,8 @@ def _reps(nbytes: int, fixed: int) -> int:
     return 30 if nbytes <= 1 << 20 else 10 if nbytes <= 16 << 20 else 5
 
 
-def _timed(comm, fn, reps: int) -> float:
-    """Median over reps of the slowest rank's time of fn() (one warm-up first)."""
+def _timed(comm, fn, reps: int) -> np.ndarray:
+    """The slowest rank's time of fn() in each of ``reps`` repetitions (one warm-up first)."""
     from mpi4py import MPI
     fn()
     times = np.empty(reps)
@@ -81,7 +81,13 @@ def _timed(comm, fn, reps: int) -> float:
         fn()
         times[i] = time.perf_counter() - t0
     comm.Allreduce(MPI.IN_PLACE, times, op=MPI.MAX)
-    return float(np.median(times))
+    return times
+
+
+def _summarise(row: dict, name: str, times: np.ndarray) -> None:
+    """The median as ``row[name]``, the quartiles as ``row["quartiles"][name]`` (error bars)."""
+    row[name] = float(np.median(times))
+    row.setdefault("quartiles", {})[name] = [float(q) for q in np.percentile(times, [25, 75])]
 
 
 def worker(spec: dict) -> None:
@@ -98,13 +104,14 @@ def worker(spec: dict) -> None:
             reps = _reps(nbytes, spec["reps"])
             x = np.random.default_rng(rank).standard_normal(count).astype(np.float32)
             y = np.empty_like(x)
-            row = {"bytes": count * 4, "ranks": size, "reps": reps,
-                   "memcpy": _timed(comm, lambda: np.copyto(y, x), reps),
-                   "sendrecv": _timed(comm, lambda: comm.Sendrecv(x, right, 0, y, left, 0), reps)}
+            row = {"bytes": count * 4, "ranks": size, "reps": reps}
+            _summarise(row, "memcpy", _timed(comm, lambda: np.copyto(y, x), reps))
+            _summarise(row, "sendrecv",
+                       _timed(comm, lambda: comm.Sendrecv(x, right, 0, y, left, 0), reps))
             del y
             for alg in spec["algorithms"]:
                 with AllReducer(comm, alg, count) as red:
-                    row[alg] = _timed(comm, lambda: red.average(x), reps)
+                    _summarise(row, alg, _timed(comm, lambda: red.average(x), reps))
             if rank == 0:
                 print("ROW " + json.dumps(row), flush=True)
 
@@ -213,106 +220,59 @@ def report(rows: list[dict], algs: list[str], ranks: list[int]) -> str:
     return "\n".join(out) + "\n"
 
 
-# ---------------------------------------------------------------- PNG without matplotlib
+# ---------------------------------------------------------------- the plot
 
-_FONT = {  # 3x5 glyphs, rows top to bottom, 3 bits each
-    "0": "111101101101111", "1": "010110010010111", "2": "111001111100111",
-    "3": "111001111001111", "4": "101101111001001", "5": "111100111001111",
-    "6": "111100111101111", "7": "111001001001001", "8": "111101111101111",
-    "9": "111101111001111", "a": "010101111101101", "b": "110101110101110",
-    "c": "011100100100011", "d": "110101101101110", "e": "111100110100111",
-    "f": "111100110100100", "g": "011100101101011", "h": "101101111101101",
-    "i": "111010010010111", "j": "001001001101010", "k": "101101110101101",
-    "l": "100100100100111", "m": "101111111101101", "n": "110101101101101",
-    "o": "010101101101010", "p": "110101110100100", "q": "010101101110011",
-    "r": "110101110101101", "s": "011100010001110", "t": "111010010010010",
-    "u": "101101101101111", "v": "101101101101010", "w": "101101111111101",
-    "x": "101101010101101", "y": "101101010010010", "z": "111001010100111",
-    "-": "000000111000000", ".": "000000000000010", "=": "000111000111000",
-    "(": "010100100100010", ")": "010001001001010", "/": "001001010100100",
-    ":": "000010000010000", " ": "000000000000000",
-}
-_COLORS = {"mpi": (31, 119, 180), "ring": (255, 127, 14), "ring-async": (44, 160, 44),
-           "recursive-doubling": (214, 39, 40), "tree": (148, 103, 189),
-           "memcpy": (90, 90, 90), "sendrecv": (23, 190, 207)}
+_COLORS = {"mpi": PALETTE[0], "ring": PALETTE[1], "ring-async": PALETTE[2],
+           "recursive-doubling": PALETTE[3], "tree": PALETTE[4], "memcpy": "0.45",
+           "sendrecv": PALETTE[8]}
 
 
-def _text(img: np.ndarray, x: int, y: int, s: str, color=(0, 0, 0), scale: int = 2) -> None:
-    for ch in s.lower():
-        g = _FONT.get(ch, _FONT[" "])
-        for i, bit in enumerate(g):
-            if bit == "1":
-                r, c = divmod(i, 3)
-                y0, x0 = y + r * scale, x + c * scale
-                img[max(y0, 0):y0 + scale, max(x0, 0):x0 + scale] = color
-        x += 4 * scale
-
-
-def _line(img, x0, y0, x1, y1, color, width=2) -> None:
-    steps = int(max(abs(x1 - x0), abs(y1 - y0))) + 1
-    for t in np.linspace(0.0, 1.0, steps):
-        x, y = int(round(x0 + t * (x1 - x0))), int(round(y0 + t * (y1 - y0)))
-        img[max(y - width // 2, 0):y + (width + 1) // 2, max(x - width // 2, 0):x + (width + 1) // 2] = color
-
-
-def _write_png(path: Path, img: np.ndarray) -> None:
-    h, w, _ = img.shape
-    raw = b"".join(b"\x00" + img[r].astype(np.uint8).tobytes() for r in range(h))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
-    tmp = path.with_suffix(".png.tmp")
-    tmp.write_bytes(png)
-    os.replace(tmp, path)
+def _bytes_tick(b: float, _pos=None) -> str:
+    return _fmt_bytes(int(round(b))).replace(" ", "\u2009")
 
 
 def plot(rows: list[dict], algs: list[str], ranks: list[int], path: Path) -> None:
-    """One log-log panel per N: ms against bytes, a line per algorithm and reference."""
+    """One log-log panel per N: ms per call against message size, a line per algorithm and
+    reference, error bars from the 25th to the 75th percentile of the repetitions."""
     series = algs + ["memcpy", "sendrecv"]
-    pw, ph, ml, mr, mt, mb = 360, 300, 46, 10, 28, 34
-    legend_w = 200
-    img = np.full((ph, pw * len(ranks) + legend_w, 3), 255, dtype=np.uint8)
-    sizes = [r["bytes"] for r in rows]
-    times = [1e3 * r[s] for r in rows for s in series if s in r and r[s] > 0]
-    if not rows or not times:
+    panels = [n for n in ranks if any(r["ranks"] == n for r in rows)]
+    if not panels:
         return
-    lx0, lx1 = np.floor(np.log10(min(sizes))), np.ceil(np.log10(max(sizes)))
-    ly0, ly1 = np.floor(np.log10(min(times))), np.ceil(np.log10(max(times)))
-    for p, n in enumerate(ranks):
-        ox = p * pw
-        X = lambda b: ox + ml + (np.log10(b) - lx0) / (lx1 - lx0) * (pw - ml - mr)  # noqa: E731
-        Y = lambda t: mt + (ly1 - np.log10(t)) / (ly1 - ly0) * (ph - mt - mb)     # noqa: E731
-        for d in range(int(lx0), int(lx1) + 1):
-            x = int(X(10.0 ** d))
-            img[mt:ph - mb, x] = (225, 225, 225)
-            label = {3: "1k", 4: "10k", 5: "100k", 6: "1m", 7: "10m", 8: "100m", 9: "1g"}.get(d, str(d))
-            _text(img, x - 6, ph - mb + 6, label)
-        for d in range(int(ly0), int(ly1) + 1):
-            y = int(Y(10.0 ** d))
-            img[y, ox + ml:ox + pw - mr] = (225, 225, 225)
-            _text(img, ox + 2, y - 5, f"{10.0 ** d:g}" if d >= -3 else f"1e{d}")
-        img[mt:ph - mb, ox + ml] = 0
-        img[ph - mb, ox + ml:ox + pw - mr] = 0
-        _text(img, ox + ml + 60, 6, f"n={n} ranks" + (" (oversub.)" if n > (os.cpu_count() or 1) else ""))
-        _text(img, ox + pw - mr - 40, ph - 14, "bytes")
-        _text(img, ox + 2, 6, "ms")
+    fig = new_figure(path, figsize=(4.2 * len(panels) + 1.8, 4.2))
+    if fig is None:
+        return
+    from matplotlib.ticker import FuncFormatter, LogLocator  # matplotlib is there (new_figure)
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    cores = os.cpu_count() or 1
+    for ax, n in zip(axes, panels):
         sub = sorted((r for r in rows if r["ranks"] == n), key=lambda r: r["bytes"])
         for s in series:
-            pts = [(X(r["bytes"]), Y(1e3 * r[s])) for r in sub if s in r and r[s] > 0]
-            width = 1 if s in ("memcpy", "sendrecv") else 2
-            for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-                _line(img, x0, y0, x1, y1, _COLORS[s], width)
-            for x, y in pts:
-                img[int(y) - 2:int(y) + 3, int(x) - 2:int(x) + 3] = _COLORS[s]
-    lx = pw * len(ranks) + 8
-    for i, s in enumerate(series):
-        y = mt + 10 + i * 18
-        img[y:y + 4, lx:lx + 18] = _COLORS[s]
-        _text(img, lx + 24, y - 3, s)
-    _write_png(path, img)
+            pts = [r for r in sub if s in r and r[s] > 0]
+            if not pts:
+                continue
+            xs = [r["bytes"] for r in pts]
+            ys = [1e3 * r[s] for r in pts]
+            q = [r.get("quartiles", {}).get(s) for r in pts]
+            err = None
+            if all(q):
+                err = [[max(y - 1e3 * lo, 0.0) for y, (lo, _) in zip(ys, q)],
+                       [max(1e3 * hi - y, 0.0) for y, (_, hi) in zip(ys, q)]]
+            ref = s in ("memcpy", "sendrecv")
+            ax.errorbar(xs, ys, yerr=err, color=_COLORS[s], marker="o", markersize=3,
+                        linestyle=":" if ref else "-", linewidth=1 if ref else 1.6, capsize=2,
+                        label=s)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10))
+        ax.xaxis.set_major_formatter(FuncFormatter(_bytes_tick))
+        ax.grid(True, which="major", color="0.88")
+        ax.set_title(f"{n} ranks" + (f" (oversubscribed, {cores} cores)" if n > cores else ""))
+        ax.set_xlabel("message size (float32 buffer)")
+    axes[0].set_ylabel("time per all-reduce (ms, median; bars: quartiles)")
+    axes[-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
+                    frameon=False)
+    fig.suptitle("All-reduce time against message size (nnetmix.parallel.AllReducer)")
+    save(fig, path)
 
 
 def main(argv=None) -> int:

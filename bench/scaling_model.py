@@ -397,7 +397,7 @@ def build(args) -> tuple[str, dict]:
 def plot(res: dict, path: Path, workers: list) -> None:
     from bench.experiments.plot import PALETTE, Series, line_chart
     ps = sorted(set([1, 2, 4, 8] + workers))
-    series = [Series("linear", ps, ps, (200, 200, 200), "dashed")]
+    series = [Series("linear", ps, ps, "0.7", "dashed")]
     b = res["cluster"]
     link = Link.from_gbps(b["bandwidth_gbps"], b["latency_us"])
     flops = b["worker_gflops"] * 1e9
@@ -406,19 +406,20 @@ def plot(res: dict, path: Path, workers: list) -> None:
     seed002 = Workload("seed002", K40M_PARAMS, SEED002_BLOCK_FRAMES)
     alg = res["fit"]["algorithm"]
     for i, (name, w, f, kind) in enumerate([
-            ("model: seed 001 ma (cluster)", seed001, flops, "line"),
-            ("model: seed 001 ma (k40m)", seed001, k40, "dashed"),
-            ("model: seed 002 bmuf (cluster)", seed002, flops, "line"),
-            ("model: seed 002 bmuf (k40m)", seed002, k40, "dashed")]):
+            ("model: seed 001 MA (cluster)", seed001, flops, "line"),
+            ("model: seed 001 MA (K40m)", seed001, k40, "dashed"),
+            ("model: seed 002 BMUF (cluster)", seed002, flops, "line"),
+            ("model: seed 002 BMUF (K40m)", seed002, k40, "dashed")]):
         ys = [predict(w, p, link, f, alg)["speedup"] for p in ps]
         series.append(Series(name, ps, ys, PALETTE[i // 2 * 2], kind))
     ma = [s for s in res["seeds"] if s["seed"] == "001"]
     bm = [s for s in res["seeds"] if s["seed"] == "002" and "BMUF" in s["method"]]
-    series.append(Series("seed 001 ma reported", [s["workers"] for s in ma],
+    series.append(Series("seed 001 MA, reported", [s["workers"] for s in ma],
                          [s["speedup"] for s in ma], PALETTE[0], "points"))
-    series.append(Series("seed 002 bmuf reported", [s["workers"] for s in bm],
+    series.append(Series("seed 002 BMUF, reported", [s["workers"] for s in bm],
                          [s["speedup"] for s in bm], PALETTE[2], "points"))
-    line_chart(path, series, f"speedup: {b['bandwidth_gbps']:g} gb/s link", "workers", "speedup",
+    line_chart(path, series, f"Predicted speedup, {b['bandwidth_gbps']:g} Gb/s link",
+               "workers (MPI ranks, one GPU each)", "speedup over 1 worker (x)",
                xlog2=True, ymax=max(ps) * 1.05, ylog2=True)
 
 

@@ -17,7 +17,7 @@ e.g.: nnet-forward.py final.nnet ark:input.ark ark:output.ark
 
 
 def make_parser() -> OptionParser:
-    from nnetmix.train import ForwardOptions
+    from nnetmix.nnet import ForwardOptions
 
     p = OptionParser(USAGE, prog="nnet-forward.py")
     p.register_group(ForwardOptions)
@@ -30,7 +30,7 @@ def main(argv=None) -> int:
     parser = make_parser()
 
     def body(opts, args) -> int:
-        from nnetmix.train import ForwardOptions, forward_table
+        from nnetmix.nnet import ForwardOptions, forward_table
 
         fo = parser.group(ForwardOptions, opts)
         if opts.prior_floor != 1e-10:

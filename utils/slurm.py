@@ -6,7 +6,7 @@
 # Options map to sbatch options through conf/slurm.conf (a built-in default when absent); the
 # jobs are one array job whose tasks write Kaldi's log lines, and the wrapper waits for them and
 # exits 1 with "slurm.py: N / M failed, log is in ..." when any failed. Put it in cmd.sh in place
-# of utils/run.py. The logic is in nnetmix/utils/cluster.py.
+# of utils/run.py. The logic is in nnetmix/utils/cluster/.
 import os
 import sys
 

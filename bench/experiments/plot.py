@@ -1,96 +1,104 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Line charts as PNG files with no plotting library: matplotlib is not among nnetmix's pinned
-dependencies, and bench/allreduce.py already draws with numpy + zlib (its 3x5 pixel font, line
-and PNG writer, reused here). Text is lower case; letters, digits and ``- . = ( ) / :`` only."""
+"""The benchmarks' charts, drawn with matplotlib (the optional ``bench`` extra:
+``pip install -e '.[bench]'``, which ``make bench`` installs).
+
+:func:`line_chart` is one panel of lines, dashed lines and reported points, with error bars where
+a series knows its spread; :func:`new_figure` gives bench/allreduce.py a figure for its own
+panels and :func:`save` writes one through a temporary name. Figures are
+``matplotlib.figure.Figure`` objects (no pyplot state, no display needed). Without matplotlib
+nothing is drawn: :func:`new_figure` says so in one line on stderr and returns None, so a
+benchmark's tables are still written.
+"""
 from __future__ import annotations
 
 import dataclasses
-import math
+import importlib.util
+import os
+import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
-import numpy as np
+__all__ = ["Series", "line_chart", "new_figure", "save", "PALETTE", "have_matplotlib"]
 
-from bench.allreduce import _line, _text, _write_png
-
-__all__ = ["Series", "line_chart", "PALETTE"]
-
-PALETTE = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-           (140, 86, 75), (227, 119, 194), (90, 90, 90), (23, 190, 207)]
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#5a5a5a", "#17becf"]
+"""matplotlib's tab10 less its grey (kept for references)."""
 
 
 @dataclasses.dataclass
 class Series:
     name: str
     xs: Sequence[float]
-    ys: Sequence[float]
-    color: tuple = (0, 0, 0)
+    ys: Sequence[Optional[float]]
+    color: str = "black"
     kind: str = "line"        #: line | dashed | points (markers only)
+    yerr: Optional[Sequence[tuple[float, float]]] = None
+    """(below, above) the y value per point (a spread, e.g. quartiles), or None."""
 
 
-def _dashed(img, x0, y0, x1, y1, color) -> None:
-    n = max(2, int(math.hypot(x1 - x0, y1 - y0) // 6))
-    for i in range(0, n, 2):
-        a, b = i / n, min(1.0, (i + 1) / n)
-        _line(img, x0 + a * (x1 - x0), y0 + a * (y1 - y0), x0 + b * (x1 - x0),
-              y0 + b * (y1 - y0), color, 2)
+def have_matplotlib() -> bool:
+    """Whether the optional matplotlib is installed (tests of the plots skip without it)."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def new_figure(path: Path, **kwargs):
+    """A ``matplotlib.figure.Figure(**kwargs)``, or None (with a note naming ``path``) when
+    matplotlib is not installed."""
+    try:  # imported here: matplotlib is an optional dependency (the bench extra)
+        from matplotlib.figure import Figure
+    except ImportError:
+        sys.stderr.write(f"bench: matplotlib is not installed (pip install -e '.[bench]'), "
+                         f"{path} not drawn\n")
+        return None
+    return Figure(**kwargs)
+
+
+def save(fig, path: Path) -> None:
+    """Write ``fig`` as a PNG through a temporary name renamed into place."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    os.replace(tmp, path)
 
 
 def line_chart(path: Path, series: Sequence[Series], title: str, xlabel: str, ylabel: str,
                xlog2: bool = True, ymax: float | None = None, ylog2: bool = False) -> None:
     """One panel: x on a log2 axis (workers) or linear, y linear from 0 (or log2 from 1, for
-    speedups: linear scaling is then a straight line), a legend on the right."""
-    w, h, ml, mr, mt, mb, legend_w = 520, 380, 50, 14, 30, 40, 330
-    img = np.full((h, w + legend_w, 3), 255, dtype=np.uint8)
-    xs = [x for s in series for x in s.xs]
-    ys = [y for s in series for y in s.ys if y is not None]
-    if not xs or not ys:
+    speedups: linear scaling is then a straight line), the legend beside the panel."""
+    if not any(y is not None for s in series for y in s.ys):
         return
-    fx = (lambda x: math.log2(x)) if xlog2 else (lambda x: x)   # noqa: E731
-    x0, x1 = fx(min(xs)), fx(max(xs))
-    x1 = x1 if x1 > x0 else x0 + 1
-    top = ymax if ymax else max(ys) * 1.08
-    X = lambda x: ml + (fx(x) - x0) / (x1 - x0) * (w - ml - mr)   # noqa: E731
+    fig = new_figure(path, figsize=(7.5, 4.5))
+    if fig is None:
+        return
+    ax = fig.subplots()
+    for s in series:
+        pts = [(x, y, e) for x, y, e in zip(s.xs, s.ys, s.yerr or [None] * len(s.xs))
+               if y is not None]
+        if not pts:
+            continue
+        xs, ys, errs = zip(*pts)
+        style = {"line": "-", "dashed": "--", "points": "none"}[s.kind]
+        marker = "o" if s.kind != "dashed" else None
+        yerr = None
+        if s.yerr is not None:
+            yerr = [[e[0] if e else 0.0 for e in errs], [e[1] if e else 0.0 for e in errs]]
+        ax.errorbar(xs, ys, yerr=yerr, color=s.color, linestyle=style, marker=marker,
+                    markersize=7 if s.kind == "points" else 4, capsize=3, label=s.name)
+    xs_all = sorted({x for s in series for x in s.xs})
+    if xlog2:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(xs_all, [f"{x:g}" for x in xs_all])
     if ylog2:
-        lt = math.log2(top)
-        Y = lambda y: mt + (1 - math.log2(max(y, 1.0)) / lt) * (h - mt - mb)   # noqa: E731
+        ax.set_yscale("log", base=2)
+        top = ymax or max(y for s in series for y in s.ys if y is not None) * 1.08
+        ax.set_ylim(1, top)
+        ticks = [2.0 ** k for k in range(0, int(top).bit_length())]
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
     else:
-        Y = lambda y: mt + (1 - y / top) * (h - mt - mb)          # noqa: E731
-    ticks = sorted(set(xs))
-    for t in ticks:
-        px = int(X(t))
-        img[mt:h - mb, px] = (228, 228, 228)
-        _text(img, px - 4, h - mb + 6, f"{t:g}")
-    if ylog2:
-        yticks = [2.0 ** k for k in range(0, int(math.log2(top)) + 1)]
-    else:
-        step = 10 ** math.floor(math.log10(top / 2)) if top > 0 else 1
-        step = step * 2 if top / step > 8 else step
-        yticks = [i * step for i in range(int(top // step) + 1)]
-    for v in yticks:
-        py = int(Y(v))
-        img[py, ml:w - mr] = (228, 228, 228)
-        _text(img, 4, py - 5, f"{v:g}")
-    img[mt:h - mb, ml] = 0
-    img[h - mb, ml:w - mr] = 0
-    _text(img, ml, 6, title)
-    _text(img, w - mr - 8 * len(xlabel), h - 14, xlabel)
-    _text(img, w + 8, h - 14, "y: " + ylabel)
-    for i, s in enumerate(series):
-        pts = [(X(x), Y(y)) for x, y in zip(s.xs, s.ys) if y is not None]
-        if s.kind in ("line", "dashed"):
-            for (ax, ay), (bx, by) in zip(pts, pts[1:]):
-                (_dashed if s.kind == "dashed" else _line)(img, ax, ay, bx, by, s.color)
-        for px, py in pts:
-            r = 4 if s.kind == "points" else 2
-            img[max(int(py) - r, 0):int(py) + r + 1, max(int(px) - r, 0):int(px) + r + 1] = s.color
-        ly = mt + 8 + i * 18
-        if s.kind == "dashed":
-            for k in range(0, 18, 6):
-                img[ly:ly + 4, w + 8 + k:w + 11 + k] = s.color
-        elif s.kind == "points":
-            img[ly - 2:ly + 6, w + 13:w + 21] = s.color
-        else:
-            img[ly:ly + 4, w + 8:w + 26] = s.color
-        _text(img, w + 32, ly - 3, s.name)
-    _write_png(Path(path), img)
+        ax.set_ylim(0, ymax or max(y for s in series for y in s.ys if y is not None) * 1.08)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", color="0.9")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
+    save(fig, path)

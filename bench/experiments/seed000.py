@@ -157,8 +157,8 @@ def _plot(res: dict, size: Size, path: Path) -> None:
         if ns:
             series.append(Series(name, ns, [res[f"{mix}/{n}"].wer for n in ns], PALETTE[i]))
     if series:
-        line_chart(path, series, f"digits ({size.name}): wer against workers", "workers",
-                   "wer %", xlog2=True)
+        line_chart(path, series, f"digits ({size.name}): WER against workers",
+                   "workers (MPI ranks)", "WER (%)", xlog2=True)
 
 
 def build(size: Size, work: Path, out: Path) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Union
 
 from nnetmix.errors import FormatError
-from nnetmix.kaldi.hmm_topology import ObjectReader, ObjectWriter, open_object, write_object_bytes
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
 
 __all__ = ["ConstantEventMap", "TableEventMap", "SplitEventMap", "EventMap", "ContextDependency",
            "monophone_context_dependency", "monophone_context_dependency_shared", "read_tree",
@@ -40,7 +40,7 @@ class ConstantEventMap:
     def multimap(self, event: Mapping[int, int], out: list) -> None:
         out.append(self.answer)
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         w.token("CE")
         w.int32(self.answer)
 
@@ -66,7 +66,7 @@ class TableEventMap:
             if child is not None:
                 child.multimap(event, out)
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         w.token("TE")
         w.int32(self.key)
         w.uint32(len(self.table))
@@ -98,7 +98,7 @@ class SplitEventMap:
             self.yes.multimap(event, out)
             self.no.multimap(event, out)
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         w.token("SE")
         w.int32(self.key)
         w.int_vector(self.yes_set)
@@ -112,14 +112,14 @@ class SplitEventMap:
 EventMap = Union[ConstantEventMap, TableEventMap, SplitEventMap]
 
 
-def _write_map(w: ObjectWriter, m: Optional[EventMap]) -> None:
+def _write_map(w: TokenWriter, m: Optional[EventMap]) -> None:
     if m is None:
         w.token("NULL")
     else:
         m.write(w)
 
 
-def _read_map(r: ObjectReader, depth: int = 0) -> Optional[EventMap]:
+def _read_map(r: TokenReader, depth: int = 0) -> Optional[EventMap]:
     """EventMap::Read: dispatch on the first character (N, C, T, S)."""
     if depth > 10000:
         raise r.fail("event map nested too deeply (corrupt tree?)")
@@ -244,7 +244,7 @@ class ContextDependency:
 
     # -- I/O -----------------------------------------------------------------------------------
     @classmethod
-    def read(cls, r: ObjectReader) -> "ContextDependency":
+    def read(cls, r: TokenReader) -> "ContextDependency":
         r.expect("ContextDependency")
         N = r.int32("context width N")
         P = r.int32("central position P")
@@ -257,12 +257,12 @@ class ContextDependency:
             pos = r.src.pos
             tok = r.token("ToPdf")
         if tok != "ToPdf":
-            raise r.fail(f"expected token ToPdf, got {tok[:40]!r}", pos)
+            raise r.fail(f"expected token ToPdf, got {tok[:40]!r}", pos=pos)
         to_pdf = _read_map(r)
         r.expect("EndContextDependency")
         return cls(N, P, to_pdf)
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         """ContextDependency::Write, byte for byte."""
         w.token("ContextDependency")
         w.int32(self.N)
@@ -272,7 +272,7 @@ class ContextDependency:
         w.token("EndContextDependency")
 
     def to_bytes(self, binary: bool = True) -> bytes:
-        w = ObjectWriter(binary)
+        w = TokenWriter(binary)
         self.write(w)
         return w.getvalue()
 

@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import FormatError
-from nnetmix.kaldi.hmm_topology import ObjectReader, ObjectWriter, open_object, write_object_bytes
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
 from nnetmix.kaldi.transition_model import TransitionModel
 
 __all__ = ["DiagGmm", "AmDiagGmm", "read_gmm_model", "write_gmm_model", "read_am_diag_gmm",
@@ -142,48 +142,48 @@ class DiagGmm:
 
     # -- I/O -----------------------------------------------------------------------------------
     @classmethod
-    def read(cls, r: ObjectReader) -> "DiagGmm":
+    def read(cls, r: TokenReader) -> "DiagGmm":
         """DiagGmm::Read. Kaldi recomputes the gconsts on every read; we do so for text models and
         keep the stored ones of a binary model (the same values: compute_gconsts matches Kaldi's
         bit for bit), so a binary copy is byte-identical whatever the platform's logf."""
         pos = r.src.pos
         tok = r.token("<DiagGMM>")
         if tok not in ("<DiagGMM>", "<DiagGMMBegin>"):
-            raise r.fail(f"expected token <DiagGMM>, got {tok[:40]!r}", pos)
+            raise r.fail(f"expected token <DiagGMM>, got {tok[:40]!r}", pos=pos)
         pos = r.src.pos
         tok = r.token("<GCONSTS> or <WEIGHTS>")
         gconsts = np.zeros(0, dtype=np.float32)
         if tok == "<GCONSTS>":
-            gconsts = r.float_vector("<GCONSTS>")
+            gconsts = r.vector("<GCONSTS>")
             r.expect("<WEIGHTS>")
         elif tok != "<WEIGHTS>":
-            raise r.fail(f"expected <GCONSTS> or <WEIGHTS>, got {tok[:40]!r}", pos)
-        weights = r.float_vector("<WEIGHTS>")
+            raise r.fail(f"expected <GCONSTS> or <WEIGHTS>, got {tok[:40]!r}", pos=pos)
+        weights = r.vector("<WEIGHTS>")
         r.expect("<MEANS_INVVARS>")
-        means_invvars = r.float_matrix("<MEANS_INVVARS>")
+        means_invvars = r.matrix("<MEANS_INVVARS>")
         r.expect("<INV_VARS>")
-        inv_vars = r.float_matrix("<INV_VARS>")
+        inv_vars = r.matrix("<INV_VARS>")
         pos = r.src.pos
         tok = r.token("</DiagGMM>")
         if tok not in ("</DiagGMM>", "<DiagGMMEnd>"):
-            raise r.fail(f"expected token </DiagGMM>, got {tok[:40]!r}", pos)
+            raise r.fail(f"expected token </DiagGMM>, got {tok[:40]!r}", pos=pos)
         g = cls(gconsts, weights, means_invvars, inv_vars, name=f"{r.name}: byte {pos}")
         if not r.binary:  # 7-digit text gconsts: recompute them, as Kaldi does on every read
             g.compute_gconsts()
         return g
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         """DiagGmm::Write, byte for byte."""
         w.token("<DiagGMM>")
         w.newline()
         w.token("<GCONSTS>")
-        w.float_vector(self.gconsts)
+        w.vector(self.gconsts)
         w.token("<WEIGHTS>")
-        w.float_vector(self._weights)
+        w.vector(self._weights)
         w.token("<MEANS_INVVARS>")
-        w.float_matrix(self.means_invvars)
+        w.matrix(self.means_invvars)
         w.token("<INV_VARS>")
-        w.float_matrix(self.inv_vars)
+        w.matrix(self.inv_vars)
         w.token("</DiagGMM>")
         w.newline()
 
@@ -224,7 +224,7 @@ class AmDiagGmm:
         return np.stack([g.log_likelihood(x) for g in self.pdfs], axis=1)
 
     @classmethod
-    def read(cls, r: ObjectReader) -> "AmDiagGmm":
+    def read(cls, r: TokenReader) -> "AmDiagGmm":
         r.expect("<DIMENSION>")
         dim = r.int32("<DIMENSION>")
         r.expect("<NUMPDFS>")
@@ -236,11 +236,11 @@ class AmDiagGmm:
             pos = r.src.pos
             g = DiagGmm.read(r)
             if g.dim != dim:
-                raise r.fail(f"pdf {i} has dimension {g.dim}, <DIMENSION> says {dim}", pos)
+                raise r.fail(f"pdf {i} has dimension {g.dim}, <DIMENSION> says {dim}", pos=pos)
             pdfs.append(g)
         return cls(pdfs)
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         """AmDiagGmm::Write, byte for byte."""
         w.token("<DIMENSION>")
         w.int32(self.dim)
@@ -250,7 +250,7 @@ class AmDiagGmm:
             g.write(w)
 
 
-def read_am_diag_gmm(r: ObjectReader) -> AmDiagGmm:
+def read_am_diag_gmm(r: TokenReader) -> AmDiagGmm:
     return AmDiagGmm.read(r)
 
 
@@ -272,7 +272,7 @@ def write_gmm_model(wxfilename: str, tm: Optional[TransitionModel], am: Optional
                     binary: bool = True) -> None:
     """Write a .mdl as gmm-copy does (either part may be left out, as --copy-tm/--copy-am=false),
     under a temporary name renamed into place."""
-    w = ObjectWriter(binary)
+    w = TokenWriter(binary)
     if tm is not None:
         tm.write(w)
     if am is not None:

@@ -1,5 +1,4 @@
-"""Kaldi's HmmTopology (src/hmm/hmm-topology.cc), and the token-level object I/O that all the
-model files share.
+"""Kaldi's HmmTopology (src/hmm/hmm-topology.cc).
 
 A topology maps each phone to an entry: a list of HMM states, each with a forward pdf-class, a
 self-loop pdf-class (equal to the forward one in an ordinary HMM; -1 = non-emitting) and its
@@ -25,250 +24,23 @@ Two forms, as Kaldi writes them:
   its state count, per state forward pdf-class [self-loop pdf-class] and its transitions as int32
   + float32 pairs, then ``</Topology>``.
 
-:class:`ObjectReader` / :class:`ObjectWriter` are Kaldi's ReadToken/ExpectToken/ReadBasicType/
-WriteToken/WriteBasicType (src/base/io-funcs.cc) over our
-:class:`~nnetmix.kaldi.stream.InputStream`, in binary (int32 = size byte 4 + 4 bytes LE, uint32 = size byte 0xFC + 4 bytes) or text ("value ")
-form; vectors and matrices go through nnetmix.kaldi.codec. The transition model, GMM and tree
-modules use them, so one set of rules covers every model file. Every read error is a
-:class:`~nnetmix.errors.FormatError` naming the file, the byte offset and what was expected.
+Read and written with :mod:`nnetmix.kaldi.tokens`, as every model file is.
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from nnetmix.errors import FormatError
-from nnetmix.kaldi.codec import (Where, _encode_mat, _encode_vec, _read_mat_bin, _read_mat_text,
-                                 _read_vec_bin, _read_vec_text, _fmt)
-from nnetmix.kaldi.stream import InputStream, open_input, open_output
+from nnetmix.kaldi.stream import InputStream
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
 
 __all__ = ["HmmState", "HmmTopology", "read_topology_text", "write_topology_text",
-           "default_topology", "default_topology_text", "read_topology", "write_topology",
-           "ObjectReader", "ObjectWriter", "open_object", "write_object_bytes", "NO_PDF"]
+           "default_topology", "default_topology_text", "read_topology", "write_topology", "NO_PDF"]
 
 NO_PDF = -1  #: Kaldi's kNoPdf: a non-emitting state
-_WS = b" \t\n\r\v\f"
-
-
-# -- token-level object I/O ---------------------------------------------------------------------
-class ObjectReader:
-    """Reads Kaldi tokens and basic types from a stream, binary or text."""
-
-    def __init__(self, src: InputStream, binary: bool, name: Optional[str] = None):
-        self.src = src
-        self.binary = binary
-        self.name = name or src.name
-
-    def fail(self, problem: str, pos: Optional[int] = None) -> FormatError:
-        at = self.src.pos if pos is None else pos
-        return FormatError(f"{self.name}: byte {at}: {problem}")
-
-    def _word(self, what: str) -> tuple[bytes, int]:
-        self.src.skip_space()
-        pos = self.src.pos
-        word = self.src.read_word(limit=256)
-        if not word:
-            raise self.fail(f"expected {what}, got end of file", pos)
-        return word, pos
-
-    def token(self, what: str = "a token", allow_eof: bool = False) -> str:
-        """ReadToken: a word followed by one whitespace character (consumed); ``allow_eof``
-        accepts the end of the file instead (as ``is >> token`` does)."""
-        word, pos = self._word(what)
-        after = self.src.read(1)
-        if not after and allow_eof:
-            return word.decode("latin-1")
-        if not after:
-            raise self.fail(f"expected {what}, got {word[:40].decode('latin-1')!r} and then "
-                            "end of file (truncated)", pos)
-        if after not in _WS:
-            shown = (word + after)[:40].decode("latin-1")
-            raise self.fail(f"expected {what}, got {shown!r} (no space after the token)", pos)
-        return word.decode("latin-1")
-
-    def expect(self, token: str) -> None:
-        """ExpectToken."""
-        self.src.skip_space()
-        pos = self.src.pos
-        got = self.token(f"token {token}")
-        if got != token and not (token.startswith("<") and got == token[1:]):
-            raise self.fail(f"expected token {token}, got {got[:40]!r}", pos)
-
-    def peek_char(self) -> str:
-        """Kaldi's Peek: the next character (after whitespace in text mode), '' at end of file."""
-        if not self.binary:
-            self.src.skip_space()
-        return self.src.peek(1).decode("latin-1")
-
-    def peek_token(self) -> str:
-        """The next token without consuming it ('' at end of file)."""
-        self.src.skip_space()
-        word = self.src.read_word(limit=256)
-        self.src.unread(word)
-        return word.decode("latin-1")
-
-    def _basic(self, size: int, fmt: str, what: str):
-        pos = self.src.pos
-        b = self.src.read(1 + abs(size))
-        if len(b) < 1 + abs(size):
-            raise self.fail(f"truncated {what}: expected {1 + abs(size)} bytes, got {len(b)}", pos)
-        if b[0] != (size & 0xFF):
-            raise self.fail(f"bad {what}: expected size byte {size & 0xFF}, got {b[0]}", pos)
-        return struct.unpack(fmt, b[1:])[0]
-
-    def _text_number(self, what: str, conv):
-        word, pos = self._word(what)
-        try:
-            return conv(word.decode("latin-1"))
-        except ValueError:
-            raise self.fail(f"bad {what}: expected a number, got {word[:40].decode('latin-1')!r}",
-                            pos) from None
-
-    def int32(self, what: str = "int32") -> int:
-        if self.binary:
-            return self._basic(4, "<i", what)
-        v = self._text_number(what, int)
-        if not -(1 << 31) <= v < (1 << 31):
-            raise self.fail(f"bad {what}: {v} does not fit in an int32")
-        return v
-
-    def uint32(self, what: str = "uint32") -> int:
-        if self.binary:
-            return self._basic(-4, "<I", what)
-        return self._text_number(what, int)
-
-    def float32(self, what: str = "float") -> float:
-        """ReadBasicType<float>: binary size byte 4 (float) or 8 (double, narrowed)."""
-        if not self.binary:
-            return float(np.float32(self._text_number(what, float)))
-        head = self.src.peek(1)
-        if head == b"\x08":
-            return float(np.float32(self._basic(8, "<d", what)))
-        return float(np.float32(self._basic(4, "<f", what)))
-
-    def int_vector(self, what: str = "integer vector") -> np.ndarray:
-        """ReadIntegerVector<int32>: binary size byte 4, int32 count, raw int32s; text [ a b ]."""
-        pos = self.src.pos
-        if self.binary:
-            head = self.src.read(5)
-            if len(head) < 5:
-                raise self.fail(f"truncated {what}", pos)
-            if head[0] != 4:
-                raise self.fail(f"bad {what}: expected size byte 4, got {head[0]}", pos)
-            n = int.from_bytes(head[1:], "little", signed=True)
-            if n < 0:
-                raise self.fail(f"bad {what}: negative size {n}", pos)
-            data = self.src.read(4 * n)
-            if len(data) != 4 * n:
-                raise self.fail(f"truncated {what}: expected {4 * n} bytes, got {len(data)}", pos)
-            return np.frombuffer(data, dtype="<i4").astype(np.int32)
-        word, pos = self._word(what)
-        if word != b"[":
-            raise self.fail(f"bad {what}: expected '[', got {word[:40].decode('latin-1')!r}", pos)
-        values = []
-        while True:
-            word, wpos = self._word(f"{what} element or ']'")
-            if word == b"]":
-                return np.array(values, dtype=np.int32)
-            try:
-                values.append(int(word))
-            except ValueError:
-                raise self.fail(f"bad {what}: expected an integer, got "
-                                f"{word[:40].decode('latin-1')!r}", wpos) from None
-
-    def _where(self, what: str) -> Where:
-        return Where(f"{self.name}: byte {self.src.pos}: {what}")
-
-    def float_vector(self, what: str = "vector") -> np.ndarray:
-        """Vector<BaseFloat>::Read: FV (DV narrowed) or text [ ... ]; float32."""
-        self.src.skip_space()
-        reader = _read_vec_bin if self.binary else _read_vec_text
-        return np.asarray(reader(self.src, self._where(what), False), dtype=np.float32)
-
-    def float_matrix(self, what: str = "matrix") -> np.ndarray:
-        """Matrix<BaseFloat>::Read: FM (DM narrowed) or text [ rows ]; float32."""
-        self.src.skip_space()
-        reader = _read_mat_bin if self.binary else _read_mat_text
-        return np.asarray(reader(self.src, self._where(what), False), dtype=np.float32)
-
-
-class ObjectWriter:
-    """Collects the bytes Kaldi's WriteToken/WriteBasicType/... would write."""
-
-    def __init__(self, binary: bool):
-        self.binary = binary
-        self._parts: list[bytes] = []
-
-    def getvalue(self) -> bytes:
-        return b"".join(self._parts)
-
-    def raw(self, data: bytes) -> None:
-        self._parts.append(data)
-
-    def newline(self) -> None:
-        """The ``if (!binary) os << "\\n"`` after many Kaldi tokens."""
-        if not self.binary:
-            self._parts.append(b"\n")
-
-    def token(self, tok: str) -> None:
-        self._parts.append(tok.encode("latin-1") + b" ")
-
-    def int32(self, v: int) -> None:
-        v = int(v)
-        self._parts.append(b"\x04" + struct.pack("<i", v) if self.binary else f"{v} ".encode())
-
-    def uint32(self, v: int) -> None:
-        v = int(v)
-        self._parts.append(b"\xfc" + struct.pack("<I", v) if self.binary else f"{v} ".encode())
-
-    def float32(self, v: float) -> None:
-        f = np.float32(v)
-        self._parts.append(b"\x04" + f.astype("<f4").tobytes() if self.binary
-                           else (_fmt(float(f)) + " ").encode())
-
-    def int_vector(self, v: Sequence[int]) -> None:
-        arr = np.asarray(v, dtype=np.int32)
-        if self.binary:
-            self._parts.append(b"\x04" + struct.pack("<i", arr.size) + arr.astype("<i4").tobytes())
-        else:
-            self._parts.append(("[ " + "".join(f"{x} " for x in arr.tolist()) + "]\n").encode())
-
-    def float_vector(self, v: np.ndarray) -> None:
-        data = _encode_vec(np.asarray(v, dtype=np.float32), self.binary, False, Where("vector"))
-        self._parts.append(data[2:] if self.binary else data)
-
-    def float_matrix(self, m: np.ndarray) -> None:
-        data = _encode_mat(np.asarray(m, dtype=np.float32), self.binary, False, Where("matrix"))
-        self._parts.append(data[2:] if self.binary else data)
-
-
-def open_object(rxfilename: str) -> ObjectReader:
-    """Open an rxfilename as Kaldi's Input(rxfilename, &binary): ``\\0B`` means binary."""
-    src = open_input(rxfilename)
-    head = src.peek(2)
-    name = src.name
-    if head[:1] == b"\0":
-        if head != b"\0B":
-            src.close(check=False)
-            raise FormatError(f"{name}: byte 0: bad binary header: expected '\\0B', got {head!r}")
-        src.read(2)
-        return ObjectReader(src, True, name)
-    return ObjectReader(src, False, name)
-
-
-def write_object_bytes(wxfilename: str, data: bytes, binary: bool) -> None:
-    """Write one object's bytes as Kaldi's Output(wxfilename, binary) (``\\0B`` first when binary),
-    through a temporary name renamed into place (nnetmix.kaldi.stream.OutputSink)."""
-    sink = open_output(wxfilename)
-    try:
-        sink.write((b"\0B" if binary else b"") + data)
-    except BaseException:
-        sink.abort()
-        raise
-    sink.commit()
 
 
 # -- the topology -------------------------------------------------------------------------------
@@ -398,7 +170,7 @@ class HmmTopology:
 
     # -- I/O -----------------------------------------------------------------------------------
     @classmethod
-    def read(cls, r: ObjectReader) -> "HmmTopology":
+    def read(cls, r: TokenReader) -> "HmmTopology":
         r.expect("<Topology>")
         if not r.binary:
             return cls._read_text_body(r)
@@ -423,7 +195,7 @@ class HmmTopology:
                 nt = r.int32("transition count")
                 if nt < 0:
                     raise r.fail(f"bad transition count {nt}")
-                trans = [(r.int32("transition destination"), r.float32("transition prob"))
+                trans = [(r.int32("transition destination"), float(r.float32("transition prob")))
                          for _ in range(nt)]
                 entry.append(HmmState(fwd, loop, trans))
             entries.append(entry)
@@ -433,7 +205,7 @@ class HmmTopology:
         return topo
 
     @classmethod
-    def _read_text_body(cls, r: ObjectReader) -> "HmmTopology":
+    def _read_text_body(cls, r: TokenReader) -> "HmmTopology":
         groups: list[tuple[list[int], Entry]] = []
         while True:
             pos = r.src.pos
@@ -441,18 +213,17 @@ class HmmTopology:
             if tok == "</Topology>":
                 break
             if tok != "<TopologyEntry>":
-                raise r.fail(f"expected <TopologyEntry> or </Topology>, got {tok[:40]!r}", pos)
+                raise r.fail(f"expected <TopologyEntry> or </Topology>, got {tok[:40]!r}", pos=pos)
             r.expect("<ForPhones>")
             phones = []
             while True:
-                word, wpos = r._word("a phone or </ForPhones>")
-                if word == b"</ForPhones>":
+                word = r.token("a phone or </ForPhones>")
+                if word == "</ForPhones>":
                     break
                 try:
                     phones.append(int(word))
                 except ValueError:
-                    raise r.fail(f"expected a phone (integer), got "
-                                 f"{word[:40].decode('latin-1')!r}", wpos) from None
+                    raise r.fail(f"expected a phone (integer), got {word[:40]!r}") from None
             entry: Entry = []
             tok = r.token("<State> or </TopologyEntry>")
             while tok != "</TopologyEntry>":
@@ -475,7 +246,7 @@ class HmmTopology:
                 trans = []
                 while tok == "<Transition>":
                     trans.append((r.int32("transition destination"),
-                                  r.float32("transition prob")))
+                                  float(r.float32("transition prob"))))
                     tok = r.token("<Transition> or </State>")
                 if tok != "</State>":
                     raise r.fail(f"expected </State>, got {tok[:40]!r}")
@@ -487,7 +258,7 @@ class HmmTopology:
         except FormatError as e:
             raise FormatError(f"{r.name}: {e}") from None
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         """HmmTopology::Write, byte for byte."""
         is_hmm = self.is_hmm()
         w.token("<Topology>")
@@ -542,7 +313,7 @@ class HmmTopology:
         w.newline()
 
     def to_text(self) -> str:
-        w = ObjectWriter(binary=False)
+        w = TokenWriter(binary=False)
         self.write(w)
         return w.getvalue().decode("ascii")
 
@@ -551,7 +322,7 @@ def read_topology_text(text: str, name: str = "topology") -> HmmTopology:
     """Parse the text ``<Topology>`` form (a lang directory's ``topo`` file)."""
     import io
     src = InputStream(io.BytesIO(text.encode("latin-1")), name)
-    return HmmTopology.read(ObjectReader(src, False, name))
+    return HmmTopology.read(TokenReader(src, False, name))
 
 
 def write_topology_text(topo: HmmTopology) -> str:
@@ -570,7 +341,7 @@ def read_topology(rxfilename: str) -> HmmTopology:
 
 
 def write_topology(wxfilename: str, topo: HmmTopology, binary: bool = False) -> None:
-    w = ObjectWriter(binary)
+    w = TokenWriter(binary)
     topo.write(w)
     write_object_bytes(wxfilename, w.getvalue(), binary)
 

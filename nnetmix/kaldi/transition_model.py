@@ -27,8 +27,8 @@ import numpy as np
 
 from nnetmix.errors import FormatError
 from nnetmix.kaldi.context_dep import ContextDependency
-from nnetmix.kaldi.hmm_topology import (NO_PDF, HmmTopology, ObjectReader, ObjectWriter,
-                                        open_object, write_object_bytes)
+from nnetmix.kaldi.hmm_topology import NO_PDF, HmmTopology
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
 
 __all__ = ["TransitionModel", "read_transition_model", "write_transition_model",
            "build_transition_model", "ali_to_pdf", "ali_to_phones", "ali_to_phones_ctm",
@@ -209,13 +209,13 @@ class TransitionModel:
 
     # -- I/O -----------------------------------------------------------------------------------
     @classmethod
-    def read(cls, r: ObjectReader) -> "TransitionModel":
+    def read(cls, r: TokenReader) -> "TransitionModel":
         r.expect("<TransitionModel>")
         topo = HmmTopology.read(r)
         pos = r.src.pos
         tok = r.token("<Triples> or <Tuples>")
         if tok not in ("<Triples>", "<Tuples>"):
-            raise r.fail(f"expected <Triples> or <Tuples>, got {tok[:40]!r}", pos)
+            raise r.fail(f"expected <Triples> or <Tuples>, got {tok[:40]!r}", pos=pos)
         size = r.int32("tuple count")
         if size <= 0:
             raise r.fail(f"bad tuple count {size}")
@@ -224,12 +224,12 @@ class TransitionModel:
             raw = r.src.read(5 * width * size)
             if len(raw) != 5 * width * size:
                 raise r.fail(f"truncated {tok}: expected {5 * width * size} bytes, got {len(raw)}",
-                             pos)
+                             pos=pos)
             items = np.frombuffer(raw, dtype=np.dtype([("s", "u1"), ("v", "<i4")]))
             if np.any(items["s"] != 4):
                 k = int(np.flatnonzero(items["s"] != 4)[0])
                 raise r.fail(f"bad {tok} entry {k}: expected size byte 4, got {items['s'][k]}",
-                             r.src.pos - len(raw) + 5 * k)
+                             pos=r.src.pos - len(raw) + 5 * k)
             vals = items["v"].astype(np.int32).reshape(size, width)
         else:
             vals = np.array([[r.int32(f"{tok} entry") for _ in range(width)] for _ in range(size)],
@@ -237,12 +237,12 @@ class TransitionModel:
         tuples = np.concatenate([vals, vals[:, 2:3]], axis=1) if width == 3 else vals
         r.expect("</Tuples>" if width == 4 else "</Triples>")
         r.expect("<LogProbs>")
-        log_probs = r.float_vector("<LogProbs>")
+        log_probs = r.vector("<LogProbs>")
         r.expect("</LogProbs>")
         r.expect("</TransitionModel>")
         return cls(topo, tuples, log_probs, name=r.name)
 
-    def write(self, w: ObjectWriter) -> None:
+    def write(self, w: TokenWriter) -> None:
         """TransitionModel::Write, byte for byte."""
         is_hmm = self.is_hmm()
         w.token("<TransitionModel>")
@@ -263,14 +263,14 @@ class TransitionModel:
         w.newline()
         w.token("<LogProbs>")
         w.newline()
-        w.float_vector(self.log_probs)
+        w.vector(self.log_probs)
         w.token("</LogProbs>")
         w.newline()
         w.token("</TransitionModel>")
         w.newline()
 
     def to_bytes(self, binary: bool = True) -> bytes:
-        w = ObjectWriter(binary)
+        w = TokenWriter(binary)
         self.write(w)
         return w.getvalue()
 
@@ -325,8 +325,8 @@ def build_transition_model(ctx_dep: ContextDependency, topo: HmmTopology) -> Tra
 
 def read_transition_model(f) -> TransitionModel:
     """Read a transition model: from an rxfilename (a .mdl's leading transition model, or a
-    file copy-transition-model wrote), or from an open :class:`ObjectReader`."""
-    if isinstance(f, ObjectReader):
+    file copy-transition-model wrote), or from an open :class:`TokenReader`."""
+    if isinstance(f, TokenReader):
         return TransitionModel.read(f)
     r = open_object(f)
     try:

@@ -5,11 +5,13 @@ compute backend, the Kaldi nnet1 file format, prototypes and the feature transfo
     logits = nnet.propagate(x, through_softmax=False)
     nnet.backpropagate(grad); nnet.update(NnetTrainOptions(learn_rate=0.008))
     nnet.write("exp/dnn/nnet.iter1", binary=True)
+    forward_table("final.nnet", "scp:feats.scp", "ark:loglikes.ark", ForwardOptions())  # inference
 """
 from nnetmix.nnet.components import (COMPONENT_TYPES, AddShift, AffineTransform, Component,
                                      LinearTransform, Rbm, Rescale, Sigmoid, Softmax, Splice, Tanh)
 from nnetmix.nnet.feature_transform import (build_feature_transform, cmvn_to_nnet,
                                             feature_transform_from_table, splice_nnet)
+from nnetmix.nnet.forward import ForwardOptions, PdfPrior, forward_table, nnet_forward
 from nnetmix.nnet.init import init_components, init_nnet
 from nnetmix.nnet.network import Nnet, ParamBlock, read_nnet
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
@@ -21,4 +23,5 @@ __all__ = [
     "Nnet", "ParamBlock", "read_nnet", "NnetError", "NnetTrainOptions",
     "init_nnet", "init_components", "ProtoOptions", "make_nnet_proto",
     "cmvn_to_nnet", "splice_nnet", "build_feature_transform", "feature_transform_from_table",
+    "ForwardOptions", "PdfPrior", "nnet_forward", "forward_table",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 
 from nnetmix.nnet import hostops
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
-from nnetmix.nnet.tokens import TokenReader, TokenWriter
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter
 
 __all__ = ["Component", "AffineTransform", "LinearTransform", "Sigmoid", "Tanh", "Softmax",
            "Splice", "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES", "component_type",
@@ -173,7 +173,7 @@ class AffineTransform(Component):
         kw = {}
         names = {"<LearnRateCoef>": "learn_rate_coef",
                  "<BiasLearnRateCoef>": "bias_learn_rate_coef", "<MaxNorm>": "max_norm"}
-        while r.peek_char() == b"<":
+        while r.peek_char() == "<":
             tok = r.token("<LearnRateCoef>, <BiasLearnRateCoef> or <MaxNorm>")
             if tok not in names:
                 raise r.fail("unknown token", f"'{tok[:40]}' (expected <LearnRateCoef>, "
@@ -240,7 +240,7 @@ class LinearTransform(Component):
     @classmethod
     def read_data(cls, r, input_dim, output_dim):
         kw = {}
-        while r.peek_char() == b"<":
+        while r.peek_char() == "<":
             tok = r.token("<LearnRateCoef>")
             if tok != "<LearnRateCoef>":
                 raise r.fail("unknown token", f"'{tok[:40]}' (expected <LearnRateCoef> or the "
@@ -368,7 +368,7 @@ class _Shift(Component):
     @classmethod
     def read_data(cls, r, input_dim, output_dim):
         kw = {}
-        if r.peek_char() == b"<":
+        if r.peek_char() == "<":
             r.expect("<LearnRateCoef>")
             kw["learn_rate_coef"] = r.float32("<LearnRateCoef>")
         v = r.vector(f"{cls._name} vector")

@@ -25,7 +25,7 @@ import numpy as np
 from nnetmix.kaldi.specifier import classify_rxfilename
 from nnetmix.kaldi.stream import open_input, open_output
 from nnetmix.nnet.components import Component, Rbm, component_type
-from nnetmix.nnet.tokens import TokenReader, TokenWriter
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter
 
 __all__ = ["read_components", "encode_components", "write_components"]
 
@@ -35,15 +35,15 @@ def _read_stream(r: TokenReader, rbm_to_affine: bool) -> list[Component]:
     first = r.peek_token()
     header = first == "<Nnet>"
     if header:
-        r.token()
+        r.token(allow_eof=True)
     while True:
         r.context = ""
         tok = r.peek_token()
-        if tok is None:
+        if not tok:
             if header:
                 raise r.fail("truncated model", "expected </Nnet> or a component, got end of file")
             break
-        tok = r.token()
+        tok = r.token(allow_eof=True)
         if tok == "</Nnet>":
             break
         cls = component_type(tok)
@@ -59,7 +59,7 @@ def _read_stream(r: TokenReader, rbm_to_affine: bool) -> list[Component]:
             raise r.fail("bad dims", f"expected positive dims, got output {out_dim} input {in_dim}")
         comp = cls.read_data(r, in_dim, out_dim)
         if r.peek_token() == "<!EndOfComponent>":
-            r.token()
+            r.token(allow_eof=True)
         if comps and comps[-1].output_dim != comp.input_dim:
             raise r.fail("dimension mismatch", f"previous component's output dim "
                          f"{comps[-1].output_dim} != this component's input dim {comp.input_dim}")
@@ -94,7 +94,7 @@ def read_components(rxfilename: str, rbm_to_affine: bool = False) -> list[Compon
 def encode_components(comps: Sequence[Component], hosts: Iterable[dict[str, np.ndarray]],
                       binary: bool) -> bytes:
     """The bytes of Kaldi's Nnet::Write for ``comps`` with parameter values ``hosts``."""
-    w = TokenWriter(binary)
+    w = TokenWriter(binary, "nnet")
     w.token("<Nnet>")
     w.newline()
     for comp, host in zip(comps, hosts):

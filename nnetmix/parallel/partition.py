@@ -16,8 +16,7 @@ Two balancing methods:
   k/N of the total; the excess is at most one utterance per cut.
 
 Frame counts come from ``utt2num_frames`` (nnetmix.data.read_utt2num_frames) or the features'
-lengths. This is the toolkit's only partition: ``nnetmix.train.shard_keys`` calls it (and hands
-a rank its keys back in the feature table's order).
+lengths. This is the toolkit's only partition.
 """
 from __future__ import annotations
 

@@ -9,27 +9,24 @@
 rank), an after-minibatch ``hook(step, nnet)`` (where MPI mixing plugs in) and an agreed number
 of minibatches; it runs :class:`MinibatchLoop` (:mod:`nnetmix.train.loop`), the minibatch loop
 every trainer shares, DNN and RBM. Whole epochs on one worker or N ranks and the schedule over
-epochs are one layer up, in :mod:`nnetmix.driver`. :func:`nnet_forward` is nnet-forward with
-Kaldi's PdfPrior.
+epochs are one layer up, in :mod:`nnetmix.driver`. Inference (nnet-forward) is nnetmix.nnet's
+:func:`~nnetmix.nnet.nnet_forward`.
 """
-from nnetmix.train.data import (TARGET_KINDS, posterior_to_targets, read_utterances,
-                                shard_keys)
-from nnetmix.train.forward import ForwardOptions, PdfPrior, forward_table, nnet_forward
+from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
+from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.newbob import (NewbobDecision, NewbobOptions, NewbobState, exponential_lr,
                                   kaldi_round, newbob_step)
 from nnetmix.train.options import RandomizerOptions, TrainError, TrainOptions
 from nnetmix.train.prefetch import Prefetcher
 from nnetmix.train.randomizer import FrameRandomizer, num_minibatches
 from nnetmix.train.stats import EpochStats, parse_report
-from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.trainer import train_epoch
 
 __all__ = [
     "TrainOptions", "RandomizerOptions", "TrainError",
     "FrameRandomizer", "num_minibatches", "Prefetcher",
-    "read_utterances", "posterior_to_targets", "shard_keys", "TARGET_KINDS",
+    "read_utterances", "posterior_to_targets", "TARGET_KINDS",
     "train_epoch", "Hook", "MinibatchLoop", "EpochStats", "parse_report",
     "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
     "kaldi_round",
-    "ForwardOptions", "PdfPrior", "nnet_forward", "forward_table",
 ]

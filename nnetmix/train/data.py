@@ -4,8 +4,8 @@ nnet-train-frmshuff reads the features sequentially and looks the targets up by 
 (RandomAccessPosteriorReader). :func:`read_utterances` does the same and yields
 ``(key, feats, targets)`` with ``targets`` None when the key has no targets (the trainer warns
 ``<utt>, missing targets`` and counts it, as Kaldi does). An MPI rank gives the trainer its own
-shard: any iterable of such triples will do (:func:`shard_keys` picks a rank's utterances with
-nnetmix.parallel's partition).
+shard: any iterable of such triples will do (``keys=`` restricts the table to a rank's
+utterances, which nnetmix.parallel's partition picks).
 
 Targets are pdf posteriors as ali-to-post writes them (``kind='post'``): every frame must be one
 ``(pdf, 1.0)`` pair and becomes an int32 per frame (the one-hot fast path; soft or weighted
@@ -14,13 +14,13 @@ ali-to-pdf's output) directly, which skips the per-frame posterior parsing.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
 from nnetmix.train.options import TrainError
 
-__all__ = ["Utterance", "read_utterances", "posterior_to_targets", "shard_keys", "TARGET_KINDS"]
+__all__ = ["Utterance", "read_utterances", "posterior_to_targets", "TARGET_KINDS"]
 
 #: (key: str, feats: (T, D) float32 array, targets: (T,) int32 array, or None when missing)
 Utterance = tuple
@@ -66,24 +66,3 @@ def read_utterances(feature_rspecifier: str, targets_rspecifier: str, kind: str 
             else:
                 targets = np.asarray(value, dtype=np.int32)
             yield key, mat, targets
-
-
-def shard_keys(keys: Iterable[str], num_frames: Mapping[str, int], rank: int, size: int,
-               epoch: int = 0, seed: int = 777) -> list[str]:
-    """A rank's share of the utterances: :func:`nnetmix.parallel.partition_utterances` (the ONE
-    partition of the toolkit: per-epoch shuffle seeded by (seed, epoch), then frames balanced
-    greedily), returned in the order of ``keys`` (the order the feature table is read in, so
-    one rank reads exactly what a single-process epoch reads). Every key goes to exactly one
-    rank; every rank computes the same partition without messages."""
-    from nnetmix.parallel.partition import partition_utterances
-
-    if size <= 0 or not 0 <= rank < size:
-        raise TrainError(f"shard_keys: rank {rank} of {size}")
-    keys = list(keys)
-    missing = [k for k in keys if k not in num_frames]
-    if missing:
-        raise TrainError(f"shard_keys: no frame count for utterance {missing[0]} "
-                         f"({len(missing)} without; is utt2num_frames from this data dir?)")
-    mine = set(partition_utterances({k: int(num_frames[k]) for k in keys}, size, epoch,
-                                    seed).parts[rank])
-    return [k for k in keys if k in mine]

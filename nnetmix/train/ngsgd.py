@@ -51,7 +51,7 @@ from typing import Optional
 import numpy as np
 
 from nnetmix.nnet import AffineTransform, Nnet, NnetTrainOptions
-from nnetmix.train.ngsgd_kernels import ngsgd_ops
+from nnetmix.kernels.ngsgd_cpu import ngsgd_ops
 from nnetmix.train.options import OptimizerOptions, TrainError
 
 __all__ = ["OnlineNaturalGradient", "NaturalGradient", "NgsgdError", "setup_optimizer",

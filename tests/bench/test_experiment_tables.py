@@ -173,7 +173,16 @@ def test_seed000_table_small_size(tmp_path, monkeypatch):
     assert "**held**" in claim                      # 4.2 <= 4.1 + 0.5
     scal = next(ln for ln in text.splitlines() if ln.startswith("| all-reduce | 2 |"))
     assert "(measured)" in scal
-    assert (out / "seed000_wer.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_seed000_plot(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
+    size = plan.SIZES["smoke"]
+    make_workspace(tmp_path, size, lambda r: 4.0 + 0.1 * r.workers)
+    text = seed000.build(size, tmp_path, tmp_path / "out")
+    assert "![WER against workers](seed000_wer.png)" in text
+    assert (tmp_path / "out" / "seed000_wer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_seed000_uses_the_model_beyond_the_cores(tmp_path, monkeypatch):

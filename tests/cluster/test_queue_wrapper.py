@@ -132,6 +132,7 @@ def test_mpi_job_in_a_parallel_environment(queue):
 
 def test_lost_task_reported_after_qstat_says_gone(queue, monkeypatch, capsys):
     from nnetmix.utils import cluster
+    from nnetmix.utils.cluster import tasks
 
     work, env, _ = queue
     monkeypatch.setenv("PATH", env["PATH"])
@@ -143,7 +144,7 @@ def test_lost_task_reported_after_qstat_says_gone(queue, monkeypatch, capsys):
     monkeypatch.setenv("FAKE_QSTAT", "gone")
     assert sge.probe("4242", [2], True) == {2: "GONE"}
     # the wrapper: task 2 never runs, qstat says the job is gone, the run fails naming task 2
-    monkeypatch.setattr(cluster, "ENDED_GRACE", 0.5)
+    monkeypatch.setattr(tasks, "ENDED_GRACE", 0.5)
     monkeypatch.chdir(work)
     monkeypatch.setenv("FAKE_QSUB_ARGS", env["FAKE_QSUB_ARGS"])
     monkeypatch.setenv("FAKE_QSUB_SKIP", "2")

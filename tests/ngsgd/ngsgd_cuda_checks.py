@@ -9,7 +9,7 @@ import pytest
 from ngsgd_dummies import softmax_layer
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train.ngsgd import OnlineNaturalGradient, setup_optimizer
-from nnetmix.train.ngsgd_kernels import ngsgd_ops
+from nnetmix.kernels.ngsgd_cpu import ngsgd_ops
 from nnetmix.train.options import OptimizerOptions
 
 pytestmark = pytest.mark.cuda_device

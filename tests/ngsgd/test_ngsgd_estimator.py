@@ -6,7 +6,7 @@ from ngsgd_dummies import gaussian_rows, random_basis, tiny_mlp
 from ngsgd_reference import ReferenceFisher
 from nnetmix.kernels import get_backend
 from nnetmix.train.ngsgd import NaturalGradient, NgsgdError, OnlineNaturalGradient, setup_optimizer
-from nnetmix.train.ngsgd_kernels import ngsgd_ops
+from nnetmix.kernels.ngsgd_cpu import ngsgd_ops
 from nnetmix.train.options import OptimizerOptions, TrainError
 from nnetmix.nnet import NnetTrainOptions
 

@@ -1,6 +1,6 @@
-"""numba.cuda kernels of NG-SGD's helper operations (see ngsgd_kernels.py), one set per dtype.
+"""numba.cuda kernels of NG-SGD's helper operations (see ngsgd_cpu.py), one set per dtype.
 
-Kept apart from ngsgd_kernels.py so the cpu path never imports numba.cuda, and with ``cuda`` a
+Kept apart from ngsgd_cpu.py so the cpu path never imports numba.cuda, and with ``cuda`` a
 module global: the CUDA simulator swaps that global when it runs a kernel.
 """
 from __future__ import annotations

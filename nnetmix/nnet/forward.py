@@ -9,7 +9,9 @@ Kaldi's nnet-forward (src/nnetbin/nnet-forward.cc) with PdfPrior (src/nnet/nnet-
   Counts below ``prior_cutoff`` are raised to it and their classes get a log-prior of about
   FLT_MAX/2 (so their log-likelihood is about -1.7e38: never chosen, no NaN), as Kaldi does.
 * NaN or Inf in the features, the transformed features or the output is an error naming the
-  utterance.
+  utterance (:class:`~nnetmix.nnet.NnetError`).
+
+Inference lives beside the network code; training (nnetmix.train) shares the network, not this.
 """
 from __future__ import annotations
 
@@ -20,8 +22,11 @@ from typing import Optional
 
 import numpy as np
 
-from nnetmix.nnet import Nnet, Softmax
-from nnetmix.train.options import TrainError
+from nnetmix.kaldi import SequentialReader, TableWriter, read_object
+from nnetmix.kernels import get_backend
+from nnetmix.nnet.components import Softmax
+from nnetmix.nnet.network import Nnet, read_nnet
+from nnetmix.nnet.options import NnetError
 
 __all__ = ["ForwardOptions", "PdfPrior", "nnet_forward", "forward_table"]
 
@@ -56,7 +61,7 @@ class PdfPrior:
                  name: str = "class frame counts"):
         c = np.array(counts, dtype=np.float64).ravel()
         if c.size == 0:
-            raise TrainError(f"{name}: empty counts vector")
+            raise NnetError(f"{name}: empty counts vector")
         low = c < prior_cutoff
         if low.any():
             logger.warning("%d out of %d classes have counts lower than %g", int(low.sum()),
@@ -70,21 +75,19 @@ class PdfPrior:
     @classmethod
     def read(cls, rxfilename: str, prior_scale: float = 1.0,
              prior_cutoff: float = 1e-10) -> "PdfPrior":
-        from nnetmix.kaldi import read_object
-
         logger.info("Computing pdf-priors from : %s", rxfilename)
         return cls(read_object(rxfilename, "vec"), prior_scale, prior_cutoff, rxfilename)
 
     def subtract(self, loglikes: np.ndarray, key: str = "") -> None:
         if loglikes.shape[1] != self.log_priors.size:
-            raise TrainError(f"utterance {key}: the network has {loglikes.shape[1]} outputs, the "
+            raise NnetError(f"utterance {key}: the network has {loglikes.shape[1]} outputs, the "
                              f"class frame counts have {self.log_priors.size} entries")
         loglikes += np.float32(-self.prior_scale) * self.log_priors[None, :]
 
 
 def _finite(a: np.ndarray, what: str, key: str) -> None:
     if not np.isfinite(a).all():
-        raise TrainError(f"NaN or inf found in {what} for {key}")
+        raise NnetError(f"NaN or inf found in {what} for {key}")
 
 
 def nnet_forward(nnet: Nnet, feats: np.ndarray, opts: ForwardOptions,
@@ -92,19 +95,19 @@ def nnet_forward(nnet: Nnet, feats: np.ndarray, opts: ForwardOptions,
                  key: str = "") -> np.ndarray:
     """The output matrix (host float32) for one utterance's features."""
     if opts.apply_log and opts.no_softmax:
-        raise TrainError("Cannot use both --apply-log=true --no-softmax=true, use only one of "
+        raise NnetError("Cannot use both --apply-log=true --no-softmax=true, use only one of "
                          "the two!")
     x = np.asarray(feats, dtype=np.float32)
     _finite(x, "features", key)
     if transform is not None:
         if x.shape[1] != transform.input_dim:
-            raise TrainError(f"utterance {key}: feature dim {x.shape[1]}, the feature "
+            raise NnetError(f"utterance {key}: feature dim {x.shape[1]}, the feature "
                              f"transform's input dim is {transform.input_dim}")
         tb = transform._be()
         x = tb.to_host(transform.propagate(tb.asarray(x, dtype=np.float32)))
         _finite(x, "transformed-features", key)
     if x.shape[1] != nnet.input_dim:
-        raise TrainError(f"utterance {key}: feature dim {x.shape[1]}, the network's input dim "
+        raise NnetError(f"utterance {key}: feature dim {x.shape[1]}, the network's input dim "
                          f"is {nnet.input_dim}")
     be = nnet._be()
     soft = isinstance(nnet.components[-1], Softmax) if nnet.components else False
@@ -125,12 +128,8 @@ def nnet_forward(nnet: Nnet, feats: np.ndarray, opts: ForwardOptions,
 def forward_table(model: str, feature_rspecifier: str, feature_wspecifier: str,
                   opts: ForwardOptions, backend: str = "cpu") -> int:
     """nnet-forward over a table; returns the number of utterances written."""
-    from nnetmix.kaldi import SequentialReader, TableWriter
-    from nnetmix.kernels import get_backend
-    from nnetmix.nnet import read_nnet
-
     if opts.apply_log and opts.no_softmax:
-        raise TrainError("Cannot use both --apply-log=true --no-softmax=true, use only one of "
+        raise NnetError("Cannot use both --apply-log=true --no-softmax=true, use only one of "
                          "the two!")
     nnet = read_nnet(model).to_backend(get_backend(backend))
     if opts.no_softmax:

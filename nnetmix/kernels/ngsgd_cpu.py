@@ -1,6 +1,6 @@
 """The few non-BLAS operations NG-SGD needs, for the cpu and the cuda backend.
 
-Everything heavy in the online natural gradient (ngsgd.py) is a GEMM and goes through
+Everything heavy in the online natural gradient (train/ngsgd.py) is a GEMM and goes through
 ``Backend.gemm``; what is left is elementwise or a row reduction over (frames, dim) matrices:
 
 * ``append_ones(x, out)``: out = [x, 1], the input with the column of ones that carries the bias
@@ -15,7 +15,7 @@ Everything heavy in the online natural gradient (ngsgd.py) is a GEMM and goes th
 
 ``ngsgd_ops(be)`` returns the set matching a backend: numba ``@njit(parallel=True)`` kernels on
 numpy arrays for ``cpu`` (and any numpy-array backend, e.g. the tests' reference one), numba.cuda
-kernels for ``cuda`` (they run on the CUDA simulator in the tests).
+kernels for ``cuda`` (ngsgd_cuda.py; they run on the CUDA simulator in the tests).
 """
 from __future__ import annotations
 
@@ -97,7 +97,8 @@ class CpuNgsgdOps:
 
 
 def _ck():
-    from nnetmix.train.ngsgd_cuda_kernels import kernels_for
+    # imported here: numba.cuda is optional, and the cpu path must not import it
+    from nnetmix.kernels.ngsgd_cuda import kernels_for
     return kernels_for
 
 

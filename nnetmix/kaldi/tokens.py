@@ -1,0 +1,255 @@
+"""Kaldi's token-level object I/O (src/base/io-funcs.cc), the one set of rules every model file
+shares: nnet1 networks (nnetmix.nnet), the topology, transition model, GMMs and tree.
+
+What Kaldi writes, and :class:`TokenWriter` with it:
+
+* a token: ``<Token> `` (the space after it in binary and text alike);
+* WriteBasicType: an int32 is binary a size byte 4 then 4 little-endian bytes, a uint32 size byte
+  0xFC then 4 bytes, a float a size byte 4 then a float32; text ``123 `` and floats with 7
+  significant digits (the precision Kaldi sets on text streams);
+* WriteIntegerVector: binary size byte 4, int32 count, raw int32s; text ``[ 1 2 3 ]\\n``;
+* matrices and vectors: the objects of :mod:`nnetmix.kaldi.codec` minus the ``\\0B`` header,
+  which :func:`write_object_bytes` (Kaldi's Output) writes once at the start of the file.
+
+:class:`TokenReader` reads the same back (ReadToken, ExpectToken, Peek, ReadBasicType, ...; a
+binary float may also be a double, narrowed, as Kaldi accepts). Every read error is a
+:class:`~nnetmix.errors.FormatError` naming the file, the byte offset where the bad item starts,
+the part being read (``context``, e.g. ``component 3 <AffineTransform>``) and what was expected.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Optional, Sequence
+
+import numpy as np
+
+from nnetmix.errors import FormatError
+from nnetmix.kaldi import codec
+from nnetmix.kaldi.codec import Where
+from nnetmix.kaldi.stream import InputStream, open_input, open_output
+
+__all__ = ["TokenReader", "TokenWriter", "open_object", "write_object_bytes", "format_float"]
+
+_WS = b" \t\n\r\v\f"
+
+
+def format_float(x: float) -> str:
+    """A float32 as C++ ``os << f`` prints it at precision 7 (Kaldi's text streams)."""
+    return "{:.7g}".format(float(np.float32(x)))
+
+
+class _At(Where):
+    """A codec ``Where`` that reports through the reader (byte offset and context)."""
+
+    def __init__(self, reader: "TokenReader"):
+        super().__init__(reader.name)
+        self.reader = reader
+
+    def fail(self, problem: str, detail: str = "") -> FormatError:
+        return self.reader.fail(problem, detail)
+
+
+class TokenReader:
+    """Reads tokens, basic types, integer vectors, vectors and matrices from a binary or text
+    Kaldi stream (the ``\\0B`` header already consumed: see :func:`open_object`)."""
+
+    def __init__(self, src: InputStream, binary: bool, name: Optional[str] = None):
+        self.src = src
+        self.binary = binary
+        self.name = name or src.name
+        self.context = ""       #: e.g. "component 3 <AffineTransform>", for error messages
+        self.start = src.pos    #: where the item being read starts
+        self._where = _At(self)
+
+    def fail(self, problem: str, detail: str = "", pos: Optional[int] = None) -> FormatError:
+        """The error for the item that starts at ``pos`` (default: the one being read)."""
+        ctx = f" in {self.context}" if self.context else ""
+        msg = f"{self.name}: byte {self.start if pos is None else pos}{ctx}: {problem}"
+        return FormatError(msg + (f": {detail}" if detail else ""))
+
+    def _begin(self) -> None:
+        self.src.skip_space()
+        self.start = self.src.pos
+
+    # -- peeking ------------------------------------------------------------------------------
+    def peek_char(self) -> str:
+        """Kaldi's Peek: the next character, after whitespace in text mode ('' at end of file)."""
+        if not self.binary:
+            self.src.skip_space()
+        return self.src.peek(1).decode("latin-1")
+
+    def peek_token(self) -> str:
+        """The next word, not consumed ('' at end of file)."""
+        self._begin()
+        word = self.src.read_word(limit=256)
+        self.src.unread(word)
+        return word.decode("latin-1")
+
+    # -- tokens -------------------------------------------------------------------------------
+    def token(self, what: str = "a token", allow_eof: bool = False) -> str:
+        """ReadToken: a word and one whitespace character after it (consumed); ``allow_eof``
+        accepts the end of the file instead (as ``is >> token`` does)."""
+        self._begin()
+        word = self.src.read_word(limit=256)
+        if not word:
+            raise self.fail("truncated", f"expected {what}, got end of file")
+        after = self.src.read(1)
+        if not after and not allow_eof:
+            raise self.fail("truncated", f"expected {what}, got "
+                            f"{word[:40].decode('latin-1')!r} and then end of file")
+        if after and after not in _WS:
+            raise self.fail("bad token", f"expected {what}, got "
+                            f"{(word + after)[:40].decode('latin-1')!r} (no space after it)")
+        return word.decode("latin-1")
+
+    def expect(self, token: str) -> None:
+        """ExpectToken (which also takes ``Token>`` for ``<Token>``, as Kaldi's does)."""
+        got = self.token(f"token {token}")
+        if got != token and not (token.startswith("<") and got == token[1:]):
+            raise self.fail(f"expected token {token}, got {got[:40]!r}")
+
+    # -- basic types --------------------------------------------------------------------------
+    def _sized(self, size_byte: int, fmt: str, what: str):
+        b = self.src.read(1 + struct.calcsize(fmt))
+        if len(b) < 1 + struct.calcsize(fmt):
+            raise self.fail("truncated", f"expected {what} ({1 + struct.calcsize(fmt)} bytes), "
+                            f"got {len(b)} bytes")
+        if b[0] != size_byte:
+            raise self.fail(f"bad {what}", f"expected size byte {size_byte}, got {b[0]}")
+        return struct.unpack(fmt, b[1:])[0]
+
+    def _text_word(self, what: str, kind: str) -> str:
+        word = self.src.read_word(limit=64)
+        if not word:
+            raise self.fail("truncated", f"expected {what} ({kind}), got end of file")
+        return word.decode("latin-1")
+
+    def _text_int(self, what: str, lo: int, hi: int) -> int:
+        word = self._text_word(what, "an integer")
+        try:
+            value = int(word)
+        except ValueError:
+            raise self.fail(f"bad {what}", f"expected an integer, got {word[:40]!r}") from None
+        if not lo <= value < hi:
+            raise self.fail(f"bad {what}", f"{value} is out of range")
+        return value
+
+    def int32(self, what: str = "an int32") -> int:
+        self._begin()
+        if self.binary:
+            return self._sized(4, "<i", what)
+        return self._text_int(what, -(1 << 31), 1 << 31)
+
+    def uint32(self, what: str = "a uint32") -> int:
+        self._begin()
+        if self.binary:
+            return self._sized(0xFC, "<I", what)
+        return self._text_int(what, 0, 1 << 32)
+
+    def float32(self, what: str = "a float") -> np.float32:
+        """ReadBasicType<float>: binary size byte 4 (float) or 8 (double, narrowed)."""
+        self._begin()
+        if self.binary:
+            if self.src.peek(1) == b"\x08":
+                return np.float32(self._sized(8, "<d", what))
+            return np.float32(self._sized(4, "<f", what))
+        word = self._text_word(what, "a number")
+        try:
+            return np.float32(float(word))
+        except ValueError:
+            raise self.fail(f"bad {what}", f"expected a number, got {word[:40]!r}") from None
+
+    # -- objects ------------------------------------------------------------------------------
+    def int_vector(self, what: str = "an integer vector") -> np.ndarray:
+        """ReadIntegerVector<int32> (e.g. Splice's frame offsets, a topology's phones)."""
+        self._begin()
+        read = codec._read_ivec_bin if self.binary else codec._read_ivec_text
+        return read(self.src, self._where, False)
+
+    def vector(self, what: str = "a vector") -> np.ndarray:
+        """Vector<BaseFloat>::Read: FV (DV narrowed) or text [ ... ]; float32."""
+        self._begin()
+        read = codec._read_vec_bin if self.binary else codec._read_vec_text
+        return np.ascontiguousarray(read(self.src, self._where, False), dtype=np.float32)
+
+    def matrix(self, what: str = "a matrix") -> np.ndarray:
+        """Matrix<BaseFloat>::Read: FM (DM narrowed) or text [ rows ]; float32."""
+        self._begin()
+        read = codec._read_mat_bin if self.binary else codec._read_mat_text
+        return np.ascontiguousarray(read(self.src, self._where, False), dtype=np.float32)
+
+
+class TokenWriter:
+    """Collects the bytes Kaldi's WriteToken/WriteBasicType/... write (no ``\\0B`` header)."""
+
+    def __init__(self, binary: bool, name: str = "object"):
+        self.binary = binary
+        self._parts: list[bytes] = []
+        self._where = Where(name)
+
+    def getvalue(self) -> bytes:
+        return b"".join(self._parts)
+
+    def raw(self, data: bytes) -> None:
+        self._parts.append(data)
+
+    def newline(self) -> None:
+        """Kaldi's ``if (!binary) os << "\\n"`` after many tokens."""
+        if not self.binary:
+            self._parts.append(b"\n")
+
+    def token(self, tok: str) -> None:
+        self._parts.append(tok.encode("latin-1") + b" ")
+
+    def int32(self, value: int) -> None:
+        value = int(value)
+        self._parts.append(b"\x04" + struct.pack("<i", value) if self.binary
+                           else f"{value} ".encode("ascii"))
+
+    def uint32(self, value: int) -> None:
+        value = int(value)
+        self._parts.append(b"\xfc" + struct.pack("<I", value) if self.binary
+                           else f"{value} ".encode("ascii"))
+
+    def float32(self, value: float) -> None:
+        self._parts.append(b"\x04" + np.float32(value).astype("<f4").tobytes() if self.binary
+                           else (format_float(value) + " ").encode("ascii"))
+
+    def _object(self, value: np.ndarray, kind: str) -> None:
+        data = codec.encode_value(value, kind, self.binary, self._where, table=False)
+        self._parts.append(data[2:] if self.binary else data)
+
+    def int_vector(self, value: Sequence[int]) -> None:
+        self._object(np.asarray(value, dtype=np.int32), "ivec")
+
+    def vector(self, value: np.ndarray) -> None:
+        self._object(np.asarray(value, dtype=np.float32), "vec")
+
+    def matrix(self, value: np.ndarray) -> None:
+        self._object(np.asarray(value, dtype=np.float32), "mat")
+
+
+def open_object(rxfilename: str) -> TokenReader:
+    """Open an rxfilename as Kaldi's Input(rxfilename, &binary): ``\\0B`` means binary."""
+    src = open_input(rxfilename)
+    head = src.peek(2)
+    name = src.name
+    if head[:1] == b"\0":
+        if head != b"\0B":
+            src.close(check=False)
+            raise FormatError(f"{name}: byte 0: bad binary header: expected '\\0B', got {head!r}")
+        src.read(2)
+        return TokenReader(src, True, name)
+    return TokenReader(src, False, name)
+
+
+def write_object_bytes(wxfilename: str, data: bytes, binary: bool) -> None:
+    """Write one object's bytes as Kaldi's Output(wxfilename, binary) (``\\0B`` first when binary),
+    through a temporary name renamed into place (nnetmix.kaldi.stream.OutputSink)."""
+    sink = open_output(wxfilename)
+    try:
+        sink.write((b"\0B" if binary else b"") + data)
+    except BaseException:
+        sink.abort()
+        raise
+    sink.commit()

@@ -13,7 +13,7 @@ import numpy as np
 
 from nnetmix.errors import NnetmixError
 from nnetmix.feat.audio import SampleRateError
-from nnetmix.feat.options import FeatureConfig
+from nnetmix.feat.options import FbankOptions, FeatureConfig
 
 __all__ = ["Extractor", "TooShortError", "compute_mfcc", "compute_fbank"]
 
@@ -24,7 +24,6 @@ class TooShortError(NnetmixError):
 
 class Extractor:
     """Computes one kind of feature (MFCC or fbank) for whole utterances."""
-
     def __init__(self, config: FeatureConfig):
         self.config = config
         self._opts = config.to_knf()
@@ -74,7 +73,5 @@ def compute_mfcc(samples: np.ndarray, config: FeatureConfig | None = None,
 def compute_fbank(samples: np.ndarray, config: FeatureConfig | None = None,
                   sample_rate: float | None = None) -> np.ndarray:
     """Log mel filterbank energies of one waveform."""
-    from nnetmix.feat.options import FbankOptions
-
     return Extractor(config or FeatureConfig("fbank", feat=FbankOptions())).compute(
         samples, sample_rate)

@@ -23,6 +23,7 @@ from nnetmix.feat.options import FeatureConfig
 from nnetmix.feat.textio import TextTableWriter
 from nnetmix.feat.wavetable import WaveEntry, iter_wave_table
 from nnetmix.log import vlog
+from nnetmix.kaldi import TableWriter
 
 __all__ = ["ExtractOptions", "ExtractResult", "compute_feats_table"]
 
@@ -32,7 +33,6 @@ logger = logging.getLogger(__name__)
 @dataclass
 class ExtractOptions:
     """Options of compute-{mfcc,fbank}-feats beyond the feature options themselves."""
-
     channel: int = field(default=-1, metadata={
         "help": "Channel to extract (-1 -> expect mono, 0 -> left, 1 -> right)"})
     min_duration: float = field(default=0.0, metadata={
@@ -62,7 +62,6 @@ def compute_feats_table(config: FeatureConfig, wav_rspecifier: str, feats_wspeci
                         opts: ExtractOptions | None = None) -> ExtractResult:
     """Compute features for every entry of a wave table (``scp:wav.scp``, ``ark:-``) and write
     them to ``feats_wspecifier``."""
-    from nnetmix.kaldi import TableWriter
 
     opts = opts or ExtractOptions()
     extractor = Extractor(config)

@@ -29,6 +29,7 @@ from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi.context_dep import ContextDependency, read_tree
 from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
+from nnetmix.kaldi.table import SequentialReader
 
 __all__ = ["GraphCompilerOptions", "TrainGraphCompiler", "read_int_list", "read_fst",
            "iter_graphs", "GraphWriter", "compile_train_graphs", "CompileCounts"]
@@ -39,7 +40,6 @@ logger = logging.getLogger(__name__)
 @dataclass
 class GraphCompilerOptions:
     """compile-train-graphs' TrainingGraphCompilerOptions, with its changed defaults (0.0)."""
-
     transition_scale: float = field(default=0.0, metadata={
         "help": "Scale of transition probabilities (excluding self-loops)"})
     self_loop_scale: float = field(default=0.0, metadata={
@@ -84,7 +84,6 @@ def read_fst(rxfilename: str) -> kaldifst.StdVectorFst:
 
 class TrainGraphCompiler:
     """TrainingGraphCompiler with the Python references it needs kept alive."""
-
     def __init__(self, tree: ContextDependency, tm: TransitionModel,
                  lex_fst: kaldifst.StdVectorFst, disambig: Sequence[int] = (),
                  opts: GraphCompilerOptions = GraphCompilerOptions()):
@@ -121,7 +120,6 @@ def iter_graphs(rspecifier: str) -> Iterator[tuple[str, kaldifst.StdVectorFst]]:
 
 class GraphWriter:
     """Kaldi FST archive writer (kaldifst's VectorFstWriter); a context manager."""
-
     def __init__(self, wspecifier: str):
         self.wspecifier = wspecifier
         try:
@@ -152,8 +150,6 @@ def compile_train_graphs(tree_rx: str, model_rx: str, lex_rx: str, transcripts_r
                          graphs_wspecifier: str, disambig_rx: str = "",
                          opts: GraphCompilerOptions = GraphCompilerOptions()) -> CompileCounts:
     """compile-train-graphs: one graph per transcript; an empty graph is warned and skipped."""
-    from nnetmix.kaldi.table import SequentialReader
-
     tree = read_tree(tree_rx)
     tm = read_transition_model(model_rx)
     lex = read_fst(lex_rx)

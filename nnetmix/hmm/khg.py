@@ -106,8 +106,8 @@ from typing import Optional
 import kaldi_hmm_gmm as _khg  # noqa: I001 -- must come before any kaldifst import
 import numpy as np
 
-from nnetmix.kaldi.context_dep import (ContextDependency, monophone_context_dependency_shared,
-                                       read_tree)
+from nnetmix.kaldi.context_dep import (ContextDependency, monophone_context_dependency,
+                                       monophone_context_dependency_shared, read_tree)
 from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm
 from nnetmix.kaldi.hmm_topology import HmmTopology, read_topology_text
 from nnetmix.kaldi.transition_model import TransitionModel
@@ -222,7 +222,6 @@ def to_khg_transition_model(tm: TransitionModel, tree: Optional[ContextDependenc
     trained log-probs are then restored through mle_update (see the module docstring)."""
     if ctx_dep is None:
         if tree is None:
-            from nnetmix.kaldi.context_dep import monophone_context_dependency
             tree = monophone_context_dependency(tm.phones, tm.topo.phone_to_num_pdf_classes())
         ctx_dep = to_khg_context_dependency(tree, tm.topo)
     ktm = _khg.TransitionModel(ctx_dep, to_khg_topology(tm.topo))

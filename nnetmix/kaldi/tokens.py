@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import FormatError
-from nnetmix.kaldi import codec
+import nnetmix.kaldi.codec as codec
 from nnetmix.kaldi.codec import Where
 from nnetmix.kaldi.stream import InputStream, open_input, open_output
 

@@ -26,9 +26,13 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import FormatError
+from nnetmix.kaldi.codec import _fmt
 from nnetmix.kaldi.context_dep import ContextDependency
 from nnetmix.kaldi.hmm_topology import NO_PDF, HmmTopology
+from nnetmix.kaldi.stream import open_output
+from nnetmix.kaldi.table import SequentialReader
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
+from nnetmix.kaldi.writer import TableWriter
 
 __all__ = ["TransitionModel", "read_transition_model", "write_transition_model",
            "build_transition_model", "ali_to_pdf", "ali_to_phones", "ali_to_phones_ctm",
@@ -39,7 +43,6 @@ logger = logging.getLogger(__name__)
 
 class TransitionModel:
     """Topology + tuples + transition log-probs, with Kaldi's derived lookups as numpy arrays."""
-
     def __init__(self, topo: HmmTopology, tuples, log_probs: Optional[np.ndarray] = None,
                  name: str = "transition model"):
         self.topo = topo
@@ -343,8 +346,6 @@ def write_transition_model(wxfilename: str, tm: TransitionModel, binary: bool = 
 # -- alignment conversions (the ali-to-* and analyze-counts binaries) ---------------------------
 def ali_to_pdf(tm: TransitionModel, rspecifier: str, wspecifier: str) -> int:
     """ali-to-pdf: transition-ids to zero-based pdf-ids; returns the number converted."""
-    from nnetmix.kaldi.table import SequentialReader
-    from nnetmix.kaldi.writer import TableWriter
     done = 0
     with SequentialReader(rspecifier, "ivec") as reader, TableWriter(wspecifier, "ivec") as writer:
         for key, ali in reader:
@@ -357,8 +358,6 @@ def ali_to_pdf(tm: TransitionModel, rspecifier: str, wspecifier: str) -> int:
 def ali_to_phones(tm: TransitionModel, rspecifier: str, wspecifier: str,
                   per_frame: bool = False) -> int:
     """ali-to-phones: the phone sequence (or per-frame phones) of each alignment."""
-    from nnetmix.kaldi.table import SequentialReader
-    from nnetmix.kaldi.writer import TableWriter
     done = 0
     with SequentialReader(rspecifier, "ivec") as reader, TableWriter(wspecifier, "ivec") as writer:
         for key, ali in reader:
@@ -375,8 +374,6 @@ def ali_to_phones(tm: TransitionModel, rspecifier: str, wspecifier: str,
 def ali_to_phones_ctm(tm: TransitionModel, rspecifier: str, wxfilename: str,
                       frame_shift: float = 0.01) -> int:
     """ali-to-phones --ctm-output: ``key 1 start duration phone`` lines (confidence-free)."""
-    from nnetmix.kaldi.stream import open_output
-    from nnetmix.kaldi.table import SequentialReader
     digits = 2 if frame_shift >= 0.01 else 3
     done = 0
     sink = open_output(wxfilename)
@@ -402,8 +399,6 @@ def ali_to_phones_ctm(tm: TransitionModel, rspecifier: str, wxfilename: str,
 
 def ali_to_post(rspecifier: str, wspecifier: str) -> int:
     """ali-to-post: each frame's id with posterior 1.0."""
-    from nnetmix.kaldi.table import SequentialReader
-    from nnetmix.kaldi.writer import TableWriter
     done = 0
     with SequentialReader(rspecifier, "ivec") as reader, TableWriter(wspecifier, "post") as writer:
         for key, ali in reader:
@@ -418,7 +413,6 @@ def analyze_counts(rspecifier: str, counts_dim: int = 0) -> tuple[np.ndarray, in
 
     The +0.5 that Kaldi's analyze-counts adds before writing is applied by :func:`format_counts`'s
     caller (bin/analyze-counts.py), not here, so these are the raw frame counts."""
-    from nnetmix.kaldi.table import SequentialReader
     counts = np.zeros(max(0, counts_dim), dtype=np.float64)
     done = 0
     with SequentialReader(rspecifier, "ivec") as reader:
@@ -435,5 +429,4 @@ def analyze_counts(rspecifier: str, counts_dim: int = 0) -> tuple[np.ndarray, in
 
 def format_counts(counts: Iterable[float]) -> str:
     """Vector<double>::Write in text mode: `` [ c1 c2 ... ]\\n`` (7 significant digits)."""
-    from nnetmix.kaldi.codec import _fmt
     return " [ " + "".join(_fmt(float(c)) + " " for c in counts) + "]\n"

@@ -106,11 +106,12 @@ class CudaNgsgdOps:
     """numba.cuda device arrays (the cuda backend)."""
 
     def __init__(self) -> None:
+        # imported here: numba.cuda is optional (the cpu backend never builds this class)
         from nnetmix.kernels.cuda_kernels import TPB, blocks_for
         self._tpb, self._blocks = TPB, blocks_for
 
     def _dev(self, a):
-        from nnetmix.kernels.cuda import _dev
+        from nnetmix.kernels.cuda import _dev  # optional: numba.cuda, as above
         return _dev(a)
 
     def append_ones(self, x, out) -> None:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nnetmix.nnet import hostops
+import nnetmix.nnet.hostops as hostops
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter
 

@@ -18,6 +18,7 @@ from nnetmix.nnet.components import AddShift, Rescale, Splice
 from nnetmix.nnet.hostops import splice_index
 from nnetmix.nnet.network import Nnet
 from nnetmix.nnet.options import NnetError
+from nnetmix.kaldi import SequentialReader
 
 __all__ = ["cmvn_to_nnet", "splice_nnet", "build_feature_transform",
            "feature_transform_from_table"]
@@ -89,8 +90,6 @@ def build_feature_transform(feats: Iterable[np.ndarray], splice: int = 5, std_de
 def feature_transform_from_table(rspecifier: str, splice: int = 5, std_dev: float = 1.0,
                                  var_floor: float = 1e-10, max_utts: int = 10000) -> Nnet:
     """:func:`build_feature_transform` over the matrices of a feature rspecifier."""
-    from nnetmix.kaldi import SequentialReader
-
     with SequentialReader(rspecifier, "mat") as reader:
         return build_feature_transform((m for _, m in reader), splice, std_dev, var_floor,
                                        max_utts)

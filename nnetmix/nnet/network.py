@@ -24,6 +24,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from nnetmix.kernels import get_backend
 from nnetmix.nnet.components import (AffineTransform, Component, Rbm, Sigmoid, Softmax, Tanh,
                                      moment_statistics)
 from nnetmix.nnet.nnet_io import encode_components, read_components, write_components
@@ -47,11 +48,6 @@ class ParamBlock:
 
 
 def _default_backend():
-    try:
-        from nnetmix.kernels import get_backend  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - while nnetmix.kernels is being written
-        raise NnetError("no compute backend: pass one to Nnet.to_backend() "
-                        "(nnetmix.kernels.get_backend is not available)") from None
     return get_backend("cpu")
 
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from nnetmix.parallel.allreduce import AllReducer
 from nnetmix.parallel.buffers import ParallelError
+from nnetmix.kernels import get_backend
 
 __all__ = ["BmufOptions", "BMUF"]
 
@@ -45,7 +46,6 @@ __all__ = ["BmufOptions", "BMUF"]
 @dataclasses.dataclass
 class BmufOptions:
     """BMUF hyper-parameters (its fields are options: nnetmix.options.OptionSet.register_group)."""
-
     block_momentum: float = dataclasses.field(default=-1.0, metadata={
         "help": "BMUF block momentum eta (negative: 1 - 1/N for N ranks)"})
     block_learn_rate: float = dataclasses.field(default=1.0, metadata={
@@ -99,7 +99,6 @@ class BMUF:
             raise ParallelError(f"BMUF block learning rate must be positive, got {self.zeta}")
         self.nesterov = bool(self.opts.nesterov)
         if backend is None:
-            from nnetmix.kernels import get_backend
             be = get_backend("cpu")
         else:
             be = backend

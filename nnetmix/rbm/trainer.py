@@ -40,6 +40,7 @@ from nnetmix.rbm.stats import RbmStats
 from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.randomizer import FrameRandomizer
 from nnetmix.train.stats import kaldi_float
+from nnetmix.kaldi import SequentialReader
 
 __all__ = ["train_rbm", "read_features", "RbmHook"]
 
@@ -52,8 +53,6 @@ Features = Callable[[int], Iterable[tuple[str, np.ndarray]]]
 def read_features(rspecifier: str, keys: Optional[set[str]] = None
                   ) -> Iterator[tuple[str, np.ndarray]]:
     """(key, matrix) from a feature rspecifier; ``keys``: only these (a rank's shard)."""
-    from nnetmix.kaldi import SequentialReader
-
     with SequentialReader(rspecifier, "mat") as reader:
         for key, mat in reader:
             if keys is None or key in keys:
@@ -62,7 +61,6 @@ def read_features(rspecifier: str, keys: Optional[set[str]] = None
 
 class _Cd1Rule:
     """CD-1 on one RBM: the minibatch loop's update rule."""
-
     def __init__(self, nnet: Nnet, opts: RbmTrainOptions, cd1_opts: Cd1Options,
                  transform: Optional[Nnet], frame_count_scale: int, log: logging.Logger):
         self.model, self.opts, self.cd1_opts = nnet, opts, cd1_opts

@@ -19,6 +19,7 @@ from typing import Iterator, Optional, Sequence
 import numpy as np
 
 from nnetmix.train.options import TrainError
+from nnetmix.kaldi import RandomAccessReader, SequentialReader
 
 __all__ = ["Utterance", "read_utterances", "posterior_to_targets", "TARGET_KINDS"]
 
@@ -48,7 +49,6 @@ def read_utterances(feature_rspecifier: str, targets_rspecifier: str, kind: str 
 
     ``keys``: only these utterances (a shard); others are skipped without a word.
     """
-    from nnetmix.kaldi import RandomAccessReader, SequentialReader
 
     if kind not in TARGET_KINDS:
         raise TrainError(f"targets kind '{kind}': expected one of {', '.join(TARGET_KINDS)}")

@@ -40,6 +40,7 @@ def test_tables_only_on_finished_runs(tmp_path):
     assert not (tmp_path / "work" / "run.sh").exists()      # --tables-only sets nothing up
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("NNETMIX_TEST_EXPERIMENTS") != "1",
                     reason="several minutes: set NNETMIX_TEST_EXPERIMENTS=1 to run it")
 @pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),

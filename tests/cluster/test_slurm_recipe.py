@@ -34,6 +34,7 @@ def recipe_copy(dest):
     return dest
 
 
+@pytest.mark.slow
 def test_digits_recipe_through_slurm(slurm, tmp_path):
     s5 = recipe_copy(tmp_path / "s5")
     p = run(slurm, ["./run.sh", "--num-train-utts", "200", "--num-test-utts", "40", "--nj", "2",

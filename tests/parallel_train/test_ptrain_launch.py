@@ -58,6 +58,7 @@ def _schedule(task, exp, max_iters):
             str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"], str(exp)]
 
 
+@pytest.mark.slow
 def test_scheduler_mpi_epochs_killed_and_resumed(task):
     mpiexec()
     d = task[0]

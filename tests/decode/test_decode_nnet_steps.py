@@ -4,26 +4,13 @@ as a pipeline (feats_tr.json, feats_cv.json, decode/feats.JOB.json) that every t
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 
 from nnetmix.feat import FeaturePipeline
-from nnetmix.kaldi import read_gmm_model
 
-from tests.conftest import ROOT, run_script
-from tests.decode.decode_dummies import yesno_data_dir, yesno_lang
+from tests.conftest import run_script
+from tests.decode.decode_dummies import yesno_recipe
 
 
 def test_train_and_decode_nnet_with_pipelines(kaldi_fixtures, tmp_path):
-    lang, mono = yesno_lang(tmp_path, kaldi_fixtures)
-    tm, am = read_gmm_model(str(mono / "final.mdl"))
-    yesno_data_dir(tmp_path, kaldi_fixtures, am, tm, num_utts=8, noise=0.5)
-    y = kaldi_fixtures / "yesno"
-    (mono / "ali.1.gz").write_bytes((y / "ali.1.gz").read_bytes())
-    for d in ("utils", "steps"):
-        (tmp_path / d).symlink_to(ROOT / d)
-    (tmp_path / "local").mkdir()
-    (tmp_path / "local" / "score.sh").symlink_to(ROOT / "local" / "score.sh")
-    graph = mono / "graph"
-    graph.mkdir()
-    for f in ("HCLG.fst", "words.txt", "phones.txt"):
-        (graph / f).write_bytes((y / f).read_bytes())
+    yesno_recipe(tmp_path, kaldi_fixtures, num_utts=8, noise=0.5)
     proc = run_script(["steps/nnet/train.sh", "--hid-layers", "1", "--hid-dim", "16", "--splice",
                        "2", "--delta-opts", "--delta-order=2", "--max-iters", "1",
                        "--minibatch-size", "64", "data", "data", "lang", "mono", "mono", "exp/dnn"],

@@ -4,14 +4,9 @@
 per-speaker CMVN, deltas) as a JSON file that any feature-reading tool opens as
 ``pipeline:<file>`` (nnetmix.feat.FeaturePipeline); steps/nnet/*.sh describe their chain once
 with it instead of building ``apply-cmvn.py ... | add-deltas.py ... |`` text."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
 
 USAGE = """Write a feature pipeline: <data-dir>/feats.scp (or --utt-list), then apply-cmvn.py with
 --cmvn-opts and <data-dir>/cmvn.scp, <data-dir>/utt2spk (when --cmvn-opts is not empty), then

@@ -3,14 +3,9 @@
 """make-feature-transform.py: the nnet1 input feature transform of steps/nnet/train.sh and
 pretrain_dbn.sh in one call (Kaldi pipes nnet-initialize, nnet-forward, compute-cmvn-stats,
 cmvn-to-nnet and nnet-concat for it): nnetmix.nnet.feature_transform_from_table."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
 
 USAGE = """Build the nnet1 feature transform: splice +/-N frames, then global CMVN of the spliced
 frames (<AddShift> + <Rescale>) estimated on the first --max-utts utterances of the features.

@@ -3,14 +3,9 @@
 """nnet-activation-cmvn.py: the mean activation of a network over features as cmvn-to-nnet
 writes it, for the next RBM of steps/nnet/pretrain_dbn.sh (Kaldi pipes nnet-forward,
 compute-cmvn-stats and cmvn-to-nnet for it): nnetmix.rbm.activation_cmvn."""
-import os
 import sys
 
-try:
-    from nnetmix.cli import OptionParser, run_tool
-except ImportError:  # run without the venv's nnetmix installed: use this checkout's
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli import OptionParser, run_tool
 
 USAGE = """Mean activation of a network's outputs over a feature table, written as
 cmvn-to-nnet writes it (<AddShift> of minus the mean, <Rescale>), for an <Rbm> prototype's

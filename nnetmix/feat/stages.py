@@ -21,6 +21,7 @@ from nnetmix.feat.cmvn import CmvnError, apply_cmvn
 from nnetmix.feat.deltas import add_deltas
 from nnetmix.feat.textio import is_rspecifier, read_token_table
 from nnetmix.kaldi import RandomAccessReader, read_object
+from nnetmix.options import str2bool
 
 __all__ = ["CMVN_OPTIONS", "DELTA_OPTIONS", "parse_option_text", "CmvnStep", "DeltaStep"]
 
@@ -30,15 +31,6 @@ logger = logging.getLogger(__name__)
 CMVN_OPTIONS = {"norm-means": True, "norm-vars": False}
 #: add-deltas.py's options (name: default)
 DELTA_OPTIONS = {"delta-order": 2, "delta-window": 2, "truncate": 0}
-
-
-def _bool(text: str) -> bool:
-    low = text.strip().lower()
-    if low in ("true", "t", "1"):
-        return True
-    if low in ("false", "f", "0"):
-        return False
-    raise ValueError(f"expected true or false, got '{text}'")
 
 
 def parse_option_text(text: str, known: dict, tool: str) -> dict:
@@ -65,7 +57,7 @@ def parse_option_text(text: str, known: dict, tool: str) -> dict:
                     raise ValueError(f"--{name} takes a value (--{name}=N)")
                 parsed = True
             else:
-                parsed = _bool(value) if kind is bool else kind(value)
+                parsed = str2bool(value) if kind is bool else kind(value)
         except ValueError as e:
             raise UsageError(f"{tool} options '{text}': bad value in '{word}': {e}") from None
         values[name.replace("-", "_")] = parsed

@@ -4,8 +4,10 @@ Modules: options (Kaldi's option names and defaults), audio (the recording type,
 scale), wav (one wav.scp entry), sphere and sph2pipe (NIST SPHERE files and Kaldi's
 ``sph2pipe ... |`` entries without the binary), riff and wavetable (Kaldi wave objects and wave
 tables), segments (extract-segments), duration (wav-to-duration), compute (the extractor),
-extract (the compute-*-feats table loop), cmvn, deltas, textio (spk2utt and ark,t: number
-tables), tables (one driver per feature bin/ tool).
+extract (the compute-*-feats table loop), cmvn, deltas, stages (apply-cmvn and add-deltas per
+utterance), pipeline (a feature chain described once as JSON, ``pipeline:<file>``, and
+open_features, the one reader of feature tables), textio (spk2utt and ark,t: number tables),
+tables (one driver per feature bin/ tool).
 """
 from nnetmix.feat.audio import Audio, AudioReadError, SampleRateError
 from nnetmix.feat.cmvn import CmvnError, acc_cmvn_stats, apply_cmvn, cmvn_transform
@@ -14,6 +16,9 @@ from nnetmix.feat.deltas import add_deltas, delta_scales, splice_frames
 from nnetmix.feat.extract import ExtractOptions, ExtractResult, compute_feats_table
 from nnetmix.feat.options import (FbankOptions, FeatureConfig, FrameOptions, MelOptions,
                                   MfccOptions, config_from_options, read_feature_config)
+from nnetmix.feat.pipeline import (PIPELINE_PREFIX, FeaturePipeline, FeatureReader,
+                                   PipelineError, first_keys, is_pipeline, open_features,
+                                   table_keys)
 from nnetmix.feat.segments import SegmentOptions, SegmentsError, extract_segments
 from nnetmix.feat.sphere import SphereError, SphereFile, SphereHeader
 from nnetmix.feat.tables import (Counts, add_deltas_table, apply_cmvn_table, compute_cmvn_stats,
@@ -32,6 +37,8 @@ __all__ = [
     "SegmentOptions", "SegmentsError", "extract_segments",
     "CmvnError", "acc_cmvn_stats", "apply_cmvn", "cmvn_transform",
     "add_deltas", "delta_scales", "splice_frames",
+    "PIPELINE_PREFIX", "FeaturePipeline", "FeatureReader", "PipelineError", "open_features",
+    "table_keys", "first_keys", "is_pipeline",
     "Counts", "copy_feats", "add_deltas_table", "splice_feats_table", "feat_to_dim",
     "feat_to_len", "compute_cmvn_stats", "apply_cmvn_table",
 ]

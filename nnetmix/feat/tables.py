@@ -2,8 +2,9 @@
 
 Each follows its Kaldi namesake in src/featbin/ — what it reads, what a missing key does
 (a WARNING naming the key, counted), its summary line and its success rule (at least one item
-done) — so the bin/ files stay argument parsing plus one call. Reading and writing go through
-nnetmix.kaldi tables; the arithmetic is in cmvn.py and deltas.py.
+done) — so the bin/ files stay argument parsing plus one call. Features are read with
+:func:`nnetmix.feat.pipeline.open_features` (any rspecifier or ``pipeline:file.json``), written
+through nnetmix.kaldi tables; the per-utterance CMVN and delta steps are in stages.py.
 """
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from typing import Callable
 import numpy as np
 
 from nnetmix.errors import NnetmixError, UsageError
-from nnetmix.feat.cmvn import CmvnError, acc_cmvn_stats, apply_cmvn
-from nnetmix.feat.deltas import add_deltas, splice_frames
+from nnetmix.feat.cmvn import acc_cmvn_stats
+from nnetmix.feat.deltas import splice_frames
+from nnetmix.feat.pipeline import is_pipeline, open_features
+from nnetmix.feat.stages import CmvnStep, DeltaStep
 from nnetmix.feat.textio import (TextTableWriter, is_rspecifier, is_wspecifier,
                                  read_token_table, write_text_object)
-from nnetmix.kaldi import (RandomAccessReader, SequentialReader, TableWriter, read_object,
-                           write_object)
+from nnetmix.kaldi import RandomAccessReader, TableWriter, read_object, write_object
 
 __all__ = ["Counts", "copy_feats", "transform_feats", "add_deltas_table", "splice_feats_table",
            "feat_to_dim", "feat_to_len", "compute_cmvn_stats", "apply_cmvn_table"]
@@ -40,6 +42,11 @@ class Counts:
         return self.done > 0
 
 
+def _is_table(rspecifier: str) -> bool:
+    """A feature table (an rspecifier or a pipeline), not one matrix's rxfilename."""
+    return is_rspecifier(rspecifier) or is_pipeline(rspecifier)
+
+
 def _as_float32(mat: np.ndarray) -> np.ndarray:
     return np.asarray(mat, dtype=np.float32)
 
@@ -48,7 +55,7 @@ def transform_feats(rspecifier: str, wspecifier: str,
                     fn: Callable[[str, np.ndarray], np.ndarray | None]) -> Counts:
     """Apply ``fn(key, feats)`` to every matrix; None from fn means 'skip this key'."""
     counts = Counts()
-    with SequentialReader(rspecifier, "mat") as reader, TableWriter(wspecifier, "mat") as writer:
+    with open_features(rspecifier) as reader, TableWriter(wspecifier, "mat") as writer:
         for key, feats in reader:
             out = fn(key, feats)
             if out is None:
@@ -62,10 +69,10 @@ def transform_feats(rspecifier: str, wspecifier: str,
 def copy_feats(rspecifier: str, wspecifier: str, binary: bool = True,
                write_num_frames: str = "") -> Counts:
     """Kaldi's copy-feats: table to table, or one rxfilename to one wxfilename (float32)."""
-    if is_rspecifier(rspecifier) != is_wspecifier(wspecifier):
+    if _is_table(rspecifier) != is_wspecifier(wspecifier):
         raise UsageError("copy-feats: give two tables (rspecifier, wspecifier) or two files "
                          f"(rxfilename, wxfilename), got '{rspecifier}' and '{wspecifier}'")
-    if not is_rspecifier(rspecifier):
+    if not _is_table(rspecifier):
         mat = _as_float32(read_object(rspecifier, "mat"))
         write_object(wspecifier, mat, "mat", binary=binary)
         logger.info("Copied features from %s to %s", rspecifier, wspecifier)
@@ -89,17 +96,7 @@ def copy_feats(rspecifier: str, wspecifier: str, binary: bool = True,
 def add_deltas_table(rspecifier: str, wspecifier: str, order: int = 2, window: int = 2,
                      truncate: int = 0) -> Counts:
     """Kaldi's add-deltas (--truncate keeps only the first N input dimensions)."""
-    def one(key, feats):
-        if feats.shape[0] == 0:
-            logger.warning("Empty feature matrix for utterance %s", key)
-            return None
-        if truncate > 0:
-            if truncate > feats.shape[1]:
-                raise UsageError(f"--truncate={truncate} is more than the feature dim "
-                                 f"{feats.shape[1]} (key {key})")
-            feats = feats[:, :truncate]
-        return add_deltas(feats, order, window)
-    counts = transform_feats(rspecifier, wspecifier, one)
+    counts = transform_feats(rspecifier, wspecifier, DeltaStep(order, window, truncate))
     logger.info("Added deltas to %d feature matrices, %d empty.", counts.done, counts.err)
     return counts
 
@@ -117,11 +114,11 @@ def splice_feats_table(rspecifier: str, wspecifier: str, left_context: int = 4,
 def feat_to_dim(rspecifier: str, out: str) -> int:
     """Kaldi's feat-to-dim: the dim of the first matrix to a wxfilename, or a key->dim table."""
     if is_wspecifier(out):
-        with SequentialReader(rspecifier, "mat") as reader, TextTableWriter(out) as w:
+        with open_features(rspecifier) as reader, TextTableWriter(out) as w:
             for key, feats in reader:
                 w.write(key, feats.shape[1])
         return w.count
-    if is_rspecifier(rspecifier):
+    if _is_table(rspecifier):
         dim = _first_dim(rspecifier)
     else:
         dim = read_object(rspecifier, "mat").shape[1]
@@ -130,7 +127,7 @@ def feat_to_dim(rspecifier: str, out: str) -> int:
 
 
 def _first_dim(rspecifier: str) -> int:
-    with SequentialReader(rspecifier, "mat") as reader:
+    with open_features(rspecifier) as reader:
         for _key, feats in reader:
             return feats.shape[1]
     raise NnetmixError(f"feat-to-dim: no features in {rspecifier}")
@@ -138,12 +135,12 @@ def _first_dim(rspecifier: str) -> int:
 
 def feat_to_len(rspecifier: str, wspecifier: str = "") -> int:
     """Kaldi's feat-to-len: a key->frames table, or the total frame count (returned)."""
-    if not is_rspecifier(rspecifier):
+    if not _is_table(rspecifier):
         if wspecifier:
             raise UsageError("feat-to-len: a single matrix file takes no output table")
         return read_object(rspecifier, "mat").shape[0]
     total = 0
-    with SequentialReader(rspecifier, "mat") as reader, \
+    with open_features(rspecifier) as reader, \
             TextTableWriter(wspecifier) if wspecifier else contextlib.nullcontext() as w:
         for key, feats in reader:
             if w is not None:
@@ -179,7 +176,7 @@ def compute_cmvn_stats(rspecifier: str, out: str, spk2utt: str = "",
         if spk2utt:
             raise UsageError("--spk2utt needs a stats wspecifier, not a file name")
         stats = None
-        with SequentialReader(rspecifier, "mat") as reader:
+        with open_features(rspecifier) as reader:
             for _key, feats in reader:
                 stats = acc_cmvn_stats(feats, stats)
                 counts.done += 1
@@ -188,9 +185,16 @@ def compute_cmvn_stats(rspecifier: str, out: str, spk2utt: str = "",
         write_object(out, stats, "mat", binary=binary)
         logger.info("Wrote global CMVN stats to %s", out)
     elif spk2utt:
-        with RandomAccessReader(rspecifier, "mat") as feats_reader, \
+        # a pipeline is opened for each speaker's utterances (kept in spk2utt's order, the
+        # order the stats add up in); other tables are looked up by key
+        pipe = is_pipeline(rspecifier)
+        with contextlib.nullcontext() if pipe else RandomAccessReader(rspecifier, "mat") as ra, \
                 TableWriter(out, "mat") as writer:
             for spk, utts in read_token_table(spk2utt):
+                feats_reader = ra
+                if pipe:
+                    with open_features(rspecifier, utts) as reader:
+                        feats_reader = dict(reader)
                 stats = None
                 for utt in utts:
                     if utt not in feats_reader:
@@ -213,43 +217,8 @@ def compute_cmvn_stats(rspecifier: str, out: str, spk2utt: str = "",
 def apply_cmvn_table(cmvn: str, rspecifier: str, wspecifier: str, norm_vars: bool = False,
                      norm_means: bool = True, utt2spk: str = "") -> Counts:
     """Kaldi's apply-cmvn: per-key stats (through --utt2spk) or one global stats file."""
-    if norm_vars and not norm_means:
-        raise UsageError("You cannot normalize the variance but not the mean.")
-    if not is_rspecifier(cmvn):
-        if utt2spk:
-            logger.warning("--utt2spk option is ignored with global CMVN stats %s", cmvn)
-        global_stats = read_object(cmvn, "mat")
-        lookup = None
-    else:
-        spk_of = {}
-        if utt2spk:
-            for utt, toks in read_token_table(utt2spk):
-                spk_of[utt] = toks[0]
-        lookup = RandomAccessReader(cmvn, "mat")
-
-    def one(key, feats):
-        if lookup is None:
-            return apply_cmvn(global_stats, feats, norm_vars, norm_means, cmvn)
-        if utt2spk and key not in spk_of:
-            logger.warning("No speaker for utterance %s in %s, producing no output for this "
-                           "utterance", key, utt2spk)
-            return None
-        skey = spk_of.get(key, key)
-        if skey not in lookup:
-            logger.warning("No normalization statistics available for key %s, producing no "
-                           "output for this utterance", skey)
-            return None
-        try:
-            return apply_cmvn(lookup[skey], feats, norm_vars, norm_means, skey)
-        except CmvnError as e:
-            logger.warning("%s, producing no output for utterance %s", e, key)
-            return None
-
-    try:
-        counts = transform_feats(rspecifier, wspecifier, one)
-    finally:
-        if lookup is not None:
-            lookup.close()
+    with CmvnStep(cmvn, norm_vars, norm_means, utt2spk) as step:
+        counts = transform_feats(rspecifier, wspecifier, step)
     what = "mean and variance" if norm_vars else "mean"
     logger.info("Applied cepstral %s normalization to %d utterances, errors on %d", what,
                 counts.done, counts.err)

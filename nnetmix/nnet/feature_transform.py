@@ -1,9 +1,10 @@
 """The nnet1 feature transform: splice, then global CMVN as <AddShift> + <Rescale>.
 
-steps/nnet/train.sh builds ``final.feature_transform`` in three steps: ``nnet-initialize`` of a
-``<Splice> <BuildVector> -5:5 </BuildVector>`` prototype, ``nnet-forward`` of (up to) 10k training
-utterances through it piped into ``compute-cmvn-stats``, and ``cmvn-to-nnet`` of those stats
-concatenated behind the splice. :func:`build_feature_transform` does the same in one call;
+Kaldi's steps/nnet/train.sh builds ``final.feature_transform`` in three steps: ``nnet-initialize``
+of a ``<Splice> <BuildVector> -5:5 </BuildVector>`` prototype, ``nnet-forward`` of (up to) 10k
+training utterances through it piped into ``compute-cmvn-stats``, and ``cmvn-to-nnet`` of those
+stats concatenated behind the splice. :func:`build_feature_transform` does the same in one call
+(the same bytes), bin/make-feature-transform.py runs it for train.sh and pretrain_dbn.sh;
 :func:`cmvn_to_nnet` is cmvn-to-nnet (src/nnetbin/cmvn-to-nnet.cc).
 """
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Iterable
 import numpy as np
 
 from nnetmix.feat.cmvn import acc_cmvn_stats
+from nnetmix.feat.pipeline import first_keys, open_features
 from nnetmix.nnet.components import AddShift, Rescale, Splice
 from nnetmix.nnet.hostops import splice_index
 from nnetmix.nnet.network import Nnet
 from nnetmix.nnet.options import NnetError
-from nnetmix.kaldi import SequentialReader
 
 __all__ = ["cmvn_to_nnet", "splice_nnet", "build_feature_transform",
            "feature_transform_from_table"]
@@ -89,7 +90,9 @@ def build_feature_transform(feats: Iterable[np.ndarray], splice: int = 5, std_de
 
 def feature_transform_from_table(rspecifier: str, splice: int = 5, std_dev: float = 1.0,
                                  var_floor: float = 1e-10, max_utts: int = 10000) -> Nnet:
-    """:func:`build_feature_transform` over the matrices of a feature rspecifier."""
-    with SequentialReader(rspecifier, "mat") as reader:
+    """:func:`build_feature_transform` over the first ``max_utts`` utterances of a feature
+    table (any rspecifier or ``pipeline:<file.json>``): of its utterance list when the keys are
+    known, as train.sh's ``head -n 10000`` list was, so the others are never read."""
+    with open_features(rspecifier, first_keys(rspecifier, max_utts)) as reader:
         return build_feature_transform((m for _, m in reader), splice, std_dev, var_floor,
                                        max_utts)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Decodes a data directory with a DNN (nnet1) hybrid model, as Kaldi's steps/nnet/decode.sh:
-# nnet-forward.py (feature transform, pre-softmax outputs minus log-priors from
+# nnet-forward.py (features through <decode-dir>/feats.JOB.json, the model's cmvn_opts and
+# delta_opts on each job's split; feature transform, pre-softmax outputs minus log-priors from
 # ali_train_pdf.counts) piped into latgen-faster-mapped.py, lattices in <decode-dir>/lat.JOB.gz,
 # then local/score.sh. The model directory is <decode-dir>/.. (or --srcdir). Run from the recipe dir.
 
@@ -85,14 +86,16 @@ if [ $stage -le 0 ]; then
     rm -f $dir/.done.decode
     utils/split_data.sh $data $nj
     echo $nj > $dir/num_jobs
-    feats="scp:$sdata/JOB/feats.scp"
     if [ -n "$cmvn_opts" ]; then
       [ -f $data/cmvn.scp ] || { echo "$0: no such file $data/cmvn.scp (cmvn_opts '$cmvn_opts')" >&2; exit 1; }
-      feats="ark,s,cs:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$sdata/JOB/utt2spk scp:$sdata/JOB/cmvn.scp $feats ark:- |"
     fi
-    if [ -n "$delta_opts" ]; then
-      feats="$feats add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
-    fi
+    # each job's feature chain: the model's cmvn_opts and delta_opts on its split of the data
+    for n in $(seq $nj); do
+      make-feature-pipeline.py --print-args=false --opts-from=$srcdir $sdata/$n \
+        $dir/feats.$n.json 2>$dir/log/feats_pipeline.$n.log || \
+        { echo "$0: writing the feature pipeline failed, see $dir/log/feats_pipeline.$n.log" >&2; exit 1; }
+    done
+    feats="pipeline:$dir/feats.JOB.json"
     echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data with $nnet in $nj jobs (logs in $dir/log)"
     $cmd JOB=1:$nj $dir/log/decode.JOB.log \
       nnet-forward.py --backend=$backend --no-softmax=$no_softmax \

@@ -94,7 +94,6 @@ cp $data/feats.scp $dir/train_sorted.scp
 # shuffle the utterance list (seeded), so each randomizer buffer mixes speakers
 awk -v seed=$seed 'BEGIN{srand(seed)} {printf "%.10f\t%s\n", rand(), $0}' $dir/train_sorted.scp | \
   sort -k1,1 | cut -f2- > $dir/train.scp
-head -n 10000 $dir/train.scp > $dir/train.scp.10k
 
 if [ -n "$feature_transform" ]; then  # import the settings that came with it
   D=$(dirname $feature_transform)
@@ -102,22 +101,18 @@ if [ -n "$feature_transform" ]; then  # import the settings that came with it
   [ -e $D/delta_opts ] && delta_opts=$(cat $D/delta_opts)
   echo "$0: importing feature settings from $D: cmvn_opts '$cmvn_opts' delta_opts '$delta_opts'"
 fi
-feats_tr="scp:$dir/train.scp"
-feats_tr_10k="scp:$dir/train.scp.10k"
 if [ -n "$cmvn_opts" ]; then
   for f in $data/cmvn.scp $data/utt2spk; do
     [ -f $f ] || { echo "$0: no such file $f (needed by --cmvn-opts '$cmvn_opts')" >&2; exit 1; }
   done
-  feats_tr="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data/utt2spk scp:$data/cmvn.scp $feats_tr ark:- |"
-  feats_tr_10k="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data/utt2spk scp:$data/cmvn.scp $feats_tr_10k ark:- |"
 fi
-if [ -n "$delta_opts" ]; then
-  feats_tr="$feats_tr add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
-  feats_tr_10k="$feats_tr_10k add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
-fi
-# kept for steps/nnet/train.sh, which imports them with --feature-transform
+# the feature chain, described once: these two files (steps/nnet/train.sh imports them with
+# --feature-transform) and the pipeline the tools read as pipeline:$dir/feats_tr.json
 echo "$cmvn_opts" > $dir/cmvn_opts
 echo "$delta_opts" > $dir/delta_opts
+make-feature-pipeline.py --print-args=false --opts-from=$dir --utt-list=$dir/train.scp \
+  $data $dir/feats_tr.json 2>$dir/log/feats_pipeline.log
+feats_tr="pipeline:$dir/feats_tr.json"
 
 ###### FEATURE TRANSFORM ######
 if [ -n "$feature_transform" ]; then
@@ -127,8 +122,8 @@ if [ -n "$feature_transform" ]; then
 else
   ft=$dir/tr_splice${splice}_cmvn-g.nnet
   if [ ! -f $ft ]; then
-    echo "$0: feature transform: splice +/-$splice, global CMVN from $(wc -l < $dir/train.scp.10k) utterances"
-    python3 -m nnetmix.rbm.pretrain feature-transform --splice=$splice "$feats_tr_10k" $ft \
+    echo "$0: feature transform: splice +/-$splice, global CMVN from $(head -n 10000 $dir/train.scp | wc -l) utterances"
+    make-feature-transform.py --splice=$splice --max-utts=10000 "$feats_tr" $ft \
       2>$dir/log/feature_transform.log || \
       { echo "$0: building the feature transform failed, see $dir/log/feature_transform.log" >&2; exit 1; }
   fi
@@ -142,7 +137,7 @@ echo "$0: DBN input dim $num_fea (output of $feature_transform)"
 # the RBM trainer: one process, or --num-workers MPI ranks that mix their RBMs
 rbm_train=rbm-train-cd1-frmshuff.py; task_opts=
 if [ "$num_workers" -gt 1 ]; then
-  rbm_train="rbm-train-cd1-mpi.py --average-every=$average_every --shard-scp=$dir/train.scp"
+  rbm_train="rbm-train-cd1-mpi.py --average-every=$average_every"
   if [ -f $data/utt2num_frames ]; then
     rbm_train="$rbm_train --utt2num-frames=$data/utt2num_frames"
   fi
@@ -170,8 +165,8 @@ for depth in $(seq 1 $nn_depth); do
     # Bernoulli-Bernoulli: the visible bias starts at logit(mean activation of the layer below)
     below="nnet-concat.py --print-args=false $feature_transform $dir/$((depth-1)).dbn - |"
     if [ ! -f $dir/$depth.cmvn ]; then
-      python3 -m nnetmix.rbm.pretrain activation-cmvn --backend=$backend "$below" \
-        "$feats_tr_10k" $dir/$depth.cmvn 2>$dir/log/cmvn.$depth.log || \
+      nnet-activation-cmvn.py --backend=$backend --max-utts=10000 "$below" \
+        "$feats_tr" $dir/$depth.cmvn 2>$dir/log/cmvn.$depth.log || \
         { echo "$0: activation stats for RBM $depth failed, see $dir/log/cmvn.$depth.log" >&2; exit 1; }
     fi
     echo "$0: layer $depth: bern-bern RBM $hid_dim -> $hid_dim (lrate $rbm_lrate, iters $rbm_iter)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Trains a DNN (nnet1) with frame-level cross-entropy on pdf targets from GMM alignments, as
-# Kaldi's steps/nnet/train.sh: feature pipeline (per-speaker CMVN, optional deltas), feature
-# transform (splice +/-N, global CMVN), network prototype and initialisation (optionally behind a
-# pretrained DBN), priors, then the Newbob (or exponential) scheduler in nnetmix/train.
+# Kaldi's steps/nnet/train.sh: feature pipeline (per-speaker CMVN, optional deltas; written once
+# as $dir/feats_{tr,cv}.json), feature transform (splice +/-N, global CMVN), network prototype
+# and initialisation (optionally behind a pretrained DBN), priors, then the Newbob (or
+# exponential) scheduler in nnetmix/train.
 # Run from the recipe directory. Skips everything when <exp-dir>/final.nnet exists; a killed run
 # resumes after the last finished epoch.
 
@@ -168,7 +169,6 @@ cp $data_cv/feats.scp $dir/cv.scp
 # shuffle the utterance list (seeded), so each randomizer buffer mixes speakers
 awk -v seed=$seed 'BEGIN{srand(seed)} {printf "%.10f\t%s\n", rand(), $0}' $dir/train_sorted.scp | \
   sort -k1,1 | cut -f2- > $dir/train.scp
-head -n 10000 $dir/train.scp > $dir/train.scp.10k
 
 if [ -n "$feature_transform" ]; then  # import the settings that came with it
   D=$(dirname $feature_transform)
@@ -179,26 +179,22 @@ elif [ -z "$cmvn_opts" ]; then
   if [ -f $alidir/cmvn_opts ]; then cmvn_opts=$(cat $alidir/cmvn_opts); fi
   [ -n "$cmvn_opts" ] || cmvn_opts="--norm-means=true --norm-vars=false"
 fi
-feats_tr="scp:$dir/train.scp"
-feats_tr_10k="scp:$dir/train.scp.10k"
-feats_cv="scp:$dir/cv.scp"
 if [ -n "$cmvn_opts" ]; then
   for f in $data/cmvn.scp $data_cv/cmvn.scp; do
     [ -f $f ] || { echo "$0: no such file $f (needed by --cmvn-opts '$cmvn_opts')" >&2; exit 1; }
   done
-  # apply-cmvn.py takes options as --name=value; cmvn_opts may hold several
-  feats_tr="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data/utt2spk scp:$data/cmvn.scp $feats_tr ark:- |"
-  feats_tr_10k="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data/utt2spk scp:$data/cmvn.scp $feats_tr_10k ark:- |"
-  feats_cv="ark:apply-cmvn.py --print-args=false $cmvn_opts --utt2spk=ark:$data_cv/utt2spk scp:$data_cv/cmvn.scp $feats_cv ark:- |"
 fi
-if [ -n "$delta_opts" ]; then
-  feats_tr="$feats_tr add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
-  feats_tr_10k="$feats_tr_10k add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
-  feats_cv="$feats_cv add-deltas.py --print-args=false $delta_opts ark:- ark:- |"
-fi
+# the feature chain, described once: these two files (kept for Kaldi's scripts too), and one
+# pipeline per set (make-feature-pipeline.py) that the tools read as pipeline:<file>
 echo "$cmvn_opts" > $dir/cmvn_opts
 echo "$delta_opts" > $dir/delta_opts
 echo plain > $dir/feat_type
+make-feature-pipeline.py --print-args=false --opts-from=$dir --utt-list=$dir/train.scp \
+  $data $dir/feats_tr.json 2>$dir/log/feats_pipeline.log
+make-feature-pipeline.py --print-args=false --opts-from=$dir --utt-list=$dir/cv.scp \
+  $data_cv $dir/feats_cv.json 2>>$dir/log/feats_pipeline.log
+feats_tr="pipeline:$dir/feats_tr.json"
+feats_cv="pipeline:$dir/feats_cv.json"
 
 ###### FEATURE TRANSFORM ######
 if [ -n "$feature_transform" ]; then
@@ -206,20 +202,14 @@ if [ -n "$feature_transform" ]; then
   ft=$dir/imported_$(basename $feature_transform)
   cp $feature_transform $ft
 else
-  feat_dim=$(feat-to-dim.py --print-args=false "$feats_tr_10k" - 2>$dir/log/feat_to_dim.log)
+  feat_dim=$(feat-to-dim.py --print-args=false "$feats_tr" - 2>$dir/log/feat_to_dim.log)
   echo "$0: feature dim $feat_dim (input of the feature transform), splice +/-$splice"
   ft=$dir/tr_splice${splice}_cmvn-g.nnet
   if [ ! -f $ft ]; then
-    echo "<Splice> <InputDim> $feat_dim <OutputDim> $(( (2 * splice + 1) * feat_dim )) <BuildVector> -$splice:$splice </BuildVector>" \
-      > $dir/splice${splice}.proto
-    nnet-initialize.py --binary=false $dir/splice${splice}.proto $dir/tr_splice${splice}.nnet \
-      2>$dir/log/feature_transform.log
-    # global CMVN of the spliced features of (up to) 10k training utterances
-    nnet-forward.py $dir/tr_splice${splice}.nnet "$feats_tr_10k" ark:- 2>>$dir/log/feature_transform.log | \
-      compute-cmvn-stats.py ark:- $dir/cmvn-g.stats 2>>$dir/log/feature_transform.log
-    nnet-concat.py --binary=false $dir/tr_splice${splice}.nnet \
-      "cmvn-to-nnet.py $dir/cmvn-g.stats - |" $ft.tmp 2>>$dir/log/feature_transform.log
-    mv $ft.tmp $ft
+    # splice +/-N, then global CMVN of the spliced features of (up to) 10k training utterances
+    make-feature-transform.py --splice=$splice --max-utts=10000 "$feats_tr" $ft \
+      2>$dir/log/feature_transform.log || \
+      { echo "$0: building the feature transform failed, see $dir/log/feature_transform.log" >&2; exit 1; }
   fi
 fi
 ln -sfn $(basename $ft) $dir/final.feature_transform
@@ -258,9 +248,9 @@ if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   tool="nnet-train-mpi.py --average-every=$average_every --mixing=$mixing --allreduce=$allreduce"
   tool="$tool --bmuf=$bmuf --block-momentum=$block_momentum --block-lr=$block_lr"
   tool="$tool --bmuf-nesterov=$bmuf_nesterov --scale-lr-by-workers=$scale_lr_by_workers"
-  tr_opts="--shard-scp=$dir/train.scp $optim_opts"; cv_opts="--shard-scp=$dir/cv.scp"
+  tr_opts="$optim_opts"; cv_opts=
   [ -f $data/utt2num_frames ] && tr_opts="$tr_opts --utt2num-frames=$data/utt2num_frames"
-  [ -f $data_cv/utt2num_frames ] && cv_opts="$cv_opts --utt2num-frames=$data_cv/utt2num_frames"
+  [ -f $data_cv/utt2num_frames ] && cv_opts="--utt2num-frames=$data_cv/utt2num_frames"
   mpi_opts="--train-cmd=$cmd --num-tasks $num_workers|--train-tool=$tool|--tr-tool-opts=$tr_opts|--cv-tool-opts=$cv_opts|--bmuf-state=$bmuf"
   echo "$0: $num_workers MPI workers per epoch ($([ $bmuf = true ] && echo BMUF || echo "$mixing mixing") every $average_every minibatches); rank logs in $dir/log/iterNN.tr.rankR.log"
 elif [ "$optimizer" != sgd ]; then

@@ -107,6 +107,28 @@ def yesno_data_dir(tmp: Path, fixtures: Path, am, tm, num_utts: int, noise: floa
     return data
 
 
+def yesno_recipe(tmp: Path, fixtures: Path, num_utts: int, noise: float = 0.5) -> Path:
+    """A recipe directory in ``tmp`` for the decoding scripts: lang/, mono/ (the yesno model,
+    tree, alignments and graph in mono/graph), data/ (:func:`yesno_data_dir`), steps/ and utils/
+    linked, local/score.sh; returns mono/."""
+    from nnetmix.kaldi import read_gmm_model
+    root = Path(__file__).resolve().parents[2]
+    _lang, mono = yesno_lang(tmp, fixtures)
+    tm, am = read_gmm_model(str(mono / "final.mdl"))
+    yesno_data_dir(tmp, fixtures, am, tm, num_utts=num_utts, noise=noise)
+    y = fixtures / "yesno"
+    (mono / "ali.1.gz").write_bytes((y / "ali.1.gz").read_bytes())
+    for d in ("utils", "steps"):
+        (tmp / d).symlink_to(root / d)
+    (tmp / "local").mkdir()
+    (tmp / "local" / "score.sh").symlink_to(root / "local" / "score.sh")
+    graph = mono / "graph"
+    graph.mkdir()
+    for f in ("HCLG.fst", "words.txt", "phones.txt"):
+        (graph / f).write_bytes((y / f).read_bytes())
+    return mono
+
+
 def random_raw_lattice(rng, num_frames: int = 6, width: int = 3, num_words: int = 3,
                        word_prob: float = 0.4) -> RawLattice:
     """A random acyclic lattice: ``width`` states per frame, arcs between consecutive frames

@@ -3,25 +3,12 @@ synthesised from the model's Gaussians along the fixture's alignments (13 static
 script's apply-cmvn + add-deltas make the model's 39)."""
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 
-from nnetmix.kaldi import read_gmm_model
-
-from tests.conftest import ROOT, run_script
-from tests.decode.decode_dummies import yesno_data_dir, yesno_lang
+from tests.conftest import run_script
+from tests.decode.decode_dummies import yesno_recipe
 
 
 def test_decode_and_score_yesno(kaldi_fixtures, tmp_path):
-    lang, mono = yesno_lang(tmp_path, kaldi_fixtures)
-    tm, am = read_gmm_model(str(mono / "final.mdl"))
-    yesno_data_dir(tmp_path, kaldi_fixtures, am, tm, num_utts=4, noise=0.5)
-    for d in ("utils", "steps"):
-        (tmp_path / d).symlink_to(ROOT / d)
-    (tmp_path / "local").mkdir()
-    (tmp_path / "local" / "score.sh").symlink_to(ROOT / "local" / "score.sh")
-    graph = mono / "graph"
-    graph.mkdir()
-    y = kaldi_fixtures / "yesno"
-    for f in ("HCLG.fst", "words.txt", "phones.txt"):
-        (graph / f).write_bytes((y / f).read_bytes())
+    mono = yesno_recipe(tmp_path, kaldi_fixtures, num_utts=4, noise=0.5)
     proc = run_script(["steps/decode.sh", "--nj", "2", "--scoring-opts",
                        "--min-lmwt 9 --max-lmwt 11 --word-ins-penalty 0.0,1.0",
                        "mono/graph", "data", "mono/decode"], cwd=tmp_path)

@@ -6,6 +6,7 @@ import re
 import numpy as np
 
 from conftest import ROOT, run_script
+from nnetmix.feat import FeaturePipeline
 from nnetmix.kaldi import TableWriter
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import AffineTransform, Sigmoid, Softmax, read_nnet
@@ -35,6 +36,9 @@ def test_pretrain_dbn_end_to_end(tmp_path):
     for f in ("1.dbn", "2.dbn", "1.rbm", "2.rbm", "2.cmvn", "cmvn_opts", "delta_opts"):
         assert (d / f).is_file(), f
     assert (d / "final.dbn").resolve() == (d / "2.dbn").resolve()
+    # the chain is described once, as the pipeline every tool read (no CMVN: none asked for)
+    pipe = FeaturePipeline.read(str(d / "feats_tr.json"))
+    assert (pipe.utt_list, pipe.cmvn, pipe.delta_opts) == (f"{d}/train.scp", "", "")
     ft = read_nnet(str(d / "final.feature_transform"))
     assert ft.input_dim == 13 and ft.output_dim == 65
     info = run_script(["nnet-info.py", d / "2.dbn"], check=True).stdout

@@ -1,0 +1,146 @@
+"""The per-utterance steps of a feature chain: apply-cmvn and add-deltas as callables.
+
+apply-cmvn.py and add-deltas.py (through nnetmix.feat.tables) and a feature pipeline opened in
+process (nnetmix.feat.pipeline) both run these, so a pipeline gives bit for bit what the bash
+chain ``apply-cmvn.py ... | add-deltas.py ... |`` gives, with the same WARNING for a skipped
+utterance. A step is ``step(key, feats) -> matrix``, or None for 'no output for this key'.
+
+Options come as the text a script holds (``cmvn_opts="--norm-means=true --norm-vars=false"``),
+parsed with the binaries' names, spellings and defaults.
+"""
+from __future__ import annotations
+
+import logging
+import shlex
+from typing import Optional
+
+import numpy as np
+
+from nnetmix.errors import UsageError
+from nnetmix.feat.cmvn import CmvnError, apply_cmvn
+from nnetmix.feat.deltas import add_deltas
+from nnetmix.feat.textio import is_rspecifier, read_token_table
+from nnetmix.kaldi import RandomAccessReader, read_object
+from nnetmix.options import str2bool
+
+__all__ = ["CMVN_OPTIONS", "DELTA_OPTIONS", "parse_option_text", "CmvnStep", "DeltaStep"]
+
+logger = logging.getLogger(__name__)
+
+#: apply-cmvn.py's per-utterance options (name: default); --utt2spk is the step's own argument
+CMVN_OPTIONS = {"norm-means": True, "norm-vars": False}
+#: add-deltas.py's options (name: default)
+DELTA_OPTIONS = {"delta-order": 2, "delta-window": 2, "truncate": 0}
+
+
+def parse_option_text(text: str, known: dict, tool: str) -> dict:
+    """``'--norm-vars=true ...'`` -> {'norm_vars': True, ...} over ``known``'s defaults.
+
+    Spelled as the binary takes them: ``--name=value``, ``--name`` alone for a true boolean,
+    dashes or underscores; anything else is a UsageError naming ``tool``.
+    """
+    values = {name.replace("-", "_"): default for name, default in known.items()}
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise UsageError(f"{tool} options '{text}': {e}") from None
+    for word in words:
+        name, eq, value = word[2:].partition("=") if word.startswith("--") else ("", "", "")
+        name = name.replace("_", "-")
+        if name not in known:
+            raise UsageError(f"{tool} options '{text}': unknown option '{word}' (known: "
+                             + ", ".join(f"--{k}" for k in known) + ")")
+        kind = type(known[name])
+        try:
+            if not eq:
+                if kind is not bool:
+                    raise ValueError(f"--{name} takes a value (--{name}=N)")
+                parsed = True
+            else:
+                parsed = str2bool(value) if kind is bool else kind(value)
+        except ValueError as e:
+            raise UsageError(f"{tool} options '{text}': bad value in '{word}': {e}") from None
+        values[name.replace("-", "_")] = parsed
+    return values
+
+
+class CmvnStep:
+    """Kaldi's apply-cmvn for one utterance at a time: per-key stats from an rspecifier (through
+    ``utt2spk`` when given, else by utterance) or one global stats rxfilename."""
+
+    def __init__(self, cmvn: str, norm_vars: bool = False, norm_means: bool = True,
+                 utt2spk: str = ""):
+        if norm_vars and not norm_means:
+            raise UsageError("You cannot normalize the variance but not the mean.")
+        self.cmvn, self.norm_vars, self.norm_means, self.utt2spk = (cmvn, norm_vars,
+                                                                    norm_means, utt2spk)
+        self.global_stats: Optional[np.ndarray] = None
+        self.lookup: Optional[RandomAccessReader] = None
+        self.spk_of: dict[str, str] = {}
+        if not is_rspecifier(cmvn):
+            if utt2spk:
+                logger.warning("--utt2spk option is ignored with global CMVN stats %s", cmvn)
+            self.global_stats = read_object(cmvn, "mat")
+            return
+        if utt2spk:
+            self.spk_of = {utt: toks[0] for utt, toks in read_token_table(utt2spk)}
+        self.lookup = RandomAccessReader(cmvn, "mat")
+
+    @classmethod
+    def from_text(cls, cmvn: str, opts: str, utt2spk: str = "") -> "CmvnStep":
+        """The step ``apply-cmvn.py <opts> [--utt2spk=...] <cmvn> ...`` runs."""
+        o = parse_option_text(opts, CMVN_OPTIONS, "apply-cmvn")
+        return cls(cmvn, o["norm_vars"], o["norm_means"], utt2spk)
+
+    def __call__(self, key: str, feats: np.ndarray) -> Optional[np.ndarray]:
+        if self.lookup is None:
+            return apply_cmvn(self.global_stats, feats, self.norm_vars, self.norm_means,
+                              self.cmvn)
+        if self.utt2spk and key not in self.spk_of:
+            logger.warning("No speaker for utterance %s in %s, producing no output for this "
+                           "utterance", key, self.utt2spk)
+            return None
+        skey = self.spk_of.get(key, key)
+        if skey not in self.lookup:
+            logger.warning("No normalization statistics available for key %s, producing no "
+                           "output for this utterance", skey)
+            return None
+        try:
+            return apply_cmvn(self.lookup[skey], feats, self.norm_vars, self.norm_means, skey)
+        except CmvnError as e:
+            logger.warning("%s, producing no output for utterance %s", e, key)
+            return None
+
+    def close(self) -> None:
+        if self.lookup is not None:
+            self.lookup.close()
+
+    def __enter__(self) -> "CmvnStep":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class DeltaStep:
+    """Kaldi's add-deltas for one utterance (``truncate`` > 0 keeps the first N input dims)."""
+
+    def __init__(self, order: int = 2, window: int = 2, truncate: int = 0):
+        self.order, self.window, self.truncate = order, window, truncate
+
+    @classmethod
+    def from_text(cls, opts: str) -> "DeltaStep":
+        """The step ``add-deltas.py <opts> ...`` runs."""
+        o = parse_option_text(opts, DELTA_OPTIONS, "add-deltas")
+        return cls(o["delta_order"], o["delta_window"], o["truncate"])
+
+    def __call__(self, key: str, feats: np.ndarray) -> Optional[np.ndarray]:
+        if feats.shape[0] == 0:
+            logger.warning("Empty feature matrix for utterance %s", key)
+            return None
+        if self.truncate > 0:
+            if self.truncate > feats.shape[1]:
+                raise UsageError(f"--truncate={self.truncate} is more than the feature dim "
+                                 f"{feats.shape[1]} (key {key})")
+            feats = feats[:, :self.truncate]
+        return add_deltas(feats, self.order, self.window)

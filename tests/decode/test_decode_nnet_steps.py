@@ -1,0 +1,39 @@
+"""steps/nnet/train.sh and steps/nnet/decode.sh end to end on the Kaldi yesno model, alignments and
+graph with features synthesised along the alignments: the feature chain is written once per set
+as a pipeline (feats_tr.json, feats_cv.json, decode/feats.JOB.json) that every tool reads."""
+import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
+
+from nnetmix.feat import FeaturePipeline
+
+from tests.conftest import run_script
+from tests.decode.decode_dummies import yesno_recipe
+
+
+def test_train_and_decode_nnet_with_pipelines(kaldi_fixtures, tmp_path):
+    yesno_recipe(tmp_path, kaldi_fixtures, num_utts=8, noise=0.5)
+    proc = run_script(["steps/nnet/train.sh", "--hid-layers", "1", "--hid-dim", "16", "--splice",
+                       "2", "--delta-opts", "--delta-order=2", "--max-iters", "1",
+                       "--minibatch-size", "64", "data", "data", "lang", "mono", "mono", "exp/dnn"],
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dnn = tmp_path / "exp" / "dnn"
+    tr = FeaturePipeline.read(str(dnn / "feats_tr.json"))
+    assert (tr.utt_list, tr.cmvn, tr.cmvn_opts, tr.utt2spk, tr.delta_opts) == (
+        "exp/dnn/train.scp", "scp:data/cmvn.scp", "--norm-means=true --norm-vars=false",
+        "ark:data/utt2spk", "--delta-order=2")
+    assert FeaturePipeline.read(str(dnn / "feats_cv.json")).utt_list == "exp/dnn/cv.scp"
+    assert "feature dim 39 (input of the feature transform), splice +/-2" in proc.stdout
+    assert (dnn / "cmvn_opts").read_text() == "--norm-means=true --norm-vars=false\n"
+    assert "Written the feature transform (39 -> 195)" in \
+        (dnn / "log" / "feature_transform.log").read_text()
+    proc = run_script(["steps/nnet/decode.sh", "--nj", "2", "--scoring-opts",
+                       "--min-lmwt 10 --max-lmwt 10", "mono/graph", "data", "exp/dnn/decode"],
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    dec = dnn / "decode"
+    for n in (1, 2):
+        p = FeaturePipeline.read(str(dec / f"feats.{n}.json"))
+        assert (p.utt_list, p.cmvn, p.delta_opts) == (
+            f"data/split2/{n}/feats.scp", f"scp:data/split2/{n}/cmvn.scp", "--delta-order=2")
+        assert "Done 4 utterances" in (dec / "log" / f"decode.{n}.log").read_text()
+    assert (dec / "wer_10_0.0").read_text().startswith("%WER")

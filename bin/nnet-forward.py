@@ -3,7 +3,7 @@
 """nnet-forward.py: Kaldi's nnet-forward (src/nnetbin/nnet-forward.cc) with PdfPrior.
 
 --prior-floor is accepted as another name for Kaldi's --prior-cutoff (whichever is not left at
-its default wins). The work is nnetmix.train.forward_table."""
+its default wins). The work is nnetmix.nnet.forward_table."""
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

@@ -257,21 +257,17 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
 
     wd = w.watchdog(mopts.watchdog_timeout if mopts is not None else 0.0,
                     "no progress (training or cross-validation)")
-    try:
-        with wd, w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf) as mix:
-            if shards is None:
-                utts = read_utterances(feats, targets, targets_kind)
-            else:
-                utts = _with_targets(shards.read(0), tgt, wd.kick)
-            st = train_epoch(nnet, utts, opts, upd, feature_transform=transform,
-                             hook=mix if w.parallel else hook, num_minibatches=n_agreed, log=log)
-            if mix is not None:
-                mix.finish(n_agreed, nnet.params)
-            t_aggregate = mix.time if mix is not None else 0.0
-            mixes = mix.mixes if mix is not None else 0
-    finally:
-        if shards is not None:
-            shards.close()
+    with wd, w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf) as mix:
+        if shards is None:
+            utts = read_utterances(feats, targets, targets_kind)
+        else:
+            utts = _with_targets(shards.read(0), tgt, wd.kick)
+        st = train_epoch(nnet, utts, opts, upd, feature_transform=transform,
+                         hook=mix if w.parallel else hook, num_minibatches=n_agreed, log=log)
+        if mix is not None:
+            mix.finish(n_agreed, nnet.params)
+        t_aggregate = mix.time if mix is not None else 0.0
+        mixes = mix.mixes if mix is not None else 0
     if not cv:
         w.check_model(nnet, be, "the final model")
     if w.parallel:

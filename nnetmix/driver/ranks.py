@@ -17,7 +17,10 @@ with ``comm=None`` (one worker: no messages, no partition, no mixing) or a commu
 The shard of a rank is cut from the table's utterance list (:func:`table_frames`), balanced by
 frames (:func:`~nnetmix.parallel.partition_utterances`, one partition per epoch or RBM
 iteration, checked equal on all ranks by digest) and read in the table's order, so at N = 1 a
-rank reads exactly what one worker reads.
+rank reads exactly what one worker reads. A ``pipeline:`` table (the feature chain of
+make-feature-pipeline.py) or an ``scp:`` file is opened in process for just the rank's keys
+(:func:`~nnetmix.feat.open_features`); any other rspecifier is read whole and the other ranks'
+keys skipped.
 """
 from __future__ import annotations
 
@@ -25,8 +28,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import shutil
-import tempfile
 import time
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -35,8 +36,7 @@ from mpi4py import MPI
 
 from nnetmix.data.io import read_utt2num_frames
 from nnetmix.errors import UsageError
-from nnetmix.kaldi import SequentialReader
-from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier
+from nnetmix.feat.pipeline import open_features, table_keys
 from nnetmix.kernels import bind_device, cuda_usable, get_backend
 from nnetmix.log import KaldiFormatter
 from nnetmix.nnet import Nnet, read_nnet
@@ -88,38 +88,6 @@ def setup_rank_logging(comm: Any, prog: str, verbose: int = 0, pattern: str = ""
 
 
 # -- the utterance list and its frames -------------------------------------------------------------
-def _scp_lines(path: str) -> tuple[list[str], dict[str, str]]:
-    """(keys in file order, key -> whole line) of an scp file."""
-    keys, lines = [], {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                s = line.strip()
-                if not s:
-                    continue
-                key = s.split(None, 1)[0]
-                if key in lines:
-                    raise ParallelError(f"{path}:{n}: duplicate key {key}")
-                keys.append(key)
-                lines[key] = s
-    except OSError as e:
-        raise ParallelError(f"{path}: cannot read the utterance list ({e.strerror})") from None
-    return keys, lines
-
-
-def _shard_source(feats: str, shard_scp: str) -> str:
-    """The scp file whose lines a rank subsets ('' when none can be)."""
-    if shard_scp:
-        if shard_scp not in feats:
-            raise ParallelError(f"--shard-scp={shard_scp} does not occur in the feature "
-                                f"rspecifier '{feats}'")
-        return shard_scp
-    spec = parse_rspecifier(feats)
-    if spec.type == "scp" and classify_rxfilename(spec.filename).kind == "file":
-        return spec.filename
-    return ""
-
-
 def frame_counts(comm: Any, feats: str, utt2num_frames: str = "",
                  keys: Optional[list[str]] = None) -> dict[str, int]:
     """Frames per utterance: from utt2num_frames (restricted to ``keys`` when given, every key
@@ -137,29 +105,20 @@ def frame_counts(comm: Any, feats: str, utt2num_frames: str = "",
     if comm.Get_rank() == 0:
         logger.warning("no --utt2num-frames: reading the features once to count frames (pass "
                        "the data dir's utt2num_frames to skip this)")
-        counts = {}
-        with SequentialReader(feats, "mat") as r:
-            for k, m in r:
-                counts[k] = int(m.shape[0])
+        with open_features(feats) as r:
+            counts = {k: int(m.shape[0]) for k, m in r}
     counts = comm.bcast(counts, root=0)
     if keys is not None:
         counts = {k: counts[k] for k in keys if k in counts}
     return counts
 
 
-def table_frames(comm: Any, feats: str, shard_scp: str, utt2num_frames: str
-                 ) -> tuple[str, list[str], dict[str, str], dict[str, int]]:
-    """What every MPI trainer partitions: the utterance scp a rank's shard is cut from ("" when
-    the rspecifier has none), its keys in table order, its lines, and each utterance's frames."""
-    src = _shard_source(feats, shard_scp)
-    lines: dict[str, str] = {}
-    if src:
-        keys, lines = _scp_lines(src)
-        frames = frame_counts(comm, feats, utt2num_frames, keys)
-    else:
-        frames = frame_counts(comm, feats, utt2num_frames)
-        keys = sorted(frames)
-    return src, keys, lines, frames
+def table_frames(comm: Any, feats: str, utt2num_frames: str) -> tuple[list[str], dict[str, int]]:
+    """What every MPI trainer partitions: the table's keys (in its order when it is a pipeline
+    or an scp file, else sorted) and each utterance's frames."""
+    keys = table_keys(feats)
+    frames = frame_counts(comm, feats, utt2num_frames, keys)
+    return (keys if keys is not None else sorted(frames)), frames
 
 
 @dataclasses.dataclass
@@ -170,31 +129,13 @@ class Shards:
     frames: dict[str, int]                  #: frames of every utterance in the table
     mine: list[list[str]]                   #: per partition, this rank's keys in table order
     partitions: list[Partition]
-    src: str                                #: the utterance scp subset per rank ("" if none)
-    lines: dict[str, str]
-    tmpdir: Optional[str] = None
 
     def read(self, index: int = 0) -> Iterator[tuple[str, np.ndarray]]:
-        """(key, matrix) of this rank's utterances of partition ``index`` (0-based)."""
-        keys = self.mine[index]
-        if self.src:
-            if self.tmpdir is None:
-                self.tmpdir = tempfile.mkdtemp(prefix="nnetmix-shard.")
-            path = os.path.join(self.tmpdir, f"shard.{index}.scp")
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.writelines(self.lines[k] + "\n" for k in keys)
-            feats, only = self.feats.replace(self.src, path), None
-        else:
-            feats, only = self.feats, set(keys)
-        with SequentialReader(feats, "mat") as r:
-            for key, mat in r:
-                if only is None or key in only:
-                    yield key, mat
-
-    def close(self) -> None:
-        if self.tmpdir is not None:
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
-            self.tmpdir = None
+        """(key, matrix) of this rank's utterances of partition ``index`` (0-based), read in
+        process (:func:`~nnetmix.feat.open_features`: a ``pipeline:`` or ``scp:`` table reads
+        only these keys)."""
+        with open_features(self.feats, self.mine[index]) as reader:
+            yield from reader
 
 
 class MixingHook:
@@ -289,8 +230,11 @@ class Workers:
         """This rank's share of the table for each of ``epochs`` (None for one worker)."""
         if self.comm is None:
             return None
-        src, keys, lines, frames = table_frames(self.comm, feats, mopts.shard_scp,
-                                                mopts.utt2num_frames)
+        if mopts.shard_scp:
+            self.log.warning("--shard-scp=%s is no longer used: ranks read their shard of "
+                             "pipeline: or scp: features in process (make-feature-pipeline.py)",
+                             mopts.shard_scp)
+        keys, frames = table_frames(self.comm, feats, mopts.utt2num_frames)
         parts = [partition_utterances(frames, self.size, e, seed) for e in epochs]
         self.check_same("data partition (sha256)" if len(parts) == 1
                         else "data partitions (sha256)",
@@ -302,11 +246,11 @@ class Workers:
             self.log.info("rank %d of %d: %d utterances, %d frames (%s, imbalance %.4f)",
                           self.rank, self.size, len(mine[-1]), p.frames[self.rank], what % e,
                           p.imbalance)
-        if not src and self.size > 1:
+        if table_keys(feats) is None and self.size > 1:
             self.log.warning("rank %d reads the whole feature table and skips the other ranks' "
-                             "utterances (use scp: features, or name the utterance scp of the "
-                             "pipeline with --shard-scp)", self.rank)
-        return Shards(feats, frames, mine, parts, src, lines)
+                             "utterances (use pipeline: or scp: features to read only a shard)",
+                             self.rank)
+        return Shards(feats, frames, mine, parts)
 
     def agree_min(self, value: int) -> int:
         """The smallest ``value`` over the ranks (the minibatches every rank can do)."""

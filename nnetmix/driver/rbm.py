@@ -131,17 +131,13 @@ def rbm_train(comm: Any, model_in: str, feats: str, model_out: Optional[str],
             return read_features(feats)
         return _kicked(shards.read(it - 1), wd.kick)
 
-    try:
-        with wd, w.mixing(nnet.params, be, mopts, wd) as hook:
-            st = train_rbm(nnet, features, my_opts, my_cd1, my_rnd, feature_transform=transform,
-                           hook=hook, num_minibatches=n_agreed, frame_count_scale=w.size,
-                           log=log)
-            if hook is not None and w.size > 1:
-                hook.finish(n_agreed, nnet.params)
-            mixes, t_mix = (hook.mixes, hook.time) if hook is not None else (0, 0.0)
-    finally:
-        if shards is not None:
-            shards.close()
+    with wd, w.mixing(nnet.params, be, mopts, wd) as hook:
+        st = train_rbm(nnet, features, my_opts, my_cd1, my_rnd, feature_transform=transform,
+                       hook=hook, num_minibatches=n_agreed, frame_count_scale=w.size,
+                       log=log)
+        if hook is not None and w.size > 1:
+            hook.finish(n_agreed, nnet.params)
+        mixes, t_mix = (hook.mixes, hook.time) if hook is not None else (0, 0.0)
     w.check_model(nnet, be, "the final model")
 
     glob = st

@@ -33,7 +33,7 @@ class RSpecifier:
     """A parsed rspecifier such as ``ark,s,cs:gunzip -c ali.1.gz |``."""
 
     spec: str               #: the string as given, for error messages
-    type: str               #: 'ark' or 'scp' ('pipeline': nnetmix.feat.pipeline's file)
+    type: str               #: 'ark' or 'scp'
     filename: str           #: the rxfilename of the archive or the script file
     once: bool = False      #: 'o': each key is asked for at most once (a hint; ignored here)
     sorted: bool = False    #: 's': keys are sorted (a hint; ignored here)
@@ -66,8 +66,6 @@ def parse_rspecifier(s: str) -> RSpecifier:
     head, colon, filename = s.partition(":")
     if not colon:
         raise UsageError(f"bad rspecifier '{s}' (expected ark:FILE or scp:FILE)")
-    if head == "pipeline":  # bridge (issue 14): nnetmix.feat's pipeline:<file.json> tables
-        return RSpecifier(spec=s, type="pipeline", filename=filename)
     kind = None
     flags: dict[str, bool] = {}
     for opt in (o.strip() for o in head.split(",")):

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from nnetmix.errors import FormatError, NnetmixError, UsageError
+from nnetmix.errors import FormatError, NnetmixError
 from nnetmix.kaldi.codec import Where, check_kind, read_value
 from nnetmix.kaldi.errors import KaldiIOError, TableKeyError
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier, split_range
@@ -143,15 +143,6 @@ class SequentialReader:
     With the 'p' option, scp entries that cannot be read are skipped with a warning.
     """
 
-    def __new__(cls, rspecifier: str = "", kind: str = "mat"):
-        if kind == "mat" and rspecifier.startswith("pipeline:"):
-            # Bridge (issue 14), to be removed once the trainers and nnet-forward read their
-            # features with nnetmix.feat.open_features: a feature pipeline read whole. The
-            # one import from this layer up, done only when a pipeline is named.
-            from nnetmix.feat.pipeline import open_features
-            return open_features(rspecifier)
-        return super().__new__(cls)
-
     def __init__(self, rspecifier: str, kind: str = "mat"):
         self.rspecifier = rspecifier
         self.spec = parse_rspecifier(rspecifier)
@@ -233,9 +224,6 @@ class RandomAccessReader:
     def __init__(self, rspecifier: str, kind: str = "mat"):
         self.rspecifier = rspecifier
         self.spec = parse_rspecifier(rspecifier)
-        if self.spec.type == "pipeline":
-            raise UsageError(f"{rspecifier}: a feature pipeline is not looked up by key here "
-                             "(read it with nnetmix.feat.open_features)")
         self.kind = check_kind(kind, rspecifier)
         self._values: dict[str, Any] = {}    # ark read from a pipe or stdin
         self._offsets: dict[str, int] = {}   # ark in a file: where each object starts

@@ -22,7 +22,8 @@ from typing import Optional
 
 import numpy as np
 
-from nnetmix.kaldi import SequentialReader, TableWriter, read_object
+from nnetmix.feat.pipeline import open_features
+from nnetmix.kaldi import TableWriter, read_object
 from nnetmix.kernels import get_backend
 from nnetmix.nnet.components import Softmax
 from nnetmix.nnet.network import Nnet, read_nnet
@@ -147,7 +148,7 @@ def forward_table(model: str, feature_rspecifier: str, feature_wspecifier: str,
         prior = PdfPrior.read(opts.class_frame_counts, opts.prior_scale, opts.prior_cutoff)
     t0 = time.perf_counter()
     done = frames = 0
-    with SequentialReader(feature_rspecifier, "mat") as reader, \
+    with open_features(feature_rspecifier) as reader, \
             TableWriter(feature_wspecifier, "mat") as writer:
         for key, mat in reader:
             writer.write(key, nnet_forward(nnet, mat, opts, transform, prior, key))

@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
 
+from nnetmix.feat.pipeline import open_features
 from nnetmix.log import vlog
 from nnetmix.nnet import Nnet
 from nnetmix.rbm.cd1 import Cd1
@@ -40,7 +41,6 @@ from nnetmix.rbm.stats import RbmStats
 from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.randomizer import FrameRandomizer
 from nnetmix.train.stats import kaldi_float
-from nnetmix.kaldi import SequentialReader
 
 __all__ = ["train_rbm", "read_features", "RbmHook"]
 
@@ -50,13 +50,12 @@ RbmHook = Hook
 Features = Callable[[int], Iterable[tuple[str, np.ndarray]]]
 
 
-def read_features(rspecifier: str, keys: Optional[set[str]] = None
+def read_features(rspecifier: str, keys: Optional[list[str]] = None
                   ) -> Iterator[tuple[str, np.ndarray]]:
-    """(key, matrix) from a feature rspecifier; ``keys``: only these (a rank's shard)."""
-    with SequentialReader(rspecifier, "mat") as reader:
-        for key, mat in reader:
-            if keys is None or key in keys:
-                yield key, mat
+    """(key, matrix) from a feature rspecifier or ``pipeline:`` table; ``keys``: only these
+    (:func:`~nnetmix.feat.open_features`)."""
+    with open_features(rspecifier, keys) as reader:
+        yield from reader
 
 
 class _Cd1Rule:

@@ -18,8 +18,9 @@ from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
+from nnetmix.feat.pipeline import open_features
+from nnetmix.kaldi import RandomAccessReader
 from nnetmix.train.options import TrainError
-from nnetmix.kaldi import RandomAccessReader, SequentialReader
 
 __all__ = ["Utterance", "read_utterances", "posterior_to_targets", "TARGET_KINDS"]
 
@@ -49,11 +50,10 @@ def read_utterances(feature_rspecifier: str, targets_rspecifier: str, kind: str 
 
     ``keys``: only these utterances (a shard); others are skipped without a word.
     """
-
     if kind not in TARGET_KINDS:
         raise TrainError(f"targets kind '{kind}': expected one of {', '.join(TARGET_KINDS)}")
     with RandomAccessReader(targets_rspecifier, "post" if kind == "post" else "ivec") as tgt, \
-            SequentialReader(feature_rspecifier, "mat") as feats:
+            open_features(feature_rspecifier) as feats:
         for key, mat in feats:
             if keys is not None and key not in keys:
                 continue

@@ -129,21 +129,14 @@ class _Cd1Rule:
                            f"{self.stats.minibatches} (need a lower learning rate?); no model "
                            "is written")
 
-    def finish(self, limit: Optional[int], stopped: bool, minibatch_size: int) -> RbmStats:
+    def finish(self, loop: MinibatchLoop, minibatch_size: int) -> RbmStats:
         st = self.stats
         st.time_total = time.perf_counter() - self.t_start
         self.check_params()
         if st.num_done == 0:
             raise RbmError(f"no utterance could be used ({st.num_other_error} skipped as longer "
                            "than --max-frames)")
-        if limit is not None and st.minibatches < limit:
-            raise RbmError(f"the data ran out after {st.minibatches} minibatches, {limit} "
-                           "were agreed (a shard smaller than the others?)")
-        if st.minibatches == 0:
-            raise RbmError(f"fewer frames than one minibatch ({minibatch_size}) in the data: "
-                           "nothing was trained")
-        if stopped:
-            vlog(self.log, 1, "Stopped after the agreed %d minibatches", limit)
+        loop.check_done(RbmError, minibatch_size, "trained", self.log)
         return st
 
 
@@ -177,4 +170,4 @@ def train_rbm(nnet: Nnet, features: Features, opts: Optional[RbmTrainOptions] = 
         log.info("Iteration %d/%d", it, cd1_opts.num_iters)
         if loop.run(features(it), prefetch=cd1_opts.prefetch, prefetch_frames=32768):
             break
-    return rule.finish(num_minibatches, loop.stopped, rnd_opts.minibatch_size)
+    return rule.finish(loop, rnd_opts.minibatch_size)

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Optional, Protocol
 
 import numpy as np
 
+from nnetmix.log import vlog
 from nnetmix.train.prefetch import maybe_prefetch
 from nnetmix.train.randomizer import FrameRandomizer
 
@@ -124,3 +125,16 @@ class MinibatchLoop:
                 if close is not None:
                     close()
         return self.stopped
+
+    def check_done(self, error: type, minibatch_size: int, what: str, log: Any) -> None:
+        """The end-of-run checks every trainer makes: as many minibatches as agreed, at least
+        one, and a log line when the run stopped at the agreed number."""
+        st = self.rule.stats
+        if self.limit is not None and st.minibatches < self.limit:
+            raise error(f"the data ran out after {st.minibatches} minibatches, {self.limit} "
+                        "were agreed (a shard smaller than the others?)")
+        if st.minibatches == 0:
+            raise error(f"fewer frames than one minibatch ({minibatch_size}) in the data: "
+                        f"nothing was {what}")
+        if self.stopped:
+            vlog(log, 1, "Stopped after the agreed %d minibatches", self.limit)

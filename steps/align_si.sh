@@ -76,7 +76,10 @@ delta_opts=$(cat $srcdir/delta_opts 2>/dev/null || true)
 # One BLAS thread per job (see bin/gmm-align-compiled.py): parallelism comes from the jobs.
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
-feats="ark,s,cs:apply-cmvn.py $cmvn_opts --utt2spk=ark:$sdata/JOB/utt2spk scp:$sdata/JOB/cmvn.scp scp:$sdata/JOB/feats.scp ark:- | add-deltas.py $delta_opts ark:- ark:- |"
+# each job's feature chain (the model's cmvn_opts and delta_opts; empty: Kaldi's defaults)
+steps/make_feature_pipelines.sh --cmvn-opts "${cmvn_opts:---norm-means=true}" \
+  --delta-opts "${delta_opts:---delta-order=2}" $data $nj $dir >/dev/null
+feats="pipeline:$dir/feats.JOB.json"
 
 mdl=$dir/final.mdl
 if [ "$boost_silence" != 1.0 ] && [ "$boost_silence" != 1 ]; then

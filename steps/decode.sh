@@ -69,7 +69,10 @@ if [ $stage -le 0 ]; then
     rm -f $dir/.done.decode
     utils/split_data.sh $data $nj
     echo $nj > $dir/num_jobs
-    feats="ark,s,cs:apply-cmvn.py $cmvn_opts --utt2spk=ark:$sdata/JOB/utt2spk scp:$sdata/JOB/cmvn.scp scp:$sdata/JOB/feats.scp ark:- | add-deltas.py $delta_opts ark:- ark:- |"
+    # each job's feature chain (the model's cmvn_opts and delta_opts; empty: Kaldi's defaults)
+    steps/make_feature_pipelines.sh --cmvn-opts "${cmvn_opts:---norm-means=true}" \
+      --delta-opts "${delta_opts:---delta-order=2}" $data $nj $dir >/dev/null
+    feats="pipeline:$dir/feats.JOB.json"
     echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data in $nj jobs (logs in $dir/log)"
     $cmd JOB=1:$nj $dir/log/decode.JOB.log \
       gmm-latgen-faster.py --max-active=$max_active --min-active=$min_active --beam=$beam \

@@ -75,7 +75,11 @@ echo $cmvn_opts > $dir/cmvn_opts  # keep track of options to CMVN.
 # One BLAS thread per job (see bin/gmm-align-compiled.py): parallelism comes from the $nj jobs.
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
-feats="ark,s,cs:apply-cmvn.py $cmvn_opts --utt2spk=ark:$sdata/JOB/utt2spk scp:$sdata/JOB/cmvn.scp scp:$sdata/JOB/feats.scp ark:- | add-deltas.py ark:- ark:- |"
+# each job's feature chain, described once: per-speaker CMVN, then deltas (Kaldi's defaults
+# when the options are empty), read by the tools as pipeline:$dir/feats.JOB.json
+steps/make_feature_pipelines.sh --cmvn-opts "${cmvn_opts:---norm-means=true}" \
+  --delta-opts "--delta-order=2" $data $nj $dir >/dev/null
+feats="pipeline:$dir/feats.JOB.json"
 example_feats="$(echo "$feats" | sed s/JOB/1/g)"
 sil_phones=$(cat $lang/phones/optional_silence.csl)
 
@@ -116,7 +120,7 @@ if [ $stage -le -3 ]; then
   fi
   $cmd JOB=1 $dir/log/init.log \
     gmm-init-mono.py --shared-phones=$lang/phones/sets.int \
-      "--train-feats=$feats subset-feats.py --n=10 ark:- ark:-|" $lang/topo $feat_dim \
+      "--train-feats=ark:subset-feats.py --n=10 $feats ark:- |" $lang/topo $feat_dim \
       $dir/0.mdl $dir/tree
 fi
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnetmix.feat.pipeline import PIPELINE_PREFIX, FeaturePipeline, is_pipeline
 from nnetmix.hmm.gmm_align import (AlignOptions, align_utterance, equal_align_graph,
                                    scaled_transition_log_probs)
 from nnetmix.hmm.gmm_likelihood import StackedGmms, gauss_loglikes
@@ -89,8 +90,50 @@ class SortedLookup:
         self.close()
 
 
+class PipelineLookup:
+    """Random access into a ``pipeline:`` feature table (:mod:`nnetmix.feat.pipeline`): asked
+    in the order of its utterance list (the aligners ask in the graphs' order, the sorted order
+    of a split data directory), it streams the chain forward as :class:`SortedLookup` does; a
+    key asked out of order is computed on its own."""
+
+    def __init__(self, rspecifier: str):
+        self.pipeline = FeaturePipeline.read(rspecifier[len(PIPELINE_PREFIX):])
+        self._pos = {k: i for i, k in enumerate(self.pipeline.keys())}
+        self._reader = self.pipeline.open()
+        self._it = iter(self._reader)
+        self._next = 0  # list position of the next utterance the stream yields
+
+    def get(self, key: str):
+        i = self._pos.get(key)
+        if i is None:
+            return None
+        if i < self._next:  # behind the stream: compute it alone
+            with self.pipeline.open([key]) as reader:
+                return next((m for _, m in reader), None)
+        for k, m in self._it:  # an utterance the chain drops (a warning) is simply not found
+            self._next = self._pos[k] + 1
+            if k == key:
+                return m
+            if self._pos[k] > i:
+                return None
+        self._next = len(self._pos)
+        return None
+
+    def close(self) -> None:
+        self._reader.close()
+
+    def __enter__(self) -> "PipelineLookup":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def open_lookup(rspecifier: str, kind: str = "mat"):
-    """SortedLookup for ``ark,s,cs:`` archives, RandomAccessReader otherwise."""
+    """PipelineLookup for ``pipeline:`` features, SortedLookup for ``ark,s,cs:`` archives,
+    RandomAccessReader otherwise."""
+    if kind == "mat" and is_pipeline(rspecifier):
+        return PipelineLookup(rspecifier)
     spec = parse_rspecifier(rspecifier)
     if spec.type == "ark" and spec.sorted and spec.called_sorted:
         return SortedLookup(rspecifier, kind)

@@ -18,6 +18,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import FormatError
+from nnetmix.feat.pipeline import open_features
 from nnetmix.hmm.gmm_init import global_mean_var
 from nnetmix.hmm.gmm_likelihood import StackedGmms
 from nnetmix.hmm.gmm_mixup import mix_up
@@ -30,7 +31,7 @@ from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm, read_gmm_model, write_gmm
 from nnetmix.kaldi.hmm_topology import read_topology
 from nnetmix.kaldi.specifier import classify_wxfilename
 from nnetmix.kaldi.stream import open_input, open_output
-from nnetmix.kaldi.table import RandomAccessReader, SequentialReader
+from nnetmix.kaldi.table import RandomAccessReader
 from nnetmix.kaldi.transition_model import TransitionModel
 from nnetmix.kaldi.writer import TableWriter
 
@@ -113,7 +114,7 @@ def init_mono(topo_rx: str, dim: int, model_wx: str, tree_wx: str, train_feats: 
     if not 0 < dim < 10000:
         raise FormatError(f"feature dimension {dim} out of range (1..9999)")
     if train_feats:
-        with SequentialReader(train_feats, "mat") as r:
+        with open_features(train_feats) as r:
             mats = []
             for key, m in r:
                 if m.shape[1] != dim:
@@ -191,7 +192,7 @@ def _batches(feats_rspecifier: str, ali_rspecifier: str, model: GmmModel, counts
     alis = RandomAccessReader(ali_rspecifier, "ivec")
     xs, ts, n = [], [], 0
     try:
-        with SequentialReader(feats_rspecifier, "mat") as r:
+        with open_features(feats_rspecifier) as r:
             for key, m in r:
                 check_feat_dim(m, model, key, feats_rspecifier)
                 ali = alis.get(key)
@@ -357,7 +358,7 @@ def subset_feats(rspecifier: str, wspecifier: str, n: int = 10) -> int:
     feature pipeline upstream (apply-cmvn | add-deltas) ends cleanly instead of logging a
     broken pipe."""
     done = 0
-    with SequentialReader(rspecifier, "mat") as r, TableWriter(wspecifier, "mat") as w:
+    with open_features(rspecifier) as r, TableWriter(wspecifier, "mat") as w:
         for key, m in r:
             if 0 <= n <= done:
                 continue

@@ -90,11 +90,7 @@ if [ $stage -le 0 ]; then
       [ -f $data/cmvn.scp ] || { echo "$0: no such file $data/cmvn.scp (cmvn_opts '$cmvn_opts')" >&2; exit 1; }
     fi
     # each job's feature chain: the model's cmvn_opts and delta_opts on its split of the data
-    for n in $(seq $nj); do
-      make-feature-pipeline.py --print-args=false --opts-from=$srcdir $sdata/$n \
-        $dir/feats.$n.json 2>$dir/log/feats_pipeline.$n.log || \
-        { echo "$0: writing the feature pipeline failed, see $dir/log/feats_pipeline.$n.log" >&2; exit 1; }
-    done
+    steps/make_feature_pipelines.sh --opts-from $srcdir $data $nj $dir >/dev/null
     feats="pipeline:$dir/feats.JOB.json"
     echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data with $nnet in $nj jobs (logs in $dir/log)"
     $cmd JOB=1:$nj $dir/log/decode.JOB.log \

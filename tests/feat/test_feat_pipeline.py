@@ -217,3 +217,25 @@ def test_feature_transform_tool_is_the_four_tool_route(data, tmp_path, capsys):
     rc, _, err = run("nnet-activation-cmvn.py", [tmp_path / "ft", f"pipeline:{tmp_path}/p.json",
                                                  tmp_path / "act"], capsys)
     assert rc == 0 and "(dim 50)" in err, err
+
+
+def test_aligners_look_up_a_pipeline_in_and_out_of_order(data, tmp_path):
+    """The GMM aligners' random access (nnetmix.hmm.align_tools.open_lookup) into a pipeline:
+    streamed forward in list order, a key behind the stream computed alone, an unknown key
+    None; every matrix is the one open_features gives."""
+    from nnetmix.hmm.align_tools import PipelineLookup, open_lookup
+
+    FeaturePipeline.for_data_dir(str(data), "--norm-vars=true", "--delta-order=2").write(
+        str(tmp_path / "p.json"))
+    spec = f"pipeline:{tmp_path}/p.json"
+    with open_features(spec) as f:
+        want = dict(f)
+    asked = [KEYS[0], KEYS[2], KEYS[1], "nobody", KEYS[8], KEYS[3]]
+    with open_lookup(spec) as look:
+        assert isinstance(look, PipelineLookup)
+        got = [look.get(k) for k in asked]
+    for k, m in zip(asked, got):
+        if k == "nobody":
+            assert m is None
+        else:
+            assert m.tobytes() == want[k].tobytes()

@@ -113,12 +113,14 @@ def frame_counts(comm: Any, feats: str, utt2num_frames: str = "",
     return counts
 
 
-def table_frames(comm: Any, feats: str, utt2num_frames: str) -> tuple[list[str], dict[str, int]]:
+def table_frames(comm: Any, feats: str, utt2num_frames: str
+                 ) -> tuple[list[str], dict[str, int], bool]:
     """What every MPI trainer partitions: the table's keys (in its order when it is a pipeline
-    or an scp file, else sorted) and each utterance's frames."""
+    or an scp file, else sorted), each utterance's frames, and whether the keys were listed
+    (then a rank reads only its own utterances)."""
     keys = table_keys(feats)
     frames = frame_counts(comm, feats, utt2num_frames, keys)
-    return (keys if keys is not None else sorted(frames)), frames
+    return (keys if keys is not None else sorted(frames)), frames, keys is not None
 
 
 @dataclasses.dataclass
@@ -234,7 +236,7 @@ class Workers:
             self.log.warning("--shard-scp=%s is no longer used: ranks read their shard of "
                              "pipeline: or scp: features in process (make-feature-pipeline.py)",
                              mopts.shard_scp)
-        keys, frames = table_frames(self.comm, feats, mopts.utt2num_frames)
+        keys, frames, listed = table_frames(self.comm, feats, mopts.utt2num_frames)
         parts = [partition_utterances(frames, self.size, e, seed) for e in epochs]
         self.check_same("data partition (sha256)" if len(parts) == 1
                         else "data partitions (sha256)",
@@ -246,7 +248,7 @@ class Workers:
             self.log.info("rank %d of %d: %d utterances, %d frames (%s, imbalance %.4f)",
                           self.rank, self.size, len(mine[-1]), p.frames[self.rank], what % e,
                           p.imbalance)
-        if table_keys(feats) is None and self.size > 1:
+        if not listed and self.size > 1:
             self.log.warning("rank %d reads the whole feature table and skips the other ranks' "
                              "utterances (use pipeline: or scp: features to read only a shard)",
                              self.rank)

@@ -50,11 +50,10 @@ RbmHook = Hook
 Features = Callable[[int], Iterable[tuple[str, np.ndarray]]]
 
 
-def read_features(rspecifier: str, keys: Optional[list[str]] = None
-                  ) -> Iterator[tuple[str, np.ndarray]]:
-    """(key, matrix) from a feature rspecifier or ``pipeline:`` table; ``keys``: only these
-    (:func:`~nnetmix.feat.open_features`)."""
-    with open_features(rspecifier, keys) as reader:
+def read_features(rspecifier: str) -> Iterator[tuple[str, np.ndarray]]:
+    """(key, matrix) from a feature rspecifier or ``pipeline:`` table, reopened for each
+    iteration as Kaldi's tool does (an MPI rank reads its shard through the driver)."""
+    with open_features(rspecifier) as reader:
         yield from reader
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from experiment_dummies import ROOT, allreduce_rows, write_allreduce, write_run
+from helpers import ROOT, allreduce_rows, write_allreduce, write_run
 
 from bench.experiments import plan, seed000, seed001, seed002, seed004, tables, verdict
 from nnetmix.train import runlog as results

@@ -6,7 +6,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from lm_dummies import TOY, markov_sentences, toy_sentences
+from helpers import TOY, markov_sentences, toy_sentences
 from nnetmix.lang.arpa import estimate_kn_bigram
 from nnetmix.lm import (KnOptions, LmError, count_of_counts, count_sentences, estimate_kn,
                         kn_discount)

@@ -4,8 +4,7 @@ import logging
 
 import numpy as np
 
-from conftest import load_bin
-from ngsgd_dummies import ill_conditioned_task, linear_net, tiny_mlp
+from helpers import ill_conditioned_task, linear_net, load_bin, tiny_mlp
 from nnetmix.kaldi import TableWriter
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import NnetTrainOptions

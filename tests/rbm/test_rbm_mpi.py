@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_script, script_env
-from dummies import mpiexec
+from helpers import (ROOT, binary_prototype_utts, low_rank_gauss_utts, mpiexec, run_script,
+                     script_env, tiny_rbm, write_feats)
 from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import read_nnet
-from rbm_dummies import binary_prototype_utts, low_rank_gauss_utts, tiny_rbm, write_feats
 
 TOOL = ROOT / "bin" / "rbm-train-cd1-mpi.py"
 SINGLE = ROOT / "bin" / "rbm-train-cd1-frmshuff.py"

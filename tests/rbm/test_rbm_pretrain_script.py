@@ -5,12 +5,11 @@ import re
 
 import numpy as np
 
-from conftest import ROOT, run_script
+from helpers import ROOT, low_rank_gauss_utts, run_script
 from nnetmix.feat import FeaturePipeline
 from nnetmix.kaldi import TableWriter
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import AffineTransform, Sigmoid, Softmax, read_nnet
-from rbm_dummies import low_rank_gauss_utts
 
 
 def _data_dir(path, rng):

@@ -8,17 +8,20 @@ from nnetmix.data.io import read_entries
 from nnetmix.data.split import split_data
 
 USAGE = """\
-Usage: {prog} [--per-utt] <data-dir> <num-to-split>
+Usage: {prog} [--per-utt|--balanced] <data-dir> <num-to-split>
 Writes <data-dir>/split<N>/{{1..N}} (split<N>utt with --per-utt), each a complete data directory.
-By default each speaker goes to exactly one part and parts are balanced by utterance count;
---per-utt ignores speakers. Nothing is done when the split is newer than the data directory.
+By default each speaker goes to exactly one part, the same part as with Kaldi's split_data.sh;
+--balanced keeps speakers whole but makes the largest part as small as it can be;
+--per-utt ignores speakers. utt2spk must be sorted (utils/fix_data_dir.sh sorts it).
+Nothing is done when the split is newer than the data directory.
  e.g.: {prog} data/train 4"""
 
 
 def split(prog: str, argv) -> int:
-    opts, args = parse_script_options(argv, ["per-utt"], {}, (2, 2))
+    opts, args = parse_script_options(argv, ["per-utt", "balanced"], {}, (2, 2))
     n = parse_int(args[1], "<num-to-split>")
-    out, written = split_data(args[0], n, per_utt=bool(opts["per-utt"]))
+    out, written = split_data(args[0], n, per_utt=bool(opts["per-utt"]),
+                              balanced=bool(opts["balanced"]))
     if written:
         sizes = [len(read_entries(out / str(k) / "utt2spk")) for k in range(1, n + 1)]
         say(prog, f"split {args[0]} into {n} parts in {out} "

@@ -4,15 +4,15 @@ Parts go to ``<data>/split<N>/<n>`` (``split<N>utt`` with per_utt), n = 1..N, ea
 data directory. By default a speaker's utterances all go to one part, so per-speaker CMVN and
 adaptation work inside a job.
 
-Parts are contiguous runs of speakers in sorted order, as Kaldi's split_scp.pl makes them, so
-that concatenating the jobs' outputs in job order (``cat feats.{1..N}.scp``, as make_mfcc.sh does)
-is still sorted. Kaldi starts from equal numbers of speakers per part and then moves boundary
-speakers between neighbours while that evens out their utterance counts. Here the boundaries are
-first chosen to minimise the largest part (binary search on the capacity, then greedy filling,
-which is exact for contiguous parts), and then the same neighbour moves are applied: a move only
-happens when it brings two neighbours closer, so it can never raise the largest part. The result
-is therefore never worse than Kaldi's in its largest part, and as even as Kaldi's between
-neighbours.
+Parts are contiguous runs of speakers in utt2spk order, so that concatenating the jobs' outputs
+in job order (``cat feats.{1..N}.scp``, as make_mfcc.sh does) is still sorted. The default
+assignment is Kaldi's (split_scp.pl --utt2spk, :func:`kaldi_partition`), so that a part holds
+the same speakers as Kaldi's part of the same number: Kaldi users compare job logs split by split
+and run our splits beside Kaldi's jobs. ``balanced`` instead minimises the largest part
+(:func:`partition_counts`), which can end a run sooner when speakers differ much in size.
+
+utt2spk must be sorted and unique (as validate_data_dir.sh demands): an unsorted one would give
+unsorted parts, which every later merge of the jobs' outputs trips over, so it is refused.
 """
 from __future__ import annotations
 
@@ -21,11 +21,56 @@ from pathlib import Path
 from typing import Sequence
 
 from nnetmix.data.filter import filter_data_dir_parts
-from nnetmix.data.io import read_utt2spk, utt2spk_to_spk2utt
+from nnetmix.data.io import first_unsorted_key, read_utt2spk, utt2spk_to_spk2utt
 from nnetmix.data.layout import ALL_FILES
 from nnetmix.errors import DataDirError
 
-__all__ = ["partition_counts", "split_dir_name", "split_data", "split_is_up_to_date"]
+__all__ = ["kaldi_partition", "partition_counts", "split_dir_name", "split_data",
+           "split_is_up_to_date"]
+
+
+def kaldi_partition(counts: Sequence[int], num_parts: int) -> list[int]:
+    """Cut group sizes into ``num_parts`` contiguous runs as Kaldi's split_scp.pl --utt2spk does.
+
+    Returns the start index of each run (the first is 0). Group i first goes to run
+    ``i * num_parts // len(counts)`` (equal numbers of groups, the longer runs spread out); then,
+    until nothing changes, each run k in turn offers its last group to run k+1 and then its first
+    group to run k-1, and a group moves when that narrows the gap between the two runs' totals.
+    Each move lowers the sum of squared run totals, so this ends. Raises ValueError when there
+    are fewer groups than runs.
+    """
+    n = len(counts)
+    if num_parts < 1:
+        raise ValueError(f"num_parts must be positive, got {num_parts}")
+    if n < num_parts:
+        raise ValueError(f"{n} groups cannot fill {num_parts} non-empty parts")
+    # run k starts at the first i with i * num_parts // n >= k, i.e. ceil(k * n / num_parts)
+    starts = [-(-k * n // num_parts) for k in range(num_parts)] + [n]
+    sizes = [sum(counts[starts[k]:starts[k + 1]]) for k in range(num_parts)]
+
+    def move(k: int, c: int, start: int) -> None:
+        """Group of size c passes from run k to run k+1 (c > 0) or back (c < 0)."""
+        sizes[k] -= c
+        sizes[k + 1] += c
+        starts[k + 1] = start
+
+    changed = True
+    while changed:
+        changed = False
+        for k in range(num_parts):
+            if k + 1 < num_parts and starts[k + 1] > starts[k]:  # last group of k to k+1
+                c = counts[starts[k + 1] - 1]
+                if abs((sizes[k + 1] + c) - (sizes[k] - c)) < abs(sizes[k + 1] - sizes[k]):
+                    move(k, c, starts[k + 1] - 1)
+                    changed = True
+            if k > 0 and starts[k + 1] > starts[k]:  # first group of k to k-1
+                c = counts[starts[k]]
+                if abs((sizes[k] - c) - (sizes[k - 1] + c)) < abs(sizes[k] - sizes[k - 1]):
+                    move(k - 1, -c, starts[k] + 1)
+                    changed = True
+    if any(starts[k + 1] == starts[k] for k in range(num_parts)):  # cannot happen: counts > 0
+        raise ValueError(f"a run came out empty for sizes {list(counts)} in {num_parts} runs")
+    return starts[:-1]
 
 
 def _parts_needed(counts: Sequence[int], cap: int) -> int:
@@ -125,11 +170,13 @@ def split_is_up_to_date(data: str | os.PathLike, num_split: int, per_utt: bool =
 
 
 def split_data(data: str | os.PathLike, num_split: int, *, per_utt: bool = False,
-               force: bool = False) -> tuple[Path, bool]:
+               balanced: bool = False, force: bool = False) -> tuple[Path, bool]:
     """Split ``data`` into ``num_split`` parts; return (split directory, whether it was written).
 
-    Raises DataDirError when there are fewer speakers (with per_utt: utterances) than parts.
-    Skips the work when the split is up to date, unless ``force``.
+    Speakers are assigned as Kaldi assigns them, or with ``balanced`` so that the largest part
+    is as small as it can be. Raises DataDirError when utt2spk is not sorted or has duplicates,
+    or when there are fewer speakers (with per_utt: utterances) than parts. Skips the work when
+    the split is up to date, unless ``force``.
     """
     data = Path(data)
     if num_split < 1:
@@ -140,6 +187,10 @@ def split_data(data: str | os.PathLike, num_split: int, *, per_utt: bool = False
     if not force and split_is_up_to_date(data, num_split, per_utt):
         return out, False
     utt2spk = read_utt2spk(data / "utt2spk")
+    bad = first_unsorted_key(list(utt2spk))
+    if bad is not None:
+        raise DataDirError(f"file {data}/utt2spk is not in sorted order or has duplicates "
+                           f"(first bad key: {bad}); run utils/fix_data_dir.sh {data}")
     if per_utt:
         groups = [[u] for u in utt2spk]
         if len(groups) < num_split:
@@ -149,13 +200,15 @@ def split_data(data: str | os.PathLike, num_split: int, *, per_utt: bool = False
         q, r = divmod(len(groups), num_split)
         starts = [k * q + min(k, r) for k in range(num_split)] + [len(groups)]
     else:
-        # groups in utt2spk order: with speaker-prefixed utt-ids that is the speakers' order
+        # speakers in order of first appearance (split_scp.pl's order): with speaker-prefixed
+        # utt-ids that is the sorted order
         groups = list(utt2spk_to_spk2utt(utt2spk.items(), sort=False).values())
         if len(groups) < num_split:
-            raise DataDirError(f"{data}/spk2utt: refusing to split {len(groups)} speakers "
-                               f"{num_split} ways: every job needs at least one speaker "
-                               f"(use --nj {len(groups)} or fewer, or --per-utt)")
-        starts = partition_counts([len(g) for g in groups], num_split) + [len(groups)]
+            raise DataDirError(f"{data}/utt2spk: refusing to split data because number of "
+                               f"speakers {len(groups)} is less than the number of parts "
+                               f"{num_split} (use --nj {len(groups)} or fewer, or --per-utt)")
+        cut = partition_counts if balanced else kaldi_partition
+        starts = cut([len(g) for g in groups], num_split) + [len(groups)]
     parts = [[u for g in groups[starts[n]:starts[n + 1]] for u in g] for n in range(num_split)]
     filter_data_dir_parts(data, [out / str(n + 1) for n in range(num_split)], parts)
     return out, True

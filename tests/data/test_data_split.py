@@ -1,4 +1,4 @@
-"""split_data: speakers whole, parts balanced (never worse than Kaldi's), each part valid."""
+"""split_data: speakers whole in Kaldi's parts (or balanced ones), unsorted input refused."""
 from __future__ import annotations
 
 import itertools
@@ -8,12 +8,16 @@ import random
 import pytest
 from helpers import keys, make_listing_data_dir, read_lines, run_script
 
-from nnetmix.data import (partition_counts, read_utt2spk, split_data, validate_data_dir)
+from nnetmix.data import (kaldi_partition, partition_counts, read_utt2spk, split_data,
+                          validate_data_dir)
 from nnetmix.errors import DataDirError
 
 
 def kaldi_split(counts, n):
-    """split_scp.pl --utt2spk as Kaldi does it: equal speakers per part, then neighbour moves."""
+    """split_scp.pl --utt2spk as Kaldi does it: equal speakers per part, then neighbour moves.
+
+    Kept independent of nnetmix's version (lists of groups moved one at a time, not boundaries).
+    """
     parts = [[] for _ in range(n)]
     for i, c in enumerate(counts):
         parts[i * n // len(counts)].append(c)
@@ -91,7 +95,64 @@ def test_split_data_library(tmp_path):
     assert seen_utts == list(utt2spk)  # union (in order) equals the whole
     counts = [sum(1 for s in utt2spk.values() if s == spk) for spk in sorted(set(utt2spk.values()))]
     part_sizes = [len(keys(out / str(k) / "utt2spk")) for k in range(1, 5)]
-    assert max(part_sizes) <= max(kaldi_split(counts, 4))
+    assert part_sizes == kaldi_split(counts, 4)
+
+
+def test_kaldi_partition_equal_speakers_every_job_count():
+    """40 speakers of 5 utterances (the digits train set): speaker i goes to part i*N//40, and
+    with equal speakers no neighbour move narrows a gap, so that is the whole assignment."""
+    counts = [5] * 40
+    for n in range(1, 40):
+        got = sizes(counts, kaldi_partition(counts, n))
+        assert got == [5 * sum(1 for i in range(40) if i * n // 40 == k) for k in range(n)], n
+    assert sizes(counts, kaldi_partition(counts, 7)) == [30, 30, 30, 25, 30, 30, 25]
+    assert sizes(counts, partition_counts(counts, 7)) == [30, 30, 30, 30, 30, 25, 25]
+    with pytest.raises(ValueError):
+        kaldi_partition(counts, 41)
+
+
+def test_kaldi_partition_matches_split_scp():
+    rng = random.Random(5)
+    for _ in range(400):
+        counts = [rng.choice([1, 1, 2, 3, 7, 20, 90]) for _ in range(rng.randint(1, 45))]
+        for n in {1, len(counts), rng.randint(1, len(counts))}:
+            assert sizes(counts, kaldi_partition(counts, n)) == kaldi_split(counts, n), (counts, n)
+
+
+def test_split_data_kaldi_parts_for_many_job_counts(tmp_path):
+    d = tmp_path / "train"
+    utt2spk = make_data_dir(d, num_spk=39, utts_per_spk=(1, 12), seed=21, extras=False)
+    speakers = list(dict.fromkeys(utt2spk.values()))
+    counts = [sum(1 for s in utt2spk.values() if s == spk) for spk in speakers]
+    for n in range(1, 40):
+        out, _ = split_data(d, n)
+        got = [list(dict.fromkeys(read_utt2spk(out / str(k) / "utt2spk").values()))
+               for k in range(1, n + 1)]
+        assert sum(got, []) == speakers  # contiguous runs of speakers, in order
+        assert [sum(counts[speakers.index(s)] for s in part) for part in got] == \
+            kaldi_split(counts, n), n
+    with pytest.raises(DataDirError, match="number of speakers 39 is less than the number of "
+                                           "parts 40"):
+        split_data(d, 40)
+    balanced, _ = split_data(d, 7, balanced=True, force=True)
+    part_sizes = [len(read_utt2spk(balanced / str(k) / "utt2spk")) for k in range(1, 8)]
+    assert max(part_sizes) == max(sizes(counts, partition_counts(counts, 7)))
+
+
+def test_split_data_refuses_unsorted_utt2spk(tmp_path):
+    d = tmp_path / "train"
+    make_data_dir(d, num_spk=4, utts_per_spk=(3, 3), seed=4)
+    lines = read_lines(d / "utt2spk")
+    lines[4], lines[5] = lines[5], lines[4]
+    (d / "utt2spk").write_text("".join(x + "\n" for x in lines))
+    for opt in ([], ["--per-utt"], ["--balanced"]):
+        proc = run_script(["split_data.sh", *opt, d, "2"])
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert proc.stderr.endswith(
+            f"split_data.sh: file {d}/utt2spk is not in sorted order or has duplicates "
+            f"(first bad key: {lines[5].split()[0]}); run utils/fix_data_dir.sh {d}\n")
+        assert len(proc.stderr.splitlines()) == 1
+    assert not (d / "split2").exists() and not (d / "split2utt").exists()
 
 
 def test_split_data_script(tmp_path):
@@ -113,7 +174,8 @@ def test_split_data_script(tmp_path):
     # more jobs than speakers: refused with one line
     proc = run_script(["split_data.sh", d, "7"])
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "6 speakers" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert "number of speakers 6 is less than the number of parts 7" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
     with pytest.raises(DataDirError, match="--per-utt"):
         split_data(d, 7)
 

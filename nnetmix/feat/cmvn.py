@@ -25,23 +25,46 @@ class CmvnError(NnetmixError):
 
 def acc_cmvn_stats(feats: np.ndarray, stats: np.ndarray | None = None,
                    weights: np.ndarray | None = None) -> np.ndarray:
-    """Add a (T, D) matrix's sums, squares and count to ``stats`` (a new 2 x (D+1) if None)."""
-    x = np.asarray(feats, dtype=np.float64)
+    """Add a (T, D) matrix's sums, squares and count to ``stats`` (a new 2 x (D+1) if None).
+
+    Kaldi's arithmetic (AccCmvnStats), to the last bit: features and weights are float32, each
+    frame's ``x * w`` and ``x * x * w`` are rounded to float32 and then added to the float64
+    stats one frame after another, in frame order; frames of weight 0 are skipped. Squaring in
+    float64, or summing pairwise, gives stats that differ from a Kaldi-written file in the last
+    bits, and so do the means and variances derived from them.
+    """
+    x = np.asarray(feats, dtype=np.float32)
     d = x.shape[1]
     if stats is None:
         stats = np.zeros((2, d + 1), dtype=np.float64)
     elif stats.shape != (2, d + 1):
         raise CmvnError(f"CMVN stats have shape {stats.shape}, features have dim {d}")
     if weights is None:
-        stats[0, :d] += x.sum(axis=0)
-        stats[1, :d] += np.einsum("td,td->d", x, x)
-        stats[0, d] += x.shape[0]
+        w = np.ones((x.shape[0], 1), dtype=np.float32)
+        sums, squares = x, x * x
     else:
-        w = np.asarray(weights, dtype=np.float64)
-        stats[0, :d] += w @ x
-        stats[1, :d] += w @ (x * x)
-        stats[0, d] += w.sum()
+        w = np.asarray(weights, dtype=np.float32)
+        keep = w != 0
+        x, w = x[keep], w[keep, None]
+        sums, squares = x * w, x * x * w
+    stats[0, :d] = _running_sum(stats[0, :d], sums)
+    stats[1, :d] = _running_sum(stats[1, :d], squares)
+    stats[0, d] = _running_sum(stats[0, d:], w)[0]
     return stats
+
+
+_BLOCK = 4096  # frames per cumulative sum: bounds the float64 copy, keeps the order
+
+
+def _running_sum(start: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``start + rows[0] + rows[1] + ...`` in float64, added strictly in that order."""
+    acc = np.asarray(start, dtype=np.float64)
+    for i in range(0, rows.shape[0], _BLOCK):
+        block = np.empty((min(_BLOCK, rows.shape[0] - i) + 1, acc.shape[0]), dtype=np.float64)
+        block[0] = acc
+        block[1:] = rows[i:i + _BLOCK]
+        acc = np.cumsum(block, axis=0)[-1]  # a cumulative sum adds in order, never pairwise
+    return acc
 
 
 def cmvn_transform(stats: np.ndarray, norm_vars: bool = False,

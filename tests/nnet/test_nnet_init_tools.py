@@ -121,6 +121,43 @@ def test_cmvn_to_nnet_against_numpy(tmp_path):
         cmvn_to_nnet(np.zeros((3, 4)))
 
 
+def kaldi_cmvn_to_nnet(stats, std_dev, var_floor=1e-10):
+    """cmvn-to-nnet.cc's arithmetic per dimension: mean and variance stored in float
+    (mean * mean in float), then std_dev / sqrt(var) in double, stored in float."""
+    import math
+    f32 = np.float32
+    dim = stats.shape[1] - 1
+    count = float(stats[0, dim])
+    shift, scale = np.zeros(dim, f32), np.zeros(dim, f32)
+    for d in range(dim):
+        mean = f32(float(stats[0, d]) / count)
+        var = f32(float(stats[1, d]) / count - float(mean * mean))
+        if var <= f32(var_floor):
+            var = f32(var_floor)
+        shift[d] = -mean
+        scale[d] = f32(float(f32(std_dev)) / math.sqrt(float(var)))
+    return shift, scale
+
+
+def test_cmvn_to_nnet_is_kaldis_to_the_last_bit():
+    rng = np.random.default_rng(11)
+    feats = (rng.standard_normal((2000, 440)) * rng.uniform(0.1, 30, 440)
+             + rng.uniform(-50, 50, 440)).astype(np.float32)
+    stats = np.zeros((2, 441))
+    stats[0, :440], stats[1, :440] = feats.sum(0, dtype=np.float64), (
+        feats.astype(np.float64) ** 2).sum(0)
+    stats[0, 440] = len(feats)
+    for std_dev in (1.0, 0.7):
+        h = cmvn_to_nnet(stats, std_dev).host_params()
+        shift, scale = kaldi_cmvn_to_nnet(stats, std_dev)
+        np.testing.assert_array_equal(h[0]["shift"], shift)
+        np.testing.assert_array_equal(h[1]["scale"], scale)
+    # all in float (what we did before) is not Kaldi's
+    mean = (stats[0, :440] / 2000).astype(np.float32)
+    var = (stats[1, :440] / 2000 - (mean * mean).astype(np.float64)).astype(np.float32)
+    assert np.sum(np.float32(0.7) / np.sqrt(var) != scale) > 10
+
+
 def test_feature_transform_as_train_sh_builds_it(tmp_path):
     rng = np.random.default_rng(9)
     utts = [rng.standard_normal((n, 13)) * 3 + 1 for n in (40, 7, 25)]

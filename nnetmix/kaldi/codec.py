@@ -13,6 +13,10 @@ Kinds and the Kaldi code they match:
   (base/io-funcs-inl.h): ``\\4`` + int32 size + raw int32s; text ``'[ 1 2 3 ]\\n'``.
 * ``post``: Write/ReadPosterior (hmm/posterior.cc): int32 frames, per frame int32 count, per
   pair int32 id and float32 weight, each with its size byte; text ``'[ 3 1 ] [ 4 0.5 5 0.5 ] \\n'``.
+* ``pairvec``: BasicPairVectorHolder<BaseFloat> (util/kaldi-holder-inl.h), the table kind of
+  BaseFloatPairVectorWriter (lattice-mbr-decode's --times-wspecifier): int32 size, then each pair
+  as two floats, each with its size byte (4; a double's 8 is read too); text ``'0 1.5 ; 1.5 2 \\n'``
+  (``';'`` between pairs, ``'\\n'`` alone when empty). Values are (N, 2) float32 arrays.
 
 An int32 on disk is Kaldi's WriteBasicType: a size byte 4, then 4 little-endian bytes. Binary
 objects start with ``\\0B`` (InitKaldiOutputStream); text floats are printed with 7 significant
@@ -35,12 +39,13 @@ from nnetmix.kaldi.stream import InputStream
 
 __all__ = ["KINDS", "Where", "read_value", "encode_value", "Posterior"]
 
-KINDS = ("mat", "vec", "ivec", "post")
+KINDS = ("mat", "vec", "ivec", "post", "pairvec")
 Posterior = list  # list of frames, each a list of (int id, float weight) pairs
 
 _BIG_READ = 1 << 24
 _WS = b" \t\n\r\v\f"
 _IVEC_DTYPE = np.dtype([("size", "u1"), ("value", "<i4")])
+_FPAIR_DTYPE = np.dtype([("size1", "u1"), ("first", "<f4"), ("size2", "u1"), ("second", "<f4")])
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -184,6 +189,26 @@ def _read_post_bin(src: InputStream, where: Where, table: bool) -> list:
     return post
 
 
+def _read_float(src: InputStream, where: Where, what: str) -> float:
+    """ReadBasicType<float>: size byte 4 then a float32, or 8 then a double (kept as float)."""
+    size = _need(src, 1, where, what)[0]
+    if size not in (4, 8):
+        raise where.fail(f"bad {what}", f"expected a float (size byte 4 or 8), got size byte {size}")
+    return float(np.frombuffer(_need(src, size, where, what), "<f4" if size == 4 else "<f8")[0])
+
+
+def _read_pairvec_bin(src: InputStream, where: Where, table: bool) -> np.ndarray:
+    n = _read_size(src, where, "float-pair vector size")
+    raw = _need(src, 10 * n, where, f"float-pair vector data ({n} pairs)")
+    items = np.frombuffer(raw, dtype=_FPAIR_DTYPE)
+    if np.all(items["size1"] == 4) and np.all(items["size2"] == 4):
+        return np.stack([items["first"], items["second"]], axis=1).astype(np.float32)
+    src.unread(raw)  # some value was written as a double: read value by value
+    values = [_read_float(src, where, f"float-pair vector element {i // 2}")
+              for i in range(2 * n)]
+    return np.array(values, dtype=np.float64).astype(np.float32).reshape(n, 2)
+
+
 # -- text readers -----------------------------------------------------------------------------
 def _floats(tokens: Sequence[str], where: Where, what: str) -> np.ndarray:
     try:
@@ -318,11 +343,30 @@ def _read_post_text(src: InputStream, where: Where, table: bool) -> list:
     return post
 
 
-_NAMES = {"mat": "matrix", "vec": "vector", "ivec": "int32 vector", "post": "posterior"}
+def _read_pairvec_text(src: InputStream, where: Where, table: bool) -> np.ndarray:
+    """One line of ``a b`` pairs separated by ``;`` (which need no spaces around it)."""
+    line = src.readline()
+    if not line:
+        raise where.fail("truncated text float-pair vector", "expected a line, got end of file")
+    if not line.strip():
+        return np.zeros((0, 2), dtype=np.float32)
+    pairs = line.decode("latin-1").split(";")
+    rows = []
+    for i, pair in enumerate(pairs):
+        tokens = pair.split()
+        if len(tokens) != 2:
+            raise where.fail("bad text float-pair vector",
+                             f"pair {i}: expected 2 numbers, got {len(tokens)}")
+        rows.append(_floats(tokens, where, "text float-pair vector"))
+    return np.array(rows, dtype=np.float32).reshape(len(rows), 2)
+
+
+_NAMES = {"mat": "matrix", "vec": "vector", "ivec": "int32 vector", "post": "posterior",
+          "pairvec": "float-pair vector"}
 _BIN = {"mat": _read_mat_bin, "vec": _read_vec_bin, "ivec": _read_ivec_bin,
-        "post": _read_post_bin}
+        "post": _read_post_bin, "pairvec": _read_pairvec_bin}
 _TEXT = {"mat": _read_mat_text, "vec": _read_vec_text, "ivec": _read_ivec_text,
-         "post": _read_post_text}
+         "post": _read_post_text, "pairvec": _read_pairvec_text}
 
 
 def read_value(src: InputStream, kind: str, where: Where, table: bool = True) -> Any:
@@ -449,7 +493,23 @@ def _encode_post(value: Any, binary: bool, table: bool, where: Where) -> bytes:
     return ("".join(out) + "\n").encode("ascii")
 
 
-_ENC = {"mat": _encode_mat, "vec": _encode_vec, "ivec": _encode_ivec, "post": _encode_post}
+def _encode_pairvec(value: Any, binary: bool, table: bool, where: Where) -> bytes:
+    arr = _float_array(value, 2, where, "float-pair vector") if np.size(value) else \
+        np.zeros((0, 2), dtype=np.float32)
+    if arr.shape[1] != 2:
+        raise where.fail("cannot write float-pair vector",
+                         f"expected N x 2 values, got shape {arr.shape}")
+    arr = arr.astype(np.float32)  # BaseFloat
+    if binary:
+        items = np.empty(arr.shape[0], dtype=_FPAIR_DTYPE)
+        items["size1"] = items["size2"] = 4
+        items["first"], items["second"] = arr[:, 0], arr[:, 1]
+        return b"\0B" + _int32(arr.shape[0]) + items.tobytes()
+    return ("; ".join(f"{_fmt(a)} {_fmt(b)} " for a, b in arr.tolist()) + "\n").encode("ascii")
+
+
+_ENC = {"mat": _encode_mat, "vec": _encode_vec, "ivec": _encode_ivec, "post": _encode_post,
+        "pairvec": _encode_pairvec}
 
 
 def encode_value(value: Any, kind: str, binary: bool, where: Where, table: bool = True) -> bytes:

@@ -20,7 +20,7 @@ __all__ = ["read_object", "write_object"]
 
 
 def read_object(rxfilename: str, kind: str) -> Any:
-    """Read one object of ``kind`` ('mat', 'vec', 'ivec', 'post') from an rxfilename."""
+    """Read one object of ``kind`` (one of codec.KINDS) from an rxfilename."""
     check_kind(kind, rxfilename)
     f = classify_rxfilename(rxfilename)
     src = open_input(f)

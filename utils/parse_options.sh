@@ -5,10 +5,13 @@
 #  --foo-bar value   sets foo_bar, which must already be defined by the script (else: invalid option)
 #                    a variable whose default is true or false accepts only true or false
 #  --config file     sourced before everything else, so the command line overrides it (repeatable)
-#  --help, -h        prints $help_message if the script sets one, else the script's header comments
+#  --help, -h        prints $help_message if the script sets one (backslash escapes such as \n
+#                    expanded, as Kaldi's printf does), else the script's header comments; to stderr
 #  --name=value      refused: scripts take --name value (bin/ tools take --name=value)
 #  --                ends the options
-# Whatever follows the options stays in "$@" for the script.
+# Whatever follows the options stays in "$@" for the script. As in Kaldi, a script with a cmd
+# variable refuses to run with it empty (--cmd '' is a scripting error, not "run locally").
+# Unlike Kaldi, values are taken literally, never expanded a second time by eval.
 
 _po_prog=$0
 _po_script=${BASH_SOURCE[1]:-$0}
@@ -42,14 +45,14 @@ while [ "$#" -gt 0 ]; do
   case "$1" in
     -h|--help)
       if [ -n "${help_message:-}" ]; then
-        printf '%s\n' "$help_message"
+        printf '%b\n' "$help_message" >&2
       else
         # the script's header: its leading comment lines after the #! line
         awk 'NR == 1 && /^#!/ { next }
              !started && /^[[:space:]]*$/ { next }
              /^# *Copyright/ { started = 1; next }
              /^#/ { started = 1; sub(/^# ?/, ""); print; next }
-             { exit }' "$_po_script"
+             { exit }' "$_po_script" >&2
       fi
       exit 0 ;;
     --*=*)
@@ -82,6 +85,11 @@ while [ "$#" -gt 0 ]; do
       break ;;
   esac
 done
+
+# 3. Kaldi's check on --cmd: an empty job wrapper comes from a script that lost its cmd.sh value.
+if [ -n "${cmd+set}" ] && [ -z "$cmd" ]; then
+  echo "$_po_prog: empty argument to --cmd option" >&2; exit 1
+fi
 
 unset _po_prog _po_script _po_i _po_arg _po_next _po_file _po_name
 true

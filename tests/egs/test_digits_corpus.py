@@ -153,7 +153,7 @@ def test_run_sh_options_and_stages_not_written_yet(tmp_path):
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
     p = run_script(["./run.sh", "--help"], cwd=s5)
-    assert p.returncode == 0 and "--stage 2 --stop-stage 2" in p.stdout
+    assert p.returncode == 0 and "--stage 2 --stop-stage 2" in p.stderr  # Kaldi: help to stderr
 
 
 def test_run_sh_stages_0_and_1(tmp_path):

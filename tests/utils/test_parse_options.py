@@ -81,8 +81,28 @@ def test_config_file_is_read_first(tmp_path):
 
 
 def test_help_prints_header_or_help_message(tmp_path):
+    # Kaldi's parse_options.sh prints --help to stderr, through printf (escapes expanded)
     p = run(tmp_path, "--help", "--no-such", "1")
-    assert p.returncode == 0
-    assert p.stdout == "demo.sh: prints its options.\nUsage: demo.sh [options] <a> [<b>]\n"
-    p = run(tmp_path, "-h", help_message="Usage: demo.sh from help_message")
-    assert p.returncode == 0 and p.stdout == "Usage: demo.sh from help_message\n"
+    assert p.returncode == 0 and p.stdout == ""
+    assert p.stderr == "demo.sh: prints its options.\nUsage: demo.sh [options] <a> [<b>]\n"
+    p = run(tmp_path, "-h", help_message="Usage: demo.sh from help_message\\n  --nj 10%")
+    assert p.returncode == 0 and p.stdout == ""
+    assert p.stderr == "Usage: demo.sh from help_message\n  --nj 10%\n"
+
+
+def test_empty_cmd_is_refused(tmp_path):
+    path = make_script(tmp_path)
+    path.write_text(path.read_text().replace("nj=4 ", "cmd=utils/run.py\nnj=4 "))
+    p = run_script([path, "--cmd", "", "a"], cwd=tmp_path)
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr == f"{path}: empty argument to --cmd option\n"
+    assert run_script([path, "--cmd", "utils/run.py", "a"], cwd=tmp_path).returncode == 0
+    # a script without a cmd variable is not concerned
+    assert run(tmp_path, "--nj", "", "a").returncode == 0
+
+
+def test_values_are_taken_literally(tmp_path):
+    # Kaldi's eval would expand $HOME and fail on the double quote; we keep the value as given
+    p = run(tmp_path, "--foo-bar", 'a $HOME `x` "q" \\t', "b")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == 'nj=4 foo_bar=a $HOME `x` "q" \\t use_gpu=false'

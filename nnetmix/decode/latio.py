@@ -3,7 +3,7 @@
 Binary: ``key SPACE`` then the OpenFst binary VectorFst, with no ``\\0B`` marker (Kaldi leaves
 it out so a single lattice file is an OpenFst file). OpenFst layout (fst.h FstHeader, vector-
 fst.h WriteFst): int32 magic 2125659606, string "vector", string arc type, int32 version 2,
-int32 flags 0, uint64 properties (3: expanded|mutable, nothing else claimed), int64 start,
+int32 flags 0, uint64 properties (those Kaldi's writers leave there, see fstprops.py), int64 start,
 int64 number of states, int64 number of arcs (0, as OpenFst writes it); then per state the final
 weight, int64 arc count and per arc int32 ilabel, int32 olabel, weight, int32 nextstate. Strings
 are int32 length + bytes; all little-endian. Weights: ``compactlattice44`` = float32 graph cost,
@@ -20,7 +20,10 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
+import numpy as np
+
 from nnetmix.errors import FormatError
+from nnetmix.decode.fstprops import lattice_properties
 from nnetmix.decode.lattice import CompactLattice, INF, RawLattice
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier, parse_wspecifier
 from nnetmix.kaldi.stream import InputStream, open_input, open_output
@@ -39,10 +42,14 @@ def _ostr(s: str) -> bytes:
     return struct.pack("<i", len(b)) + b
 
 
-def fst_bytes(arc_type: str, start: int, states: list[tuple[bytes, list[bytes]]]) -> bytes:
-    """OpenFst binary VectorFst from encoded (final weight, [arc bytes]) per state."""
+def fst_bytes(arc_type: str, start: int, states: list[tuple[bytes, list[bytes]]],
+              properties: int = 3) -> bytes:
+    """OpenFst binary VectorFst from encoded (final weight, [arc bytes]) per state.
+
+    ``properties`` go into the header as they are; 3 (expanded, mutable) claims nothing else.
+    """
     head = (struct.pack("<i", FST_MAGIC) + _ostr("vector") + _ostr(arc_type)
-            + struct.pack("<iiQqqq", 2, 0, 3, start, len(states), 0))
+            + struct.pack("<iiQqqq", 2, 0, properties, start, len(states), 0))
     body = [head]
     for final, arcs in states:
         body.append(final)
@@ -55,16 +62,28 @@ def _clat_weight(g: float, a: float, tids: tuple) -> bytes:
     return struct.pack(f"<ffi{len(tids)}i", g, a, len(tids), *tids)
 
 
+def _clat_trivial(g: float, a: float, tids: tuple) -> bool:
+    """CompactLatticeWeight One ((0, 0), no tids) or Zero ((inf, inf), no tids)."""
+    return not tids and ((g == 0 and a == 0) or (g == INF and a == INF))
+
+
 def compact_lattice_to_bytes(clat: CompactLattice) -> bytes:
     zero = struct.pack("<ffi", INF, INF, 0)
     states = []
+    eps = weighted = False
     for s in range(clat.num_states):
         fin = clat.finals[s]
         final = zero if fin is None else _clat_weight(*fin)
-        arcs = [struct.pack("<ii", lab, lab) + _clat_weight(g, a, t) + struct.pack("<i", nxt)
-                for lab, g, a, t, nxt in clat.arcs[s]]
+        weighted = weighted or (fin is not None and not _clat_trivial(*fin))
+        arcs = []
+        for lab, g, a, t, nxt in clat.arcs[s]:
+            arcs.append(struct.pack("<ii", lab, lab) + _clat_weight(g, a, t)
+                        + struct.pack("<i", nxt))
+            eps = eps or lab == 0
+            weighted = weighted or not _clat_trivial(g, a, t)
         states.append((final, arcs))
-    return fst_bytes(_CLAT_TYPE, clat.start, states)
+    props = lattice_properties(clat.num_states, clat.num_arcs(), True, eps, eps, eps, weighted)
+    return fst_bytes(_CLAT_TYPE, clat.start, states, props)
 
 
 def lattice4_bytes(lat: RawLattice) -> bytes:
@@ -75,7 +94,18 @@ def lattice4_bytes(lat: RawLattice) -> bytes:
         per_state[s].append(struct.pack("<iiffi", il, ol, g, a, d))
     states = [(struct.pack("<ff", lat.final_g[s], lat.final_a[s]), per_state[s])
               for s in range(lat.num_states)]
-    return fst_bytes(_LAT_TYPE, lat.start, states)
+    il, ol = np.asarray(lat.ilabel), np.asarray(lat.olabel)
+
+    def nontrivial(g: np.ndarray, a: np.ndarray) -> bool:
+        """Some LatticeWeight is neither One (0, 0) nor Zero (inf, inf)."""
+        g, a = np.asarray(g, np.float32), np.asarray(a, np.float32)
+        return bool(np.any(~(((g == 0) & (a == 0)) | ((g == INF) & (a == INF)))))
+
+    props = lattice_properties(
+        lat.num_states, il.size, bool(np.all(il == ol)), bool(np.any(il == 0)),
+        bool(np.any(ol == 0)), bool(np.any((il == 0) & (ol == 0))),
+        nontrivial(lat.g, lat.a) or nontrivial(lat.final_g, lat.final_a))
+    return fst_bytes(_LAT_TYPE, lat.start, states, props)
 
 
 def _fmt(x: float) -> str:

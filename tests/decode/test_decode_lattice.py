@@ -6,7 +6,7 @@ import kaldifst
 import numpy as np
 import pytest
 
-from nnetmix.decode.latio import (CompactLatticeWriter, fst_bytes,
+from nnetmix.decode.latio import (CompactLatticeWriter, compact_lattice_to_bytes, fst_bytes,
                                   iter_compact_lattices, lattice4_bytes)
 from nnetmix.decode.lattice import (CompactLattice, RawLattice, best_path,
                                     determinize_lattice_pruned)
@@ -200,3 +200,69 @@ def test_lattice_bins(tmp_path, capsys):
     assert cp.main([f"ark:{tmp_path}/p.ark", f"ark,t:{tmp_path}/p.txt"]) == 0
     assert "1\t2\t2\t6.5,10,2_2" in (tmp_path / "p.txt").read_text()
     assert bp.main([f"ark:{tmp_path}/missing.ark"]) == 1
+
+
+def _kaldifst_lattice(raw):
+    """The raw lattice built state by state in kaldifst (OpenFst's own property tracking)."""
+    lat = kaldifst.Lattice()
+    for _ in range(raw.num_states):
+        lat.add_state()
+    if raw.num_states:
+        lat.start = raw.start
+    for s, d, il, ol, g, a in zip(raw.src.tolist(), raw.dst.tolist(), raw.ilabel.tolist(),
+                                  raw.olabel.tolist(), raw.g.tolist(), raw.a.tolist()):
+        lat.add_arc(s, kaldifst.LatticeArc(il, ol, kaldifst.LatticeWeight(g, a), d))
+    for s in range(raw.num_states):
+        if np.isfinite(raw.final_g[s]):
+            lat.set_final(s, kaldifst.LatticeWeight(raw.final_g[s], raw.final_a[s]))
+    return lat
+
+
+def _header_properties(data):
+    """The uint64 properties of an OpenFst binary header (after magic, 'vector', arc type)."""
+    import struct
+    pos = 4
+    for _ in range(2):
+        pos += 4 + struct.unpack_from("<i", data, pos)[0]
+    return struct.unpack_from("<Q", data, pos + 8)[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lattice_header_properties_are_openfsts(tmp_path, seed):
+    """What OpenFst records for a lattice built and then rescaled by Kaldi's ScaleLattice (as
+    latgen-faster-mapped and lattice-scale leave it) is what our header says."""
+    rng = np.random.default_rng(seed)
+    raw = random_raw_lattice(rng, num_frames=2 + seed, word_prob=0.3 * (seed % 3))
+    if seed == 5:  # no epsilons at all, and an acceptor
+        keep = (raw.ilabel != 0) & (raw.olabel != 0)
+        raw = RawLattice(raw.num_states, raw.start, raw.src[keep], raw.dst[keep],
+                         raw.ilabel[keep], raw.ilabel[keep], raw.g[keep], raw.a[keep],
+                         raw.final_g, raw.final_a)
+    lat = _kaldifst_lattice(raw)
+    kaldifst.scale_lattice([[1.0, 0.0], [0.0, 0.1]], lat)
+    lat.write(str(tmp_path / "k.fst"))
+    theirs = _header_properties((tmp_path / "k.fst").read_bytes())
+    ours = _header_properties(lattice4_bytes(RawLattice.from_kaldifst(lat)))
+    assert ours == theirs, (hex(ours), hex(theirs))
+    assert ours != 3
+
+
+def test_compact_lattice_header_properties(tmp_path):
+    c = _clat()  # an acceptor without epsilon arcs, with weights
+    assert _header_properties(compact_lattice_to_bytes(c)) == 0x10a810003  # a Kaldi lattice's
+    c.add_arc(0, 0, 0.0, 0.0, (), 1)  # an epsilon arc: epsilons, input and output
+    assert _header_properties(compact_lattice_to_bytes(c)) == 0x105410003
+    # no states, and states without arcs: what OpenFst records for them
+    for n in (0, 1):
+        lat = kaldifst.Lattice()
+        clat = CompactLattice()
+        for _ in range(n):
+            lat.add_state()
+            lat.start = 0
+            lat.set_final(0, kaldifst.LatticeWeight(0.5, 0.0))
+            clat.start = clat.add_state()
+            clat.set_final(0, 0.5, 0.0)
+        kaldifst.scale_lattice([[1.0, 0.0], [0.0, 0.1]], lat)
+        lat.write(str(tmp_path / "e.fst"))
+        assert _header_properties(compact_lattice_to_bytes(clat)) == \
+            _header_properties((tmp_path / "e.fst").read_bytes()), n

@@ -53,17 +53,23 @@ def acc_cmvn_stats(feats: np.ndarray, stats: np.ndarray | None = None,
     return stats
 
 
-_BLOCK = 4096  # frames per cumulative sum: bounds the float64 copy, keeps the order
+_BLOCK = 4096  # frames per step: bounds the float64 copy
 
 
 def _running_sum(start: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``start + rows[0] + rows[1] + ...`` in float64, added strictly in that order."""
+    """``start + rows[0] + rows[1] + ...`` in float64, added strictly in that order.
+
+    numpy sums pairwise only along a contiguous axis: over the rows of a C-ordered matrix of two
+    or more columns it adds row after row, which is the order wanted, at the speed of a sum. A
+    single column is contiguous along the rows, so it goes through a cumulative sum, which adds
+    in order by definition (tests/feat/test_feat_cmvn.py checks both against a frame loop).
+    """
     acc = np.asarray(start, dtype=np.float64)
     for i in range(0, rows.shape[0], _BLOCK):
         block = np.empty((min(_BLOCK, rows.shape[0] - i) + 1, acc.shape[0]), dtype=np.float64)
         block[0] = acc
         block[1:] = rows[i:i + _BLOCK]
-        acc = np.cumsum(block, axis=0)[-1]  # a cumulative sum adds in order, never pairwise
+        acc = block.sum(axis=0) if acc.shape[0] > 1 else np.cumsum(block, axis=0)[-1]
     return acc
 
 

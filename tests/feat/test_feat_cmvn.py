@@ -51,6 +51,9 @@ def test_stats_are_kaldis_to_the_last_bit():
     x = dummy_feats(300, 13, seed=4) * np.float32(7.3)
     s = acc_cmvn_stats(x)
     np.testing.assert_array_equal(s, kaldi_acc(x))
+    for dim in (1, 2, 440):  # one column (contiguous), two, a spliced input's width
+        y = dummy_feats(5000 if dim < 440 else 200, dim, seed=dim) * np.float32(100)
+        np.testing.assert_array_equal(acc_cmvn_stats(y), kaldi_acc(y))
     # squaring in float64 (what we did before) is not Kaldi's: the squares row differs
     assert np.any((x.astype(np.float64) ** 2).sum(0) != s[1, :13])
     # per-speaker stats: utterances added onto the running stats frame by frame

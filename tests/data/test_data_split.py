@@ -121,7 +121,7 @@ def test_kaldi_partition_matches_split_scp():
 
 def test_split_data_kaldi_parts_for_many_job_counts(tmp_path):
     d = tmp_path / "train"
-    utt2spk = make_data_dir(d, num_spk=39, utts_per_spk=(1, 12), seed=21, extras=False)
+    utt2spk = make_listing_data_dir(d, num_spk=39, utts_per_spk=(1, 12), seed=21, extras=False)
     speakers = list(dict.fromkeys(utt2spk.values()))
     counts = [sum(1 for s in utt2spk.values() if s == spk) for spk in speakers]
     for n in range(1, 40):
@@ -141,7 +141,7 @@ def test_split_data_kaldi_parts_for_many_job_counts(tmp_path):
 
 def test_split_data_refuses_unsorted_utt2spk(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=4, utts_per_spk=(3, 3), seed=4)
+    make_listing_data_dir(d, num_spk=4, utts_per_spk=(3, 3), seed=4)
     lines = read_lines(d / "utt2spk")
     lines[4], lines[5] = lines[5], lines[4]
     (d / "utt2spk").write_text("".join(x + "\n" for x in lines))

@@ -36,3 +36,16 @@ def mpiexec() -> str:
         pytest.skip("launches its own mpiexec: run under plain pytest")
     pytest.importorskip("mpi4py")
     return found
+
+
+def write_class_tables(d: Path, utts, name: str = "f") -> list[str]:
+    """Features (ark + scp) and pdf posteriors (ark) of ``utts`` (from :func:`class_run_utts`)
+    under ``d``; returns [feats rspecifier, targets rspecifier]."""
+    from nnetmix.kaldi import TableWriter
+    with TableWriter(f"ark,scp:{d}/{name}.ark,{d}/{name}.scp", "mat") as w:
+        for k, f, _ in utts:
+            w[k] = f
+    with TableWriter(f"ark:{d}/{name}.post.ark", "post") as w:
+        for k, _, t in utts:
+            w[k] = [[(int(i), 1.0)] for i in t]
+    return [f"scp:{d}/{name}.scp", f"ark:{d}/{name}.post.ark"]

@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, load_bin, script_env
-from dummies import class_run_utts
+from dummies import class_run_utts, write_class_tables
 
 from nnetmix.driver.dnn import read_result
-from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
 from nnetmix.parallel import read_bmuf_state
 from nnetmix.utils.state import StateError
@@ -39,16 +38,10 @@ def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("state")
     rng = np.random.default_rng(15)
     utts = class_run_utts(rng, 8, 5, 3, 15, 30, 0.8)
-    with TableWriter(f"ark,scp:{d}/f.ark,{d}/f.scp", "mat") as w:
-        for k, f, _ in utts:
-            w[k] = f
-    with TableWriter(f"ark:{d}/p.ark", "post") as w:
-        for k, _, t in utts:
-            w[k] = [[(int(i), 1.0)] for i in t]
     Nnet([AffineTransform(5, 6, rng.standard_normal((6, 5)) * 0.3, rng.uniform(-1, 1, 6)),
           Sigmoid(6, 6), AffineTransform(6, 3, rng.standard_normal((3, 6)) * 0.3, np.zeros(3)),
           Softmax(3, 3)]).write(str(d / "init.nnet"))
-    data = [f"scp:{d}/f.scp", f"ark:{d}/p.ark"]
+    data = write_class_tables(d, utts)
     assert load_bin("nnet-train-frmshuff.py").main(
         NGSGD + data + [str(d / "init.nnet"), str(d / "ng.nnet")]) == 0
     p = _mpi_tool(["--bmuf=true", "--minibatch-size=16", f"--bmuf-state={d}/good.bmuf.npz",

@@ -21,11 +21,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, script_env
-from dummies import class_run_utts
+from dummies import class_run_utts, write_class_tables
 
 from nnetmix.cli import OptionParser, run_tool
 from nnetmix.errors import FormatError
-from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
 
 
@@ -88,12 +87,7 @@ def test_errors_without_an_interrupt_are_unchanged(capsys):
 def task(tmp_path):
     rng = np.random.default_rng(4)
     utts = class_run_utts(rng, 200, 5, 3, 40, 80, 0.8)
-    with TableWriter(f"ark,scp:{tmp_path}/f.ark,{tmp_path}/f.scp", "mat") as w:
-        for k, f, _ in utts:
-            w[k] = f
-    with TableWriter(f"ark:{tmp_path}/p.ark", "post") as w:
-        for k, _, t in utts:
-            w[k] = [[(int(i), 1.0)] for i in t]
+    write_class_tables(tmp_path, utts)
     Nnet([AffineTransform(5, 6, rng.standard_normal((6, 5)), rng.uniform(-1, 1, 6)),
           Sigmoid(6, 6), AffineTransform(6, 3, rng.standard_normal((3, 6)), np.zeros(3)),
           Softmax(3, 3)]).write(str(tmp_path / "init.nnet"))
@@ -107,8 +101,8 @@ def _start(d: Path) -> subprocess.Popen:
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["NUMBA_CACHE_DIR"] = str(d / "numba-cache")
     cmd = [sys.executable, str(ROOT / "bin" / "nnet-train-frmshuff.py"), "--minibatch-size=16",
-           f"ark:copy-feats.py scp:{d}/f.scp ark:- |", f"ark:{d}/p.ark", str(d / "init.nnet"),
-           str(d / "out.nnet")]
+           f"ark:copy-feats.py scp:{d}/f.scp ark:- |", f"ark:{d}/f.post.ark",
+           str(d / "init.nnet"), str(d / "out.nnet")]
     return subprocess.Popen(cmd, cwd=d, env=env, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 

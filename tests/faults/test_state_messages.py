@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from conftest import load_bin
-from dummies import class_run_utts
+from dummies import class_run_utts, write_class_tables
 
 from nnetmix.errors import FormatError
-from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax, read_nnet
 
 
@@ -51,17 +50,13 @@ def test_a_complete_unknown_component_is_still_named(tmp_path):
 def test_nan_loss_says_the_training_stops(tmp_path, capsys):
     rng = np.random.default_rng(8)
     utts = class_run_utts(rng, 6, 5, 3, 20, 30, 0.8)
-    with TableWriter(f"ark,scp:{tmp_path}/f.ark,{tmp_path}/f.scp", "mat") as w:
-        for k, f, _ in utts:
-            f[3, 2] = np.nan                   # a feature extractor gone wrong
-            w[k] = f
-    with TableWriter(f"ark:{tmp_path}/p.ark", "post") as w:
-        for k, _, t in utts:
-            w[k] = [[(int(i), 1.0)] for i in t]
+    for _, f, _ in utts:
+        f[3, 2] = np.nan                       # a feature extractor gone wrong
+    feats, post = write_class_tables(tmp_path, utts)
     _net(rng).write(str(tmp_path / "init.nnet"))
     rc = load_bin("nnet-train-frmshuff.py").main(
-        ["--minibatch-size=16", f"scp:{tmp_path}/f.scp", f"ark:{tmp_path}/p.ark",
-         str(tmp_path / "init.nnet"), str(tmp_path / "out.nnet")])
+        ["--minibatch-size=16", feats, post, str(tmp_path / "init.nnet"),
+         str(tmp_path / "out.nnet")])
     err = capsys.readouterr().err
     errors = [ln for ln in err.splitlines() if ln.startswith("ERROR")]
     assert rc == 1 and len(errors) == 1, err

@@ -12,8 +12,12 @@ codes. Three conventions, one module each:
 * :mod:`nnetmix.cli.srilm` -- SRILM's ``-name value``: bin/ngram-count.py and bin/ngram.py.
 
 :mod:`nnetmix.cli.features` is the command line compute-mfcc-feats.py and compute-fbank-feats.py
-share.
+share; :mod:`nnetmix.cli.interrupt` makes Ctrl-C one ERROR line and exit status 130.
 """
-from nnetmix.cli.binary import OptionParser, run_tool, str2bool
+from nnetmix.cli.interrupt import guard_imports
+
+guard_imports()  # first: a Ctrl-C during the tool's imports is one line, not a traceback
+
+from nnetmix.cli.binary import OptionParser, run_tool, str2bool  # noqa: E402
 
 __all__ = ["OptionParser", "run_tool", "str2bool"]

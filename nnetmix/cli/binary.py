@@ -13,11 +13,13 @@ parser extends with the usage text, the standard options and the exit-code conve
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import sys
 import traceback
 from typing import Any, Callable, Sequence
 
+from nnetmix.cli.interrupt import end_by_sigint, handling, interrupted
 from nnetmix.errors import NnetmixError, UsageError
 from nnetmix.log import setup_logging
 from nnetmix.options import Option, OptionSet, str2bool
@@ -81,6 +83,7 @@ def run_tool(parser: OptionParser, nargs: tuple[int, int],
 
     bin/ tools are ``def main(argv=None): return run_tool(parser, (lo, hi), body, argv)``.
     """
+    argv_given = argv is not None
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = parser.prog
     verbose = 0
@@ -101,14 +104,34 @@ def run_tool(parser: OptionParser, nargs: tuple[int, int],
     if opts.print_args:
         sys.stderr.write(" ".join(shlex.quote(a) for a in [prog, *argv]) + "\n")
     setup_logging(prog, verbose)
-    try:
-        rc = body(opts, args)
-    except NnetmixError as e:
-        _log_raise_site(e, verbose)
-        return 1
-    except BrokenPipeError:
-        return 1
-    except KeyboardInterrupt:
-        logger.error("interrupted")
-        return 130
+    with handling():
+        try:
+            rc = body(opts, args)
+        except KeyboardInterrupt as e:
+            return _interrupted(e, argv_given)
+        except Exception as e:
+            if interrupted():  # a consequence (a pipe killed by the same Ctrl-C)
+                return _interrupted(e, argv_given, consequence=True)
+            if not isinstance(e, (NnetmixError, BrokenPipeError)):
+                raise
+            if isinstance(e, NnetmixError):
+                _log_raise_site(e, verbose)
+            return 1
     return int(rc or 0)
+
+
+def _interrupted(e: BaseException, argv_given: bool, consequence: bool = False) -> int:
+    """Ctrl-C: one ERROR line naming where the tool was, what failed because of it as a
+    WARNING, status 130; a real command ends by SIGINT (nnetmix.cli.interrupt)."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if not f.filename.endswith(os.path.join("cli", "interrupt.py"))]
+    frame = frames[-1] if frames else None
+    logger.handle(logger.makeRecord(
+        logger.name, logging.ERROR, frame.filename if frame else __file__,
+        (frame.lineno or 0) if frame else 0, "interrupted (SIGINT)", (), None,
+        func=frame.name if frame else "run_tool"))
+    if consequence:
+        logger.warning("after the interrupt: %s", e)
+    if not argv_given:
+        end_by_sigint()
+    return 130

@@ -34,7 +34,6 @@ Both run :func:`nnetmix.train.train_epoch` (the one minibatch loop); what N rank
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import time
@@ -46,7 +45,7 @@ from nnetmix.kaldi import RandomAccessReader
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import NnetTrainOptions, read_nnet
 from nnetmix.parallel.agree import params_digest
-from nnetmix.parallel.bmuf import BMUF
+from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.options import MpiTrainOptions
 from nnetmix.driver.ranks import Workers
@@ -56,6 +55,7 @@ from nnetmix.train.ngsgd import setup_optimizer, state_path
 from nnetmix.train.options import OptimizerOptions, TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
 from nnetmix.train.trainer import train_epoch
+from nnetmix.utils.state import read_json, write_json
 
 __all__ = ["EpochResult", "dnn_epoch", "write_result", "read_result"]
 
@@ -102,28 +102,25 @@ def write_result(path: str, res: EpochResult) -> None:
          "num_other_error": st.num_other_error, "num_ranks": res.num_ranks, "wall": res.wall,
          "time_optimize": res.time_optimize, "time_aggregate": res.time_aggregate,
          "time_io": res.time_io}
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(d, fh, indent=1)
-        fh.write("\n")
-    os.replace(tmp, path)
+    write_json(path, d)
+
+
+#: what a scheduler reads from a result file (the file holds more, for people)
+_RESULT_FIELDS = {"cross_validate": bool, "avg_loss": float, "frame_accuracy": float,
+                  "frames": int, "num_done": int, "minibatches": int}
 
 
 def read_result(path: str) -> EpochStats:
     """The statistics of a result file, as far as a scheduler needs them (loss, accuracy)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-        st = EpochStats(cross_validate=bool(d["cross_validate"]))
-        st.frames = int(d["frames"])
-        st.xent_sum = float(d["avg_loss"]) * st.frames
-        st.correct = int(round(float(d["frame_accuracy"]) * st.frames / 100.0))
-        st.num_done = int(d["num_done"])
-        st.minibatches = int(d["minibatches"])
-    except FileNotFoundError:
-        raise TrainError(f"{path}: no result file (the training tool did not finish)") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise TrainError(f"{path}: not a result file of nnet-train-*.py ({e})") from None
+    if not os.path.exists(path):
+        raise TrainError(f"{path}: no result file (the training tool did not finish)")
+    d = read_json(path, "result file of nnet-train-*.py", _RESULT_FIELDS)
+    st = EpochStats(cross_validate=d["cross_validate"])
+    st.frames = d["frames"]
+    st.xent_sum = float(d["avg_loss"]) * st.frames
+    st.correct = int(round(float(d["frame_accuracy"]) * st.frames / 100.0))
+    st.num_done = d["num_done"]
+    st.minibatches = d["minibatches"]
     return st
 
 
@@ -174,13 +171,13 @@ def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log) -> None:
             log.info("BMUF state %s does not exist yet: the filter starts at <model-in> with "
                      "Delta = 0", path)
         return
-    with np.load(path) as z:
-        w_digest = params_digest(np.asarray(z["W"], dtype=bmuf.dtype)) if "W" in z.files else ""
-    if w_digest != params_digest(bmuf.params, bmuf.be):
+    state = read_bmuf_state(path)
+    if params_digest(np.asarray(state["W"], dtype=bmuf.dtype)) != params_digest(bmuf.params,
+                                                                                 bmuf.be):
         log.warning("BMUF state %s was saved for another model than %s (its W differs): the "
                     "filter starts afresh (Delta = 0)", path, model_in)
         return
-    bmuf.load(path)
+    bmuf.load_state_dict(state, path)
     log.info("BMUF state %s resumed (block %d): the ranks start from W_g", path, bmuf.blocks)
 
 

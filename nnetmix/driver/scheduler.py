@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import shlex
@@ -54,12 +53,16 @@ from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, ka
 from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
 from nnetmix.utils.jobs import parse_job_args, run_job, run_mpi_job
+from nnetmix.utils.state import copy_file, read_json, write_json, write_text
 
 __all__ = ["ScheduleOptions", "TrainCommandOptions", "run_schedule"]
 
 logger = logging.getLogger(__name__)
 
 STATE = ".scheduler_state.json"
+#: the fields of STATE: a NewbobState
+_STATE_FIELDS = {"learn_rate": float, "loss": float, "mlp_best": str, "halving": bool,
+                 "last_iter": int, "finished": bool}
 
 
 @dataclasses.dataclass
@@ -120,12 +123,6 @@ def _epoch_log(path: Path, prog: str, verbose: int) -> Iterator[logging.Logger]:
     finally:
         log.removeHandler(fh)
         fh.close()
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _symlink_atomic(target: str, link: Path) -> None:
@@ -218,13 +215,9 @@ class _Run:
 
     def bmuf_state_for(self, model: str, out: Path) -> Path:
         """The BMUF checkpoint of the epoch writing ``out``, seeded with ``model``'s (or none)."""
-        import shutil
-
         src, dst = Path(model + ".bmuf.npz"), Path(str(out) + ".bmuf.npz")
         if src.exists():
-            tmp = dst.with_name(dst.name + ".tmp")
-            shutil.copyfile(src, tmp)
-            os.replace(tmp, dst)
+            copy_file(src, dst)
         elif dst.exists():
             dst.unlink()  # left by a killed run of this epoch
         return dst
@@ -243,14 +236,15 @@ class _Run:
         p = self.dir / STATE
         if not p.exists():
             return None
-        d = json.loads(p.read_text())
-        return NewbobState(**{f.name: d[f.name] for f in dataclasses.fields(NewbobState)})
+        d = read_json(p, "scheduler state", _STATE_FIELDS,
+                      "remove it to train again from the first epoch")
+        return NewbobState(**{name: d[name] for name in _STATE_FIELDS})
 
     def save(self, st: NewbobState) -> None:
-        _write_atomic(self.dir / STATE, json.dumps(dataclasses.asdict(st), indent=1) + "\n")
-        _write_atomic(self.dir / ".learn_rate", "%g\n" % st.learn_rate)
-        _write_atomic(self.dir / ".halving", "%d\n" % int(st.halving))
-        _write_atomic(self.dir / ".mlp_best", st.mlp_best + "\n")
+        write_json(self.dir / STATE, dataclasses.asdict(st))
+        write_text(self.dir / ".learn_rate", "%g\n" % st.learn_rate)
+        write_text(self.dir / ".halving", "%d\n" % int(st.halving))
+        write_text(self.dir / ".mlp_best", st.mlp_best + "\n")
         (self.dir / (".done_iter%02d" % st.last_iter)).touch()
 
     # -- the schedule ------------------------------------------------------------------------
@@ -289,7 +283,7 @@ class _Run:
         return str(final)
 
     def save_initial(self, state: NewbobState) -> None:
-        _write_atomic(self.dir / STATE, json.dumps(dataclasses.asdict(state), indent=1) + "\n")
+        write_json(self.dir / STATE, dataclasses.asdict(state))
 
     def one_epoch(self, state: NewbobState, it: int, total: int) -> None:
         d = self.dir

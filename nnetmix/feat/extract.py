@@ -87,12 +87,13 @@ def compute_feats_table(config: FeatureConfig, wav_rspecifier: str, feats_wspeci
                 if num_utts % 10 == 0:
                     logger.info("Processed %d utterances", num_utts)
                 vlog(logger, 2, "Processed features for key %s", key)
+            # before the writer closes: it refuses an empty table, after this line
+            logger.info(" Done %d out of %d utterances.", num_done, num_utts)
         ok = True
     finally:
         for w in (dur_writer, len_writer):
             if w:
                 w.close(ok)
-    logger.info(" Done %d out of %d utterances.", num_done, num_utts)
     return ExtractResult(num_done, num_utts, num_frames)
 
 

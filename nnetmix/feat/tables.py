@@ -52,8 +52,12 @@ def _as_float32(mat: np.ndarray) -> np.ndarray:
 
 
 def transform_feats(rspecifier: str, wspecifier: str,
-                    fn: Callable[[str, np.ndarray], np.ndarray | None]) -> Counts:
-    """Apply ``fn(key, feats)`` to every matrix; None from fn means 'skip this key'."""
+                    fn: Callable[[str, np.ndarray], np.ndarray | None],
+                    summary: str = "") -> Counts:
+    """Apply ``fn(key, feats)`` to every matrix; None from fn means 'skip this key'.
+
+    ``summary`` (``{done}``, ``{err}`` filled in) is logged before the output is closed, so
+    it precedes the error of a table with nothing written (Kaldi logs it, then exits 1)."""
     counts = Counts()
     with open_features(rspecifier) as reader, TableWriter(wspecifier, "mat") as writer:
         for key, feats in reader:
@@ -63,6 +67,8 @@ def transform_feats(rspecifier: str, wspecifier: str,
                 continue
             writer.write(key, out)
             counts.done += 1
+        if summary:
+            logger.info(summary.format(done=counts.done, err=counts.err))
     return counts
 
 
@@ -84,31 +90,28 @@ def copy_feats(rspecifier: str, wspecifier: str, binary: bool = True,
             if lengths:
                 lengths.write(key, feats.shape[0])
             return _as_float32(feats)
-        counts = transform_feats(rspecifier, wspecifier, one)
+        counts = transform_feats(rspecifier, wspecifier, one, "Copied {done} feature matrices.")
         ok = True
     finally:
         if lengths:
             lengths.close(ok)
-    logger.info("Copied %d feature matrices.", counts.done)
     return counts
 
 
 def add_deltas_table(rspecifier: str, wspecifier: str, order: int = 2, window: int = 2,
                      truncate: int = 0) -> Counts:
     """Kaldi's add-deltas (--truncate keeps only the first N input dimensions)."""
-    counts = transform_feats(rspecifier, wspecifier, DeltaStep(order, window, truncate))
-    logger.info("Added deltas to %d feature matrices, %d empty.", counts.done, counts.err)
-    return counts
+    return transform_feats(rspecifier, wspecifier, DeltaStep(order, window, truncate),
+                           "Added deltas to {done} feature matrices, {err} empty.")
 
 
 def splice_feats_table(rspecifier: str, wspecifier: str, left_context: int = 4,
                        right_context: int = 4) -> Counts:
     """Kaldi's splice-feats."""
-    counts = transform_feats(rspecifier, wspecifier,
-                             lambda key, f: splice_frames(_as_float32(f), left_context,
-                                                          right_context))
-    logger.info("Spliced %d feature matrices.", counts.done)
-    return counts
+    return transform_feats(rspecifier, wspecifier,
+                           lambda key, f: splice_frames(_as_float32(f), left_context,
+                                                        right_context),
+                           "Spliced {done} feature matrices.")
 
 
 def feat_to_dim(rspecifier: str, out: str) -> int:
@@ -217,9 +220,7 @@ def compute_cmvn_stats(rspecifier: str, out: str, spk2utt: str = "",
 def apply_cmvn_table(cmvn: str, rspecifier: str, wspecifier: str, norm_vars: bool = False,
                      norm_means: bool = True, utt2spk: str = "") -> Counts:
     """Kaldi's apply-cmvn: per-key stats (through --utt2spk) or one global stats file."""
-    with CmvnStep(cmvn, norm_vars, norm_means, utt2spk) as step:
-        counts = transform_feats(rspecifier, wspecifier, step)
     what = "mean and variance" if norm_vars else "mean"
-    logger.info("Applied cepstral %s normalization to %d utterances, errors on %d", what,
-                counts.done, counts.err)
-    return counts
+    with CmvnStep(cmvn, norm_vars, norm_means, utt2spk) as step:
+        return transform_feats(rspecifier, wspecifier, step, f"Applied cepstral {what} "
+                               "normalization to {done} utterances, errors on {err}")

@@ -287,8 +287,10 @@ def _read_vec_text(src: InputStream, where: Where, table: bool) -> np.ndarray:
     line = src.readline()
     body, bracket, rest = line.partition(b"]")
     if not bracket:
-        raise where.fail("bad text vector", "expected ']' before the end of the line "
-                         "(a matrix? read it as kind 'mat')")
+        if not line.endswith(b"\n"):
+            raise where.fail("truncated text vector", "the file ends before its ']'")
+        raise where.fail("bad text vector", "expected ']' before the end of the line (a text "
+                         "vector is one line)")
     _give_back_after_bracket(src, rest)
     return _floats(body.decode("latin-1").split(), where, "text vector")
 

@@ -23,9 +23,13 @@ from nnetmix.kaldi.objects import _write as _write_object
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_wspecifier
 from nnetmix.kaldi.stream import OutputSink, open_input, open_output
 
-__all__ = ["ArkScpSinks", "TableWriter"]
+__all__ = ["ArkScpSinks", "EmptyTableError", "TableWriter"]
 
 logger = logging.getLogger(__name__)
+
+
+class EmptyTableError(KaldiIOError):
+    """A table writer closed with no entry written: no output file is made."""
 
 
 def _check_key(key: str, spec: str) -> bytes:
@@ -41,17 +45,29 @@ class ArkScpSinks:
 
     ``close()`` renames the archive, then the script (so a script never points into an archive
     that is not there); ``abort()`` removes both temporary files and keeps what was there
-    before; as a context manager, a block that raises aborts.
+    before; as a context manager, a block that raises aborts. An archive file with no entry
+    is an error: Kaldi's table tools exit 1 when they did nothing (copy-feats,
+    compute-mfcc-feats: ``num_done != 0 ? 0 : 1``) but still leave an empty archive, which a
+    later step reads as a data set with no utterances; here no file is left and the error says
+    why. A pipe (``ark:| gzip -c > ali.1.gz``) or stdout gets a clean, empty stream, as in
+    Kaldi: steps such as align_si.sh accept a job that aligned nothing when others did.
     """
 
     _ark: Optional[OutputSink] = None
     _scp: Optional[OutputSink] = None
     closed: bool = False
+    wspecifier: str = ""
 
     def close(self) -> None:
-        """Finish: rename the archive, then the script, into place."""
+        """Finish: rename the archive, then the script, into place; or, when nothing was
+        written to an archive file, make no output at all and raise :class:`EmptyTableError`
+        (a pipe or stdout still ends cleanly: its reader gets a valid, empty stream)."""
         if self.closed:
             return
+        if self._ark is not None and self._ark.kind == "file" and self._ark.pos == 0:
+            self.abort()
+            raise EmptyTableError(f"{self.wspecifier}: nothing to write (no item was done), so "
+                                  "no output was made")
         self.closed = True
         try:
             if self._ark is not None:

@@ -48,6 +48,9 @@ def _read_stream(r: TokenReader, rbm_to_affine: bool) -> list[Component]:
             break
         cls = component_type(tok)
         n = len(comps) + 1
+        if cls is None and not tok.endswith(">") and not r.peek_token():
+            raise r.fail("truncated model", f"the file ends inside the token '{tok[:40]}' "
+                         f"(component {n})")
         if cls is None:
             raise r.fail("unknown component", f"'{tok[:40]}' (component {n}; supported: "
                          "<AffineTransform> <LinearTransform> <Sigmoid> <Tanh> <Softmax> "

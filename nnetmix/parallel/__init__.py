@@ -22,7 +22,7 @@ Semantics: DESIGN.md "Parallel semantics"; algorithms: allreduce.py; device buff
 from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
                                     params_digest, value_digest)
 from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer, allreduce
-from nnetmix.parallel.bmuf import BMUF, BmufOptions
+from nnetmix.parallel.bmuf import BMUF, BmufOptions, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError, RankMismatchError, mpi_cuda_aware
 from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, launcher_rank,
                                       rank_error_line, run_job, run_ranks)
@@ -35,7 +35,7 @@ from nnetmix.parallel.options import MixingOptions, MpiTrainOptions
 __all__ = [
     "ALGORITHMS", "AllReducer", "allreduce",
     "STRATEGIES", "MixOptions", "Mixer", "butterfly_partner", "exact_average",
-    "BMUF", "BmufOptions",
+    "BMUF", "BmufOptions", "read_bmuf_state",
     "Partition", "partition_utterances", "rank_utterances", "shuffled_utterances",
     "agree_minibatches", "agree_max", "check_same", "check_same_model", "params_digest",
     "value_digest",

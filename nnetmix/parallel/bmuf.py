@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
-from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
@@ -39,8 +37,9 @@ import numpy as np
 from nnetmix.parallel.allreduce import AllReducer
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.kernels import get_backend
+from nnetmix.utils.state import Array, read_npz, write_npz
 
-__all__ = ["BmufOptions", "BMUF"]
+__all__ = ["BmufOptions", "BMUF", "read_bmuf_state"]
 
 
 @dataclasses.dataclass
@@ -59,20 +58,18 @@ class BmufOptions:
         return 1.0 - 1.0 / num_ranks if self.block_momentum < 0 else float(self.block_momentum)
 
 
-def _atomic_savez(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """np.savez to a temporary name in the same directory, fsync, rename into place."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+#: the arrays of a BMUF state file (W, W_g, delta: the flat parameters, one length)
+_STATE_SPEC = {"W": Array("f", ("n",)), "W_g": Array("f", ("n",)), "delta": Array("f", ("n",)),
+               "nesterov": Array("b"), "blocks": Array("iu", optional=True),
+               "block_momentum": Array("f", optional=True),
+               "block_learn_rate": Array("f", optional=True),
+               "num_ranks": Array("iu", optional=True)}
+
+
+def read_bmuf_state(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """The arrays of a BMUF state file, checked (:mod:`nnetmix.utils.state`); any damage is
+    one :class:`~nnetmix.utils.state.StateError` naming the file."""
+    return read_npz(path, "BMUF state", _STATE_SPEC, "remove it to start the filter afresh")
 
 
 class BMUF:
@@ -198,19 +195,11 @@ class BMUF:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the state to ``path`` (.npz) atomically; one rank (rank 0) calls it."""
-        _atomic_savez(Path(path), self.state_dict())
+        write_npz(path, self.state_dict())
 
     def load(self, path: str | os.PathLike) -> None:
         """Read a state written by :meth:`save` (every rank reads the same file)."""
-        try:
-            with np.load(path) as z:
-                state = {k: z[k] for k in z.files}
-        except (OSError, ValueError) as e:
-            raise ParallelError(f"{path}: cannot read BMUF state ({e})") from None
-        missing = {"W", "W_g", "delta", "nesterov"} - set(state)
-        if missing:
-            raise ParallelError(f"{path}: not a BMUF state (missing {', '.join(sorted(missing))})")
-        self.load_state_dict(state, str(path))
+        self.load_state_dict(read_bmuf_state(path), str(path))
 
     def free(self) -> None:
         self.reducer.free()

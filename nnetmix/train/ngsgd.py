@@ -53,6 +53,7 @@ import numpy as np
 from nnetmix.nnet import AffineTransform, Nnet, NnetTrainOptions
 from nnetmix.kernels.ngsgd_cpu import ngsgd_ops
 from nnetmix.train.options import OptimizerOptions, TrainError
+from nnetmix.utils.state import Array, check_arrays, parse_json, read_npz, write_npz
 
 __all__ = ["OnlineNaturalGradient", "NaturalGradient", "NgsgdError", "setup_optimizer",
            "state_path", "STATE_SUFFIX"]
@@ -63,6 +64,10 @@ _EPSILON = 1e-10   # Kaldi's epsilon_: floor of rho and of the eigenvalues
 _DELTA = 5e-4      # Kaldi's delta_: floor relative to the largest eigenvalue
 _INIT_ITERS = 3    # Kaldi's Init: iterations on the first minibatch
 _EAGER_UPDATES = 10  # update the subspace on every one of the first minibatches
+#: the arrays of one side of one layer in a state file (R has 0 rows before the first update)
+_LAYER_SPEC = {"R": Array("f", (None, None)), "d": Array("f", (None,)), "rho": Array("f"),
+               "t": Array("iu")}
+_FIX = "remove it to start with a fresh Fisher estimate"
 
 
 class NgsgdError(TrainError):
@@ -348,36 +353,33 @@ class NaturalGradient:
         return out
 
     def load_state_dict(self, arrays, where: str = "NG-SGD state") -> None:
+        """Restore from arrays read by :func:`nnetmix.utils.state.read_npz` (checked here
+        against this network: its layers from the metadata, then each array's kind)."""
+        meta = parse_json(str(arrays["meta"]), {"version": int, "dims": dict}, where,
+                          "NG-SGD state metadata", _FIX)
         try:
-            meta = json.loads(str(arrays["meta"]))
-        except (KeyError, ValueError) as e:
-            raise NgsgdError(f"{where}: not an NG-SGD state file ({e})") from None
-        dims = {int(k): tuple(v) for k, v in meta.get("dims", {}).items()}
+            dims = {int(k): tuple(int(x) for x in v) for k, v in meta["dims"].items()}
+        except (TypeError, ValueError):
+            raise NgsgdError(f"{where}: NG-SGD state metadata: field 'dims' is "
+                             f"{json.dumps(meta['dims'])}, expected {{component: [in, out]}} "
+                             f"({_FIX})") from None
         if dims != self.dims:
             raise NgsgdError(f"{where}: NG-SGD state is for affine layers {dims} (component: "
                              f"(in, out)), the network has {self.dims} (a state of another model?)")
+        check_arrays(arrays, {f"c{i}.{side}.{name}": spec for i in self.layers
+                              for side in ("in", "out") for name, spec in _LAYER_SPEC.items()},
+                     where, "NG-SGD state", _FIX)
         for i, l in self.layers.items():
             l.inp.load_state(arrays, f"c{i}.in", where)
             l.out.load_state(arrays, f"c{i}.out", where)
 
     def save(self, path: str) -> None:
         """Write the state atomically (temporary file renamed into place)."""
-        tmp = f"{path}.tmp{os.getpid()}"
-        try:
-            with open(tmp, "wb") as f:
-                np.savez(f, **self.state_dict())
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        write_npz(path, self.state_dict())
 
     def load(self, path: str) -> None:
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError) as e:
-            raise NgsgdError(f"{path}: cannot read the NG-SGD state ({e})") from None
-        self.load_state_dict(arrays, where=path)
+        self.load_state_dict(read_npz(path, "NG-SGD state", {"meta": Array("U")}, _FIX),
+                             where=path)
 
 
 def state_path(model_path: str) -> str:

@@ -50,6 +50,11 @@ __all__ = ["train_epoch", "Hook"]
 logger = logging.getLogger(__name__)
 
 
+#: what a 'nan' loss does: the tool ends, and so does a scheduler running it; no epoch is
+#: rejected and tried again (the message once said so)
+_STOPS = ("the training stops here and this epoch writes no model (a lower --learn-rate?); the "
+          "models of earlier epochs are kept")
+
 class _DnnRule:
     """Cross-entropy training (or evaluation) of one network: the loop's update rule."""
 
@@ -123,8 +128,7 @@ class _DnnRule:
         if not math.isfinite(loss):
             raise TrainError(f"'nan' or 'inf' loss ({kaldi_float(loss)}) in minibatch "
                              f"{st.minibatches + 1} (after {st.frames} frames): the features or "
-                             "the network went bad (need a lower learning rate?); the epoch is "
-                             "rejected and no model is written")
+                             f"the network went bad; {_STOPS}")
         st.minibatches += 1
         st.frames += n
         st.xent_sum += loss
@@ -147,8 +151,7 @@ class _DnnRule:
     def check_params(self) -> None:
         if not self.be.all_finite(self.model.params):
             raise TrainError(f"'nan' or 'inf' in the network parameters after minibatch "
-                             f"{self.stats.minibatches} (need a lower learning rate?); the "
-                             "epoch is rejected and no model is written")
+                             f"{self.stats.minibatches}; {_STOPS}")
 
     def finish(self, loop: MinibatchLoop) -> EpochStats:
         """The end-of-epoch checks: too much dropped, too little data."""

@@ -98,6 +98,7 @@ def test_nothing_succeeded_exits_nonzero(tmp_path, capsys):
     rc, _, err = run("compute-mfcc-feats.py", ["--dither=0", f"scp:{scp}",
                                                f"ark:{tmp_path / 'o.ark'}"], capsys)
     assert rc == 1 and "Done 0 out of 2 utterances." in err
+    assert not (tmp_path / "o.ark").exists()   # no empty archive left for a later step
 
 
 def test_sample_rate_mismatch_is_an_error(tmp_path, capsys):

@@ -32,6 +32,8 @@ def test_copy_int_vector_objects_and_errors(tmp_path, capsys):
     assert "cannot mix archives with regular files" in capsys.readouterr().err
     (tmp_path / "empty.ark").write_bytes(b"")
     assert tool.main([f"ark:{tmp_path}/empty.ark", f"ark:{tmp_path}/y.ark"]) == 1  # none copied
+    assert "y.ark: nothing to write" in capsys.readouterr().err
+    assert not (tmp_path / "y.ark").exists()
     (tmp_path / "bad.ark").write_bytes(b"k \0B\x04\x05\x00\x00\x00")
     assert tool.main([f"ark:{tmp_path}/bad.ark", f"ark:{tmp_path}/z.ark"]) == 1
     err = capsys.readouterr().err

@@ -64,11 +64,11 @@ def test_agreed_number_of_minibatches():
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_nan_rejects_the_epoch():
+def test_nan_stops_the_training():
     utts, net = _setup()
     bad = [(k, f.copy(), t) for k, f, t in utts]
     bad[20][1][3, 2] = np.nan
-    with pytest.raises(TrainError, match="'nan' or 'inf' loss .*no model is written"):
+    with pytest.raises(TrainError, match="'nan' or 'inf' loss .*the training stops here"):
         train_epoch(net, bad, OPTS, UPD)
     utts, net = _setup()
     with pytest.raises(TrainError, match="'nan' or 'inf'"):  # a learning rate that explodes

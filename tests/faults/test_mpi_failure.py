@@ -51,30 +51,33 @@ def _schedule(task, exp: Path, ranks: int, *extra) -> list:
             str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"], str(exp)]
 
 
-def _training_rank(exp: Path, epoch: int, rank: int, proc: subprocess.Popen) -> dict:
+def _training_rank(exp: Path, epoch: int, rank: int, proc: subprocess.Popen,
+                   started_s: float) -> dict:
     """Rank ``rank``'s record once it is training in ``epoch``: its watchdog's heartbeat has
-    counted progress marks, or (a starved heartbeat on a loaded machine) it has been running
-    for 2 s."""
+    counted progress marks, or (``started_s`` > 0: a heartbeat starved on a loaded machine) it
+    has been running for that long."""
     path = status_path(str(exp / "log" / f"iter{epoch:02d}.tr.rank{rank}.log"))
-    t0, seen = time.monotonic(), None
+    t0, seen, rec = time.monotonic(), None, None
     while True:
-        rec = read_record(path)
+        rec = read_record(path) or rec
         if rec is not None and rec.state == "running":
             seen = seen or time.monotonic()
-            if rec.marks > 0 or time.monotonic() - seen > 2.0:
+            if rec.marks > 0 or 0 < started_s < time.monotonic() - seen:
                 return {"pid": rec.pid, "host": rec.host, "log": rec.log}
-        assert proc.poll() is None, f"the scheduler ended before epoch {epoch} trained"
+        assert proc.poll() is None, f"the scheduler ended before epoch {epoch} trained ({rec})"
         assert time.monotonic() - t0 < WAIT_S, f"rank {rank} never trained in epoch {epoch}"
         time.sleep(0.05)
 
 
 def _fault(task, exp: Path, ranks: int, epoch: int, rank: int, sig: int, *extra):
-    """Run the schedule, send ``sig`` to ``rank`` mid-``epoch``; (exit code, stderr, record)."""
+    """Run the schedule, send ``sig`` to ``rank`` mid-``epoch``; (exit code, stderr, record).
+    A stop waits for the rank's progress marks: the watchdog watches training, from the first
+    minibatch to the written model."""
     with open(exp.parent / f"{exp.name}.err", "w+") as err:
         p = subprocess.Popen(_schedule(task, exp, ranks, *extra), cwd=ROOT, env=env(),
                              stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         try:
-            rec = _training_rank(exp, epoch, rank, p)
+            rec = _training_rank(exp, epoch, rank, p, 0.0 if sig == signal.SIGSTOP else 2.0)
             os.kill(rec["pid"], sig)
             rc = p.wait(timeout=JOB_S)
         finally:

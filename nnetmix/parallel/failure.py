@@ -111,7 +111,7 @@ def rank_status() -> Optional[RankStatus]:
     return _STATUS[0] if _STATUS else None
 
 
-_PREFIX = re.compile(r"^ERROR \([^)]*\) (rank \d+: )?")
+_PREFIX = re.compile(r"^ERROR \(\S+\) (rank \d+: )?")
 
 
 def _end(state: str, code: int, line: str = "") -> None:

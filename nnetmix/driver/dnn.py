@@ -252,9 +252,10 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
         bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, be, nnet.velocity)
         _load_bmuf_state(bmuf, mopts.bmuf_state, model_in, log)
 
+    # the watchdog runs to the end: a rank that hangs while rank 0 writes is caught too
     wd = w.watchdog(mopts.watchdog_timeout if mopts is not None else 0.0,
-                    "no progress (training or cross-validation)")
-    with wd, w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf) as mix:
+                    "no progress (training or cross-validation)").start()
+    with w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf) as mix:
         if shards is None:
             utts = read_utterances(feats, targets, targets_kind)
         else:
@@ -265,6 +266,7 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
             mix.finish(n_agreed, nnet.params)
         t_aggregate = mix.time if mix is not None else 0.0
         mixes = mix.mixes if mix is not None else 0
+    wd.kick()
     if not cv:
         w.check_model(nnet, be, "the final model")
     if w.parallel:
@@ -300,6 +302,7 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
             write_result(result_file, res)
 
     w.write(write)  # the model is on disk before any rank reports success
+    wd.stop()
     if bmuf is not None:
         bmuf.free()
     return res

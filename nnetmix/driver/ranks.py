@@ -43,7 +43,8 @@ from nnetmix.nnet import Nnet, read_nnet
 from nnetmix.parallel.agree import agree_minibatches, check_same, check_same_model
 from nnetmix.parallel.bmuf import BMUF
 from nnetmix.parallel.buffers import ParallelError
-from nnetmix.parallel.failure import Watchdog
+from nnetmix.parallel.failure import Watchdog, open_rank_status
+from nnetmix.utils.rankstatus import status_path
 from nnetmix.parallel.mixing import Mixer
 from nnetmix.parallel.options import MixingOptions
 from nnetmix.parallel.partition import Partition, partition_utterances
@@ -61,7 +62,9 @@ TASK_LOG_ENV = "NNETMIX_TASK_LOG"
 def setup_rank_logging(comm: Any, prog: str, verbose: int = 0, pattern: str = "") -> Optional[str]:
     """Each rank logs to its own file (``pattern % rank``, or beside ``$NNETMIX_TASK_LOG``);
     rank 0 keeps stderr (the job log), the other ranks send only warnings and errors there.
-    Returns this rank's log file (None without one)."""
+    Beside each rank log goes the rank's record (``x.rank1.log`` -> ``x.rank1.status``,
+    :func:`~nnetmix.parallel.failure.open_rank_status`): what names a failed rank, its host and
+    its log in the job's first error line. Returns this rank's log file (None without one)."""
     rank = comm.Get_rank()
     if not pattern and os.environ.get(TASK_LOG_ENV):
         stem = os.environ[TASK_LOG_ENV]
@@ -73,10 +76,13 @@ def setup_rank_logging(comm: Any, prog: str, verbose: int = 0, pattern: str = ""
             h.setLevel(logging.WARNING)
     if not pattern:
         return None
-    try:
-        path = pattern % rank if "%d" in pattern else f"{pattern}.rank{rank}"
-    except (TypeError, ValueError):
-        raise UsageError(f"--rank-log={pattern}: expected a pattern with one %d") from None
+    def path_of(r: int) -> str:
+        try:
+            return pattern % r if "%d" in pattern else f"{pattern}.rank{r}"
+        except (TypeError, ValueError):
+            raise UsageError(f"--rank-log={pattern}: expected a pattern with one %d") from None
+
+    path = path_of(rank)
     d = os.path.dirname(path)
     if d:
         os.makedirs(d, exist_ok=True)
@@ -84,6 +90,7 @@ def setup_rank_logging(comm: Any, prog: str, verbose: int = 0, pattern: str = ""
     fh.setFormatter(KaldiFormatter(prog))
     fh.setLevel(logging.INFO - max(0, int(verbose)))
     root.addHandler(fh)
+    open_rank_status(comm, lambda r: status_path(path_of(r)), path)
     return path
 
 
@@ -157,7 +164,7 @@ class MixingHook:
         self.time = 0.0
 
     def __call__(self, step: int, _model: Any) -> None:
-        self.wd.kick()
+        self.wd.kick(step=True)
         if step % self.every:
             return
         t0 = time.perf_counter()
@@ -259,6 +266,7 @@ class Workers:
         return value if self.comm is None else agree_minibatches(self.comm, value)
 
     def watchdog(self, timeout: float, what: str) -> Watchdog:
+        """The hang guard of this rank (off for one worker: there is no peer to wait for)."""
         return Watchdog(self.comm, timeout if self.size > 1 else 0.0, what)
 
     @contextlib.contextmanager

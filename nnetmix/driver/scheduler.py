@@ -40,6 +40,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -53,6 +54,7 @@ from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, ka
 from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
 from nnetmix.utils.jobs import parse_job_args, run_job, run_mpi_job
+from nnetmix.utils.rankstatus import summarise_mpi_failure
 from nnetmix.utils.state import copy_file, read_json, write_json, write_text
 
 __all__ = ["ScheduleOptions", "TrainCommandOptions", "run_schedule"]
@@ -101,6 +103,10 @@ class TrainCommandOptions:
     pass_epoch: bool = dataclasses.field(default=True, metadata={
         "help": "With --train-cmd: give the tool --epoch=N (nnet-train-mpi.py seeds its "
                 "per-epoch data partition with it; nnet-train-frmshuff.py has no such option)"})
+    watchdog_timeout: float = dataclasses.field(default=-1.0, metadata={
+        "help": "With --train-cmd: the MPI tool's --watchdog-timeout (seconds without progress "
+                "that end the job naming the rank that hung; 0: off; negative: adaptive, the "
+                "tool's default, and not passed)"})
 
 
 def _opt_text(v) -> str:
@@ -198,17 +204,24 @@ class _Run:
                  f"--result-file={result}"]
         if c.pass_epoch:
             opts.append(f"--epoch={it}")
+        if c.watchdog_timeout >= 0:
+            opts.append(f"--watchdog-timeout={c.watchdog_timeout:g}")
         opts += shlex.split(c.cv_tool_opts if cv else c.tr_tool_opts)
         if c.bmuf_state and not cv and out is not None:
             opts.append(f"--bmuf-state={self.bmuf_state_for(model, out)}")
         args = [self.feats[which], self.labels[which], model] + ([str(out)] if not cv else [])
         tool = shlex.split(c.train_tool) + opts + args
+        t0 = time.time()
         rc = _run_command(shlex.split(c.train_cmd), str(log), tool, it, which)
         if rc != 0:
+            what = "cross-validation" if cv else "training"
+            failure = summarise_mpi_failure(str(log), rc, since=t0)
+            if failure.records or failure.launcher:  # an MPI job: name the rank first
+                raise TrainError(f"epoch {it} {what}: {failure.text()}")
             text = log.read_text(errors="replace") if log.exists() else ""
             errs = [ln for ln in text.splitlines() if ln.startswith("ERROR")]
-            raise TrainError(f"{log}: the {'cross-validation' if cv else 'training'} command "
-                             f"failed (exit code {rc})" + (f": {errs[0]}" if errs else ""))
+            raise TrainError(f"{log}: the {what} command failed (exit code {rc})"
+                             + (f": {errs[0]}" if errs else ""))
         if out is not None and not out.exists():
             raise TrainError(f"{log}: the training command wrote no model {out}")
         return read_result(str(result))

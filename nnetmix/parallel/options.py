@@ -34,8 +34,10 @@ class MixingOptions:
                         "features)")
     rank_log: str = _f("", "Per-rank log file pattern, %d = rank (default: <job log>.rank%d.log "
                        "when run by utils/run.py --num-tasks)")
-    watchdog_timeout: float = _f(1800.0, "Abort the job when a rank makes no progress for this "
-                                 "many seconds (a hung peer; 0 = off)")
+    watchdog_timeout: float = _f(-1.0, "End the job, naming the rank that hung, when a rank "
+                                 "makes no progress for this many seconds; 0: off; negative: "
+                                 "adaptive (120 s for the first 10 minibatches, then 20 x the "
+                                 "slowest step, at least 60 s)")
 
     def check(self) -> None:
         if self.average_every < 1:

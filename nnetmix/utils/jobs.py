@@ -22,7 +22,11 @@ without any caller changing:
   single quotes when it contains a double quote;
 - the log starts ``# <command>``, ``# Started at <date>``, ``#`` and ends
   ``# Accounting: time=N threads=T`` and ``# Ended (code N) at <date>, elapsed time N seconds``;
-- failure: exit status 1 and ``<prog>: 3 / 4 failed, log is in dir/name.*.log``.
+- failure: exit status 1 and ``<prog>: 3 / 4 failed, log is in dir/name.*.log``; a failed
+  ``--num-tasks`` job is first summarised in one line naming the MPI rank that ended it, its
+  host, its exit status or signal and its rank log
+  (:func:`~nnetmix.utils.rankstatus.summarise_mpi_failure`), the job's other ERROR lines
+  following as consequences.
 """
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ from concurrent.futures import TimeoutError as _WaitTimeout
 from typing import Sequence
 
 from nnetmix.errors import UsageError
+from nnetmix.utils.rankstatus import summarise_mpi_failure
 
 __all__ = ["JobSpec", "parse_job_args", "join_command", "find_mpiexec", "mpi_command",
            "mpi_environment", "mpi_argv", "run_mpi_job",
@@ -433,6 +438,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         return 1
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
+    started = time.time()
     try:
         codes = run_jobs(spec)
     except KeyboardInterrupt:
@@ -443,6 +449,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         return 1
     msg = failure_message(spec, codes, prog)
     if msg:
+        if spec.num_tasks:  # the rank that ended each MPI job first
+            for j, c in sorted(codes.items()):
+                if c:
+                    text = summarise_mpi_failure(spec.substitute(spec.log, j), c, started).text()
+                    sys.stderr.write("".join(f"{prog}: {ln}\n" for ln in text.splitlines()))
         sys.stderr.write(msg)
         return 1
     return 0

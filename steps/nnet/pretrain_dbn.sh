@@ -12,6 +12,7 @@ config=                 # config file with options (sourced by parse_options.sh)
 cmd=utils/run.py        # how to run the training jobs (run.pl convention; cuda_cmd for a GPU)
 num_workers=1           # MPI ranks per RBM (> 1: rbm-train-cd1-mpi.py under $cmd --num-tasks N)
 average_every=10        # with --num-workers > 1: minibatches between mixes of the ranks' RBMs
+watchdog_timeout=-1     # with --num-workers > 1: seconds a rank may make no progress before the job ends naming it; 0: off; -1: adaptive
 # topology, initialization,
 nn_depth=6              # number of hidden layers (RBMs)
 hid_dim=2048            # number of neurons per layer
@@ -60,6 +61,7 @@ main options (for others, see top of script file)
   --backend <cpu|cuda|auto>    # compute backend (default: $backend)
   --num-workers <N>            # MPI ranks per RBM (default: $num_workers; > 1 needs mpiexec)
   --average-every <N>          # minibatches between mixes of the ranks (default: $average_every)
+  --watchdog-timeout <seconds> # end an MPI job whose rank hangs (default: $watchdog_timeout = adaptive; 0: off)
 EOF
   exit 1
 fi
@@ -137,7 +139,7 @@ echo "$0: DBN input dim $num_fea (output of $feature_transform)"
 # the RBM trainer: one process, or --num-workers MPI ranks that mix their RBMs
 rbm_train=rbm-train-cd1-frmshuff.py; task_opts=
 if [ "$num_workers" -gt 1 ]; then
-  rbm_train="rbm-train-cd1-mpi.py --average-every=$average_every"
+  rbm_train="rbm-train-cd1-mpi.py --average-every=$average_every --watchdog-timeout=$watchdog_timeout"
   if [ -f $data/utt2num_frames ]; then
     rbm_train="$rbm_train --utt2num-frames=$data/utt2num_frames"
   fi

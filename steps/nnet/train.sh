@@ -53,6 +53,7 @@ block_momentum=-1     # BMUF block momentum (negative: 1 - 1/num_workers)
 block_lr=1.0          # BMUF block learning rate
 bmuf_nesterov=true    # BMUF Nesterov (NBM) or classical (CBM) block momentum
 scale_lr_by_workers=auto  # learning rate x num_workers: true | false | auto (true unless --bmuf)
+watchdog_timeout=-1   # seconds a rank may make no progress before the job ends naming it; 0: off; -1: adaptive (120 s at start, then 20x the slowest step, at least 60 s)
 # the update rule
 optimizer=sgd         # sgd (nnet1 SGD) or ngsgd (online natural-gradient SGD, seed 001 section 4)
 ngsgd_opts=           # e.g. "--ngsgd-rank-in=20 --ngsgd-rank-out=80 --max-change-per-sample=0.075"
@@ -94,6 +95,7 @@ main options (for others, see top of script file)
   --average-every <n>             # minibatches between model mixes (default: $average_every)
   --mixing <allreduce|butterfly|ring> # model mixing (default: $mixing)
   --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
+  --watchdog-timeout <seconds>    # end an MPI epoch whose rank hangs (default: $watchdog_timeout = adaptive; 0: off)
 EOF
   exit 1
 fi
@@ -251,14 +253,16 @@ if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   tr_opts="$optim_opts"; cv_opts=
   [ -f $data/utt2num_frames ] && tr_opts="$tr_opts --utt2num-frames=$data/utt2num_frames"
   [ -f $data_cv/utt2num_frames ] && cv_opts="--utt2num-frames=$data_cv/utt2num_frames"
-  mpi_opts="--train-cmd=$cmd --num-tasks $num_workers|--train-tool=$tool|--tr-tool-opts=$tr_opts|--cv-tool-opts=$cv_opts|--bmuf-state=$bmuf"
+  mpi_opts="--train-cmd=$cmd --num-tasks $num_workers|--train-tool=$tool|--tr-tool-opts=$tr_opts|--cv-tool-opts=$cv_opts|--bmuf-state=$bmuf|--watchdog-timeout=$watchdog_timeout"
   echo "$0: $num_workers MPI workers per epoch ($([ $bmuf = true ] && echo BMUF || echo "$mixing mixing") every $average_every minibatches); rank logs in $dir/log/iterNN.tr.rankR.log"
 elif [ "$optimizer" != sgd ]; then
   mpi_opts="--train-cmd=$cmd|--train-tool=nnet-train-frmshuff.py|--tr-tool-opts=$optim_opts|--pass-epoch=false"
 fi
 echo "$0: training ($scheduler schedule, backend $backend); progress in $dir/log/train_scheduler.log"
 IFS='|' read -r -a mpi_args <<< "$mpi_opts"
-$cmd $dir/log/train_scheduler.log \
+# The wrapper's own stderr waits in log/train_cmd.err: on failure the scheduler's ERROR line
+# (for an MPI epoch: the rank that ended it, its host, signal or status, and its log) comes first.
+if ! $cmd $dir/log/train_scheduler.log \
   nnet-train-scheduler.py \
     --learn-rate=$learn_rate --momentum=$momentum --l1-penalty=$l1_penalty \
     --l2-penalty=$l2_penalty --minibatch-size=$minibatch_size \
@@ -268,8 +272,12 @@ $cmd $dir/log/train_scheduler.log \
     --end-halving-impr=$end_halving_impr --halving-factor=$halving_factor \
     --num-epochs=$num_epochs --backend=$backend --targets-kind=$targets_kind \
     --feature-transform=$feature_transform $train_tool_opts ${mpi_args[@]+"${mpi_args[@]}"} \
-    $nnet_init "$feats_tr" "$feats_cv" $labels_tr $labels_cv $dir || \
-  { grep -h "ERROR" $dir/log/train_scheduler.log >&2 || true; exit 1; }
+    $nnet_init "$feats_tr" "$feats_cv" $labels_tr $labels_cv $dir 2>$dir/log/train_cmd.err; then
+  grep -h -e "^ERROR" -e "^  consequence:" $dir/log/train_scheduler.log >&2 || true
+  cat $dir/log/train_cmd.err >&2
+  exit 1
+fi
+cat $dir/log/train_cmd.err >&2
 grep -hE "CROSSVAL PRERUN|ITERATION|finished|continue as|Succeeded" $dir/log/train_scheduler.log | \
   sed 's/^LOG ([^)]*) //' || true
 

@@ -24,6 +24,7 @@ dnn_hid_dim=512        # DNN neurons per hidden layer
 pretrain=true          # RBM pretraining (stage 5) before DNN training; false: random initialisation
 dnn_num_workers=2      # MPI ranks for DNN training (1: the single-worker nnet-train-frmshuff.py)
 dnn_average_every=10   # minibatches between model averages (the seeds' averaging frequency)
+watchdog_timeout=-1    # MPI jobs: seconds a rank may make no progress before the job ends naming it (0: off; -1: adaptive)
 dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD (seed 001: what makes averaging work); sgd: plain
 dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
@@ -95,6 +96,7 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   if $pretrain; then
     log "Stage 5: RBM pretraining (exp/dnn_pretrain)"
     steps/nnet/pretrain_dbn.sh --cmd "$train_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
+      --watchdog-timeout $watchdog_timeout \
       --cmvn-opts "--norm-means=true --norm-vars=false" data/train exp/dnn_pretrain
   else
     log "Stage 5: skipped (--pretrain false); stage 6 initialises randomly"
@@ -123,7 +125,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   fi
   steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
     --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" \
-    --optimizer $dnn_optimizer $dnn_opts \
+    --optimizer $dnn_optimizer --watchdog-timeout $watchdog_timeout $dnn_opts \
     data/train_tr90 data/train_cv10 data/lang exp/mono_ali exp/mono_ali $dnn_dir
 fi
 

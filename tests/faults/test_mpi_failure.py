@@ -50,8 +50,9 @@ def _schedule(task, exp: Path, ranks: int, *extra) -> list:
 def _training_rank(exp: Path, epoch: int, rank: int, proc: subprocess.Popen,
                    started_s: float) -> dict:
     """Rank ``rank``'s record once it is training in ``epoch``: its watchdog's heartbeat has
-    counted progress marks, or (``started_s`` > 0: a heartbeat starved on a loaded machine) it
-    has been running for that long."""
+    counted progress marks, or (``started_s`` > 0, for a kill) it has been running for that
+    long: a kill waits only a moment, since a short epoch on a loaded machine can end before a
+    1 s heartbeat counts its marks (a kill in the rank's set-up is a kill mid-epoch too)."""
     path = status_path(str(exp / "log" / f"iter{epoch:02d}.tr.rank{rank}.log"))
     t0, seen, rec = time.monotonic(), None, None
     while True:
@@ -73,7 +74,7 @@ def _fault(task, exp: Path, ranks: int, epoch: int, rank: int, sig: int, *extra)
         p = subprocess.Popen(_schedule(task, exp, ranks, *extra), cwd=ROOT, env=mpi_env(),
                              stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         try:
-            rec = _training_rank(exp, epoch, rank, p, 0.0 if sig == signal.SIGSTOP else 2.0)
+            rec = _training_rank(exp, epoch, rank, p, 0.0 if sig == signal.SIGSTOP else 0.3)
             os.kill(rec["pid"], sig)
             rc = p.wait(timeout=JOB_S)
         finally:

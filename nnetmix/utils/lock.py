@@ -49,6 +49,9 @@ LOCK_NAME = ".lock"
 GUARD_NAME = ".lock.guard"
 #: the lock token of the job this process belongs to (set by the outermost holder)
 TOKEN_ENV = "NNETMIX_LOCK_TOKEN"
+#: how long the processes of a job whose holder is gone may take to exit before they count as
+#: running on (a killed job's MPI ranks end a moment after the killed process)
+ORPHAN_WAIT_S = 5.0
 
 
 class DirLockedError(NnetmixError):
@@ -228,10 +231,19 @@ class DirLock:
             raise DirLockedError(f"{self.path}: cannot create the lock ({e.strerror})") from None
 
     def _live(self, held: Holder) -> bool:
-        """Whether the holding job may still be running (module docstring: the stale rule)."""
+        """Whether the holding job may still be running (module docstring: the stale rule).
+        When only processes of the job other than the holder are left they may be dying (a
+        killed job's ranks take a moment), so they get ORPHAN_WAIT_S seconds to go."""
         if held.host != socket.gethostname():
             return True
-        return held.process_alive() or _job_process(held.token) is not None
+        if held.process_alive():
+            return True
+        deadline = time.monotonic() + ORPHAN_WAIT_S
+        while _job_process(held.token) is not None:
+            if time.monotonic() > deadline:
+                return True
+            time.sleep(0.2)
+        return False
 
     def _take_over(self, held: Holder) -> None:
         """Remove a stale lock, under the guard so that only one newcomer removes it."""
@@ -254,8 +266,8 @@ class DirLock:
         if held.host != socket.gethostname():
             return (f"{what} (on another host, so this one cannot tell whether it still runs; "
                     f"if it does not, remove {lock})")
-        if not held.process_alive():
-            orphan = _job_process(held.token)
+        orphan = None if held.process_alive() else _job_process(held.token)
+        if orphan is not None:
             return (f"{what}; pid {held.pid} is gone but pid {orphan} of that job still runs "
                     f"(stop it, or wait for it to end)")
         return f"{what} (wait for it to end, or stop it)"

@@ -36,3 +36,20 @@ def mpiexec() -> str:
         pytest.skip("launches its own mpiexec: run under plain pytest")
     pytest.importorskip("mpi4py")
     return found
+
+
+def write_train_set(d: Path, utts, name: str = "tr") -> dict:
+    """``utts`` (from :func:`class_run_utts`) as a trainer reads them: features ark+scp, pdf
+    posteriors ark and utt2num_frames in ``d``; returns the rspecifiers and the frames file."""
+    from nnetmix.kaldi import TableWriter
+
+    d.mkdir(parents=True, exist_ok=True)
+    with TableWriter(f"ark,scp:{d}/{name}.ark,{d}/{name}.scp", "mat") as w:
+        for k, f, _ in utts:
+            w[k] = f
+    with TableWriter(f"ark:{d}/{name}.post.ark", "post") as w:
+        for k, _, t in utts:
+            w[k] = [[(int(i), 1.0)] for i in t]
+    (d / f"{name}.utt2num_frames").write_text("".join(f"{k} {f.shape[0]}\n" for k, f, _ in utts))
+    return {"feats": f"scp:{d}/{name}.scp", "targets": f"ark:{d}/{name}.post.ark",
+            "u2nf": str(d / f"{name}.utt2num_frames")}

@@ -16,24 +16,11 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, script_env
-from dummies import class_run_utts, mpiexec
+from dummies import class_run_utts, mpiexec, write_train_set
 
-from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
 from nnetmix.utils.guard import descendants
 from nnetmix.utils.lock import LOCK_NAME, TOKEN_ENV, DirLock, DirLockedError, process_start
-
-
-def _write_set(d: Path, utts, name: str) -> dict:
-    with TableWriter(f"ark,scp:{d}/{name}.ark,{d}/{name}.scp", "mat") as w:
-        for k, f, _ in utts:
-            w[k] = f
-    with TableWriter(f"ark:{d}/{name}.post.ark", "post") as w:
-        for k, _, t in utts:
-            w[k] = [[(int(i), 1.0)] for i in t]
-    (d / f"{name}.u2nf").write_text("".join(f"{k} {f.shape[0]}\n" for k, f, _ in utts))
-    return {"feats": f"scp:{d}/{name}.scp", "targets": f"ark:{d}/{name}.post.ark",
-            "u2nf": str(d / f"{name}.u2nf")}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +32,7 @@ def task(tmp_path_factory):
     Nnet([AffineTransform(5, 6, rng.standard_normal((6, 5)) * 0.3, rng.uniform(-1, 1, 6)),
           Sigmoid(6, 6), AffineTransform(6, 4, rng.standard_normal((4, 6)) * 0.3, np.zeros(4)),
           Softmax(4, 4)]).write(str(init))
-    return d, _write_set(d, utts[:30], "tr"), _write_set(d, utts[30:], "cv"), init
+    return d, write_train_set(d, utts[:30], "tr"), write_train_set(d, utts[30:], "cv"), init
 
 
 def _env(tmpdir: Path) -> dict:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dummies import class_run_utts, mpiexec
+from dummies import class_run_utts, mpiexec, write_train_set
 
-from nnetmix.kaldi import TableWriter
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -34,18 +33,7 @@ def tiny_net(rng: np.random.Generator, dim: int = 5, hid: int = 6, num_classes: 
     ])
 
 
-def write_data(d: Path, utts, name: str = "tr") -> dict:
-    """feats ark+scp, pdf posteriors ark and utt2num_frames; returns the paths/rspecifiers."""
-    d.mkdir(parents=True, exist_ok=True)
-    with TableWriter(f"ark,scp:{d}/{name}.ark,{d}/{name}.scp", "mat") as w:
-        for k, f, _ in utts:
-            w[k] = f
-    with TableWriter(f"ark:{d}/{name}.post.ark", "post") as w:
-        for k, _, t in utts:
-            w[k] = [[(int(i), 1.0)] for i in t]
-    (d / f"{name}.utt2num_frames").write_text("".join(f"{k} {f.shape[0]}\n" for k, f, _ in utts))
-    return {"feats": f"scp:{d}/{name}.scp", "targets": f"ark:{d}/{name}.post.ark",
-            "u2nf": str(d / f"{name}.utt2num_frames")}
+write_data = write_train_set  # the name these tests use
 
 
 def env() -> dict:

@@ -53,7 +53,8 @@ def main(argv=None) -> int:
         return 0
 
     return run_mpi_tool(parser, (3, 4), work, argv,
-                        check=lambda opts, args: check_epoch_args(parser, opts, args))
+                        check=lambda opts, args: check_epoch_args(parser, opts, args),
+                        output=lambda opts, args: args[3] if len(args) > 3 else None)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def main(argv=None) -> int:
                      mopts.mixing, mopts.average_every, res.time_mix)
         return 0
 
-    return run_mpi_tool(parser, (3, 3), work, argv)
+    return run_mpi_tool(parser, (3, 3), work, argv, output=lambda opts, args: args[2])
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ esac
 for f in $data/wav.scp $data/utt2spk $mfcc_config; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
+. utils/lock_dir.sh $data  # one job per directory (README "One job per directory")
 # Idempotence (our change from Kaldi, which moves feats.scp to .backup and recomputes): when
 # feats.scp covers every utterance, its archives exist and the requested lists are there, skip.
 complete=true

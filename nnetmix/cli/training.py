@@ -4,8 +4,10 @@ check, and the way an MPI tool runs (one copy of the command line, per-rank logs
 rank ending the job with its name)."""
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from mpi4py import MPI
 
@@ -15,6 +17,7 @@ from nnetmix.errors import UsageError
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.parallel.failure import launcher_rank, run_job
 from nnetmix.train.options import OptimizerOptions, TrainOptions
+from nnetmix.utils.lock import DirLockedError, lock_dir
 
 __all__ = ["register_frmshuff_options", "check_epoch_args", "run_mpi_tool"]
 
@@ -46,14 +49,43 @@ def check_epoch_args(parser: OptionParser, opts: Any, args: list[str]) -> None:
                          f"--cross-validate={'true' if opts.cross_validate else 'false'})")
 
 
+@contextlib.contextmanager
+def _output_lock(comm: Any, target: str | None) -> Iterator[bool]:
+    """Rank 0 holds the lock of ``target``'s directory; yields whether every rank may go on
+    (rank 0 raises DirLockedError itself, the others yield False and exit 1 quietly)."""
+    lock, err = None, None
+    if target and (target == "-" or target.strip().startswith("|") or target.endswith("|")):
+        target = None  # a pipe or stdout: no directory is written
+    if target and comm.Get_rank() == 0:
+        try:
+            lock = lock_dir(os.path.dirname(os.path.abspath(target)))
+        except DirLockedError as e:
+            err = e
+    if target and comm.Get_size() > 1:
+        failed = comm.bcast(err is not None, root=0)
+    else:
+        failed = err is not None
+    if err is not None:
+        raise err
+    try:
+        yield not failed
+    finally:
+        if lock is not None:
+            lock.release()
+
+
 def run_mpi_tool(parser: OptionParser, nargs: tuple[int, int],
                  work: Callable[[Any, Any, list[str]], int | None],
                  argv: Sequence[str] | None = None,
-                 check: Callable[[Any, list[str]], None] | None = None) -> int:
+                 check: Callable[[Any, list[str]], None] | None = None,
+                 output: Callable[[Any, list[str]], str | None] | None = None) -> int:
     """:func:`run_tool` for a tool run as ``mpiexec -n N tool ...``: only rank 0 echoes the
     command line, each rank logs to its own file (``--rank-log``, or beside the job log), and
     ``work(comm, opts, args)`` runs under :func:`run_job`, so a rank that fails ends the job at
-    once, named. ``check(opts, args)`` runs first, before any rank starts work."""
+    once, named. ``check(opts, args)`` runs first, before any rank starts work.
+    ``output(opts, args)``: the file the tool writes (None: nothing); rank 0 holds the lock of
+    its directory (:mod:`nnetmix.utils.lock`) for the whole run, and when another job holds it
+    every rank stops before any work, rank 0 with the ERROR line naming that job."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if launcher_rank() > 0:  # one copy of the command line in the job log, from rank 0
         argv = ["--print-args=false"] + argv
@@ -63,6 +95,10 @@ def run_mpi_tool(parser: OptionParser, nargs: tuple[int, int],
             check(opts, args)
         comm = MPI.COMM_WORLD
         setup_rank_logging(comm, parser.prog, opts.verbose, opts.rank_log)
-        return run_job(comm, lambda: work(comm, opts, args))
+        target = output(opts, args) if output is not None else None
+        with _output_lock(comm, target) as held:
+            if not held:
+                return 1
+            return run_job(comm, lambda: work(comm, opts, args))
 
     return run_tool(parser, nargs, body, argv)

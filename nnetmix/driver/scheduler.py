@@ -54,6 +54,7 @@ from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, ka
 from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
 from nnetmix.utils.jobs import parse_job_args, run_job, run_mpi_job
+from nnetmix.utils.lock import DirLock
 from nnetmix.utils.rankstatus import summarise_mpi_failure
 from nnetmix.utils.state import copy_file, read_json, write_json, write_text
 
@@ -344,13 +345,16 @@ def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, la
     """Train ``mlp_init`` into ``exp_dir/final.nnet`` (see the module docstring); returns its path.
 
     Skips everything when final.nnet exists; resumes after the last finished epoch otherwise.
+    Holds the lock of ``exp_dir`` (:mod:`nnetmix.utils.lock`) throughout: another job there
+    raises DirLockedError before anything is written.
     ``command``: run each epoch as its own command (e.g. MPI training; module docstring).
     """
     sched.check()
     train_opts.check()
-    return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, update_opts,
-                train_opts, sched, feature_transform, backend, targets_kind, hook, verbose,
-                binary, command).run()
+    with DirLock(exp_dir):  # one job per directory; re-entrant under steps/nnet/train.sh's
+        return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, update_opts,
+                    train_opts, sched, feature_transform, backend, targets_kind, hook, verbose,
+                    binary, command).run()
 
 
 def _run_command(wrapper: list[str], log: str, tool: list[str], it: int, which: str) -> int:

@@ -26,7 +26,11 @@ without any caller changing:
   ``--num-tasks`` job is first summarised in one line naming the MPI rank that ended it, its
   host, its exit status or signal and its rank log
   (:func:`~nnetmix.utils.rankstatus.summarise_mpi_failure`), the job's other ERROR lines
-  following as consequences.
+  following as consequences;
+- each job has its own $TMPDIR (a new directory under the caller's), removed when it ends;
+- each job runs under :mod:`nnetmix.utils.guard`, which ends the job's whole process tree
+  (scheduler, mpiexec, MPI ranks) when this wrapper dies, even by ``kill -9``; SIGINT or SIGTERM
+  of the wrapper stops every job the same way, then it exits 130.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +54,10 @@ __all__ = ["JobSpec", "parse_job_args", "join_command", "find_mpiexec", "mpi_com
            "mpi_environment", "mpi_argv", "run_mpi_job",
            "default_max_jobs", "run_job",
            "run_jobs", "failure_message", "main"]
+
+#: run each job under nnetmix/utils/guard.py (Linux: it finds a job's processes in /proc)
+GUARD_ENABLED = sys.platform.startswith("linux")
+_GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py")
 
 _RANGE = re.compile(r"^([A-Za-z_]\w*)=(\d+):(\d+)$")
 _SINGLE = re.compile(r"^([A-Za-z_]\w*)=(\d+)$")
@@ -327,14 +336,17 @@ class _Running:
 
 def run_job(command: str | Sequence[str], log: str, num_threads: int = 1,
             running: _Running | None = None, shown: str | None = None,
-            env: dict[str, str] | None = None) -> int:
+            env: dict[str, str] | None = None, scratch: bool = True) -> int:
     """Run one command line through bash (a list: that program, no shell) into ``log`` with
     run.pl's header and footer.
 
     Returns the job's exit code (128+N when bash was killed by signal N). The job's stdin is
     /dev/null so that jobs never read the caller's input.
     ``shown``: the command line for the log header when it differs from what runs (an MPI job
-    shows the user's command, not the mpiexec wrapping).
+    shows the user's command, not the mpiexec wrapping). ``scratch``: the job gets its own
+    $TMPDIR (under the caller's), removed when it ends however it ends: Open MPI leaves its
+    session directories (``ompi.<host>.<uid>/jf.0/<job>`` of any process that imports mpi4py,
+    ``ompi.<pid>`` of a killed mpiexec) in $TMPDIR even after a clean run.
     """
     logdir = os.path.dirname(log)
     if logdir:
@@ -347,11 +359,29 @@ def run_job(command: str | Sequence[str], log: str, num_threads: int = 1,
         if running is not None and running.stopping:
             rc, signal = 130, 0
         else:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh,
-                                    env=env)
+            watch, tmp = None, None
+            if scratch:
+                tmp = tempfile.mkdtemp(prefix="nnetmix-job.")
+                env = {**(os.environ if env is None else env), "TMPDIR": tmp}
+            if GUARD_ENABLED:  # the job ends with this process, even on kill -9 (guard.py)
+                watch, keep = os.pipe()
+                argv = ([sys.executable, _GUARD, str(watch)] + (["--rmtree", tmp] if tmp else [])
+                        + ["--"] + argv)
+            try:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh,
+                                        env=env, pass_fds=() if watch is None else (watch,))
+            finally:
+                if watch is not None:
+                    os.close(watch)
             if running is not None:
                 running.add(proc)
-            rc = proc.wait()
+            try:
+                rc = proc.wait()
+            finally:
+                if watch is not None:
+                    os.close(keep)
+                if tmp is not None:
+                    shutil.rmtree(tmp, ignore_errors=True)
             if running is not None:
                 running.discard(proc)
             signal = -rc if rc < 0 else 0

@@ -115,6 +115,7 @@ done
 [ -z "$feature_transform" ] || [ -f "$feature_transform" ] || \
   { echo "$0: no such file $feature_transform" >&2; exit 1; }
 
+. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
 echo "$0: training a neural network in $dir"
 echo "$0:   train set $data ($(wc -l < $data/feats.scp) utterances), alignments $alidir"
 echo "$0:   cv set    $data_cv ($(wc -l < $data_cv/feats.scp) utterances), alignments $alidir_cv"

@@ -16,7 +16,7 @@ from typing import Optional
 
 from nnetmix.data.io import atomic_open
 from nnetmix.score.best import best_wer_line
-from nnetmix.score.significance import SEGMENTATIONS, Bootstrap, Interval, Mapsswe, bootstrap, \
+from nnetmix.score.significance import Bootstrap, Interval, Mapsswe, bootstrap, check_settings, \
     mapsswe, sclite_segments
 from nnetmix.score.texttable import iter_token_table, read_token_table
 from nnetmix.score.wer import ScoreError, align_ops
@@ -43,6 +43,11 @@ class CompareOptions:
     mode: str = field(default="strict", metadata={
         "help": '"strict": both hypotheses must cover every reference utterance; "all": a '
                 'missing hypothesis counts as empty (all deletions), as compute-wer --mode=all'})
+
+    def check(self) -> None:
+        check_settings(self.alpha, self.num_bootstrap, self.min_good, self.segmentation)
+        if self.mode not in ("strict", "all"):
+            raise ScoreError(f"--mode={self.mode}: expected strict or all")
 
 
 @dataclass
@@ -88,11 +93,7 @@ def compare_systems(refs: list[tuple[str, list[str]]], hyps_a: dict[str, list[st
     ``opts.mode == "all"``.
     """
     opts = opts or CompareOptions()
-    if opts.segmentation not in SEGMENTATIONS:
-        raise ScoreError(f"--segmentation={opts.segmentation}: expected "
-                         f"{' or '.join(SEGMENTATIONS)}")
-    if opts.mode not in ("strict", "all"):
-        raise ScoreError(f"--mode={opts.mode}: expected strict or all")
+    opts.check()
     ref_keys = {k for k, _ in refs}
     for hyps, src in ((hyps_a, sources[1]), (hyps_b, sources[2])):
         extra = next((k for k in hyps if k not in ref_keys), None)
@@ -191,6 +192,7 @@ def compare_decode_dirs(dir_a: str | os.PathLike, dir_b: str | os.PathLike,
     ``ref`` (an rspecifier) defaults to dir A's ``scoring/test_filt.txt``; dir B's must then hold
     the same transcripts (the same data and --ignore-words), or it is an error.
     """
+    (opts or CompareOptions()).check()
     best_a, best_b = best_scoring(dir_a), best_scoring(dir_b)
     if ref is None:
         if best_a.ref is None:

@@ -16,7 +16,8 @@ Where this differs from sclite, on purpose: errors are placed by Kaldi's unit-co
 costs 3/3/4; the p-value is the exact two-sided normal tail where sclite looks it up in a table
 rounded down; and when all n >= 2 segment differences are equal and non-zero (zero variance),
 sclite prints Z = 0 and "no difference", which would call a system with one error fewer in each
-of 100 utterances "not significant": here Z is +-inf and p = 0, with a warning.
+of 100 utterances "not significant": here p is the exact two-sided sign test's, 2 ** (1 - n)
+(all n differences on one side), and Z the normal deviate with that p, with a warning.
 
 **Bootstrap** (Bisani and Ney, ICASSP 2004, "Bootstrap estimates for confidence intervals in ASR
 performance evaluation"): draw the test set's utterances with replacement B times; each draw
@@ -30,14 +31,15 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import asdict, dataclass
+from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
 
 from nnetmix.score.wer import ScoreError
 
-__all__ = ["SEGMENTATIONS", "Mapsswe", "Interval", "Bootstrap", "sclite_segments",
-           "mapsswe", "bootstrap"]
+__all__ = ["SEGMENTATIONS", "Mapsswe", "Interval", "Bootstrap", "check_settings",
+           "sclite_segments", "mapsswe", "bootstrap"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +47,19 @@ SEGMENTATIONS = ("sclite", "utterance")
 
 #: resampled test sets drawn per block: bounds memory at BLOCK x utterances indices
 _BLOCK = 500
+
+
+def check_settings(alpha: float = 0.05, num_samples: int = 1, min_good: int = 1,
+                   segmentation: str = "sclite") -> None:
+    """Refuse impossible settings (before any work: a run fails at once, not after reading)."""
+    if not 0.0 < alpha < 1.0:
+        raise ScoreError(f"--alpha must be between 0 and 1, got {alpha}")
+    if num_samples < 1:
+        raise ScoreError(f"--num-bootstrap must be at least 1, got {num_samples}")
+    if min_good < 1:
+        raise ScoreError(f"--min-good must be at least 1, got {min_good}")
+    if segmentation not in SEGMENTATIONS:
+        raise ScoreError(f"--segmentation={segmentation}: expected {' or '.join(SEGMENTATIONS)}")
 
 
 def _errors(ops: Sequence[str], lo: int, hi: int) -> tuple[int, int]:
@@ -63,8 +78,7 @@ def sclite_segments(ops1: Sequence[str], ops2: Sequence[str],
     after errors); sclite's re-synchronisation for alternations in the reference is not needed,
     since both alignments cover the same plain reference.
     """
-    if min_good < 1:
-        raise ScoreError(f"--min-good must be at least 1, got {min_good}")
+    check_settings(min_good=min_good)
     n1, n2 = len(ops1), len(ops2)
     segs: list[tuple[int, int, int]] = []
 
@@ -134,7 +148,7 @@ def _finite(x: float):
 def mapsswe(segments: Sequence[tuple[int, int, int]], alpha: float = 0.05,
             segmentation: str = "sclite", min_good: int = 2) -> Mapsswe:
     """The matched-pairs test over segments (reference words, errors A, errors B)."""
-    _check_alpha(alpha)
+    check_settings(alpha, min_good=min_good, segmentation=segmentation)
     d = np.array([a - b for _, a, b in segments], dtype=np.float64)
     n = len(d)
     mean = float(d.mean()) if n else 0.0
@@ -143,22 +157,19 @@ def mapsswe(segments: Sequence[tuple[int, int, int]], alpha: float = 0.05,
         sd = math.sqrt(ss / (n - 1))
         z = mean / (sd / math.sqrt(n))
     elif n >= 2 and mean != 0:
-        sd, z = 0.0, math.copysign(math.inf, mean)
-        logger.warning("MAPSSWE: all %d segment differences are %+g (zero variance); Z is "
-                       "taken as %s, where sclite prints Z = 0", n, mean, z)
+        sd, p = 0.0, min(1.0, 2.0 ** (1 - n))
+        z = math.copysign(-NormalDist().inv_cdf(p / 2) if p > 0 else math.inf, mean)
+        logger.warning("MAPSSWE: all %d segment differences are %+g (zero variance): p = %.4g "
+                       "from the sign test, Z = %.3f (sclite prints Z = 0)", n, mean, p, z)
     else:  # no segments (identical systems) or a single one: no evidence, as sclite says
         sd, z = 0.0, 0.0
-    p = math.erfc(abs(z) / math.sqrt(2.0))
+    if sd > 0 or z == 0:
+        p = math.erfc(abs(z) / math.sqrt(2.0))
     significant = p < alpha
     better = ("B" if z > 0 else "A") if significant else ""
     return Mapsswe(segmentation, min_good, n, int(sum(a for _, a, _ in segments)),
                    int(sum(b for _, _, b in segments)), mean, sd, z, p, alpha, significant,
                    better)
-
-
-def _check_alpha(alpha: float) -> None:
-    if not 0.0 < alpha < 1.0:
-        raise ScoreError(f"--alpha must be between 0 and 1, got {alpha}")
 
 
 @dataclass
@@ -208,13 +219,11 @@ def _interval(values: np.ndarray, full: float, alpha: float) -> Interval:
 def bootstrap(errors_a: Sequence[int], errors_b: Sequence[int], ref_words: Sequence[int],
               num_samples: int = 10000, seed: int = 0, alpha: float = 0.05) -> Bootstrap:
     """Resample utterances (per-utterance errors of A and B, reference words) with replacement."""
-    _check_alpha(alpha)
+    check_settings(alpha, num_samples)
     ea, eb, nw = (np.asarray(x, dtype=np.int64) for x in (errors_a, errors_b, ref_words))
     n = len(nw)
     if n == 0 or nw.sum() == 0:
         raise ScoreError("no reference words to compute a WER on")
-    if num_samples < 1:
-        raise ScoreError(f"--num-bootstrap must be at least 1, got {num_samples}")
     rng = np.random.default_rng(seed)
     sa, sb, sn = (np.empty(num_samples, dtype=np.int64) for _ in range(3))
     for start in range(0, num_samples, _BLOCK):
@@ -224,7 +233,7 @@ def bootstrap(errors_a: Sequence[int], errors_b: Sequence[int], ref_words: Seque
     with np.errstate(divide="ignore", invalid="ignore"):  # a draw of only empty references
         words = np.where(sn > 0, sn, np.nan)
         wa, wb = 100.0 * sa / words, 100.0 * sb / words
-    full_a, full_b = 100.0 * ea.sum() / nw.sum(), 100.0 * eb.sum() / nw.sum()
+    full_a, full_b = (100.0 * float(x.sum()) / float(nw.sum()) for x in (ea, eb))
     return Bootstrap(num_samples, seed, alpha, _interval(wa, full_a, alpha),
                      _interval(wb, full_b, alpha), _interval(wb - wa, full_b - full_a, alpha),
                      float(np.mean(sb < sa)))

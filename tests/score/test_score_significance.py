@@ -238,6 +238,29 @@ def test_bootstrap_interval_shrinks_with_more_utterances():
     assert large.diff.contains(-10.0) and small.diff.contains(-10.0)
 
 
+def test_bootstrap_agrees_with_kaldialigns():
+    # kaldialign.bootstrap_wer_ci is another implementation of Bisani and Ney (its interval is
+    # mean +- 1.96 standard errors): the same standard errors and poi within resampling noise
+    import kaldialign
+
+    rng = random.Random(8)
+    refs = [[rng.choice("abcdefgh") for _ in range(rng.randint(2, 9))] for _ in range(200)]
+
+    def noisy(ref, p):
+        return [rng.choice("xyz") if rng.random() < p else w for w in ref if rng.random() > p / 3]
+
+    ha, hb = [noisy(r, 0.15) for r in refs], [noisy(r, 0.12) for r in refs]
+    theirs = kaldialign.bootstrap_wer_ci(refs, ha, hb, replications=10000, seed=2)
+    table_ = {f"u{i:03d}": r for i, r in enumerate(refs)}
+    ours = compare_systems(list(table_.items()), dict(zip(table_, ha)), dict(zip(table_, hb)),
+                           ("r", "a", "b"), opts=CompareOptions(num_bootstrap=10000)).bootstrap
+    for iv, key in ((ours.wer_a, "system1"), (ours.wer_b, "system2")):
+        assert iv.value == pytest.approx(100 * theirs[key]["wer"], abs=0.2)
+        assert iv.std_err == pytest.approx(100 * theirs[key]["ci95"] / 1.96, rel=0.1)
+    assert 0.05 < ours.poi < 0.95  # a close pair, so that poi says something
+    assert ours.poi == pytest.approx(theirs["p_s2_improv_over_s1"], abs=0.03)
+
+
 def test_seed_determines_the_bootstrap():
     args = ([1, 0, 3, 2, 0], [0, 0, 1, 2, 1], [5, 4, 6, 7, 3])
     one, two = bootstrap(*args, seed=9), bootstrap(*args, seed=9)

@@ -156,9 +156,12 @@ def best_scoring(decode_dir: str | os.PathLike) -> BestScoring:
     """The best ``wer_LMWT_WIP`` of ``decode_dir`` and the hypothesis and reference behind it.
 
     As local/score.sh: ``grep -H WER $dir/wer_* | utils/best_wer.sh`` (files in C sort order, the
-    first lowest rate wins). The hypotheses are ``scoring/LMWT.WIP.tra.filt`` (local/score.sh;
-    the words compute-wer read, after --ignore-words) or ``scoring_kaldi/penalty_WIP/LMWT.txt``
-    (score-sweep.py's default); the reference is ``scoring/test_filt.txt`` when present.
+    first lowest rate wins). The texts are those compute-wer read, looked for in this order:
+    local/score.sh's ``scoring/LMWT.WIP.tra.filt`` against ``scoring/test_filt.txt`` (after
+    --ignore-words); egs/swbd's local/score_eval2000.sh's ``scoring_hub5/LMWT.WIP.all.txt``
+    against ``scoring_hub5/ref.all.txt``, or for its ``score_<subset>`` directories the parent's
+    ``scoring_hub5/LMWT.WIP.<subset>.txt`` and ``ref.<subset>.txt``; score-sweep.py's
+    ``scoring_kaldi/penalty_WIP/LMWT.txt`` (its reference is not kept: ``ref`` is None).
     """
     d = Path(decode_dir)
     files = sorted(p for p in d.glob("wer_*") if _WER_FILE.search(p.name) and p.is_file())
@@ -173,14 +176,17 @@ def best_scoring(decode_dir: str | os.PathLike) -> BestScoring:
     if m is None:
         raise ScoreError(f"{d}: cannot tell the LM weight and penalty from '{best}'")
     lmwt, wip = int(m.group(1)), m.group(2)
-    candidates = [d / "scoring" / f"{lmwt}.{wip}.tra.filt",
-                  d / "scoring_kaldi" / f"penalty_{wip}" / f"{lmwt}.txt"]
-    hyp = next((p for p in candidates if p.is_file()), None)
-    if hyp is None:
-        raise ScoreError(f"{d}: best is {best.split()[-1]} but no such file {candidates[0]} "
-                         f"(nor {candidates[1]})")
-    ref = d / "scoring" / "test_filt.txt"
-    return BestScoring(best, lmwt, wip, str(hyp), str(ref) if ref.is_file() else None)
+    hub5, subset = (d.parent, d.name[6:]) if d.name.startswith("score_") else (d, "all")
+    candidates = [(d / "scoring" / f"{lmwt}.{wip}.tra.filt", d / "scoring" / "test_filt.txt"),
+                  (hub5 / "scoring_hub5" / f"{lmwt}.{wip}.{subset}.txt",
+                   hub5 / "scoring_hub5" / f"ref.{subset}.txt"),
+                  (d / "scoring_kaldi" / f"penalty_{wip}" / f"{lmwt}.txt", None)]
+    found = next(((h, r) for h, r in candidates if h.is_file()), None)
+    if found is None:
+        raise ScoreError(f"{d}: best is {best.split()[-1]} but no such file {candidates[0][0]} "
+                         f"(nor {', '.join(str(h) for h, _ in candidates[1:])})")
+    hyp, ref = found
+    return BestScoring(best, lmwt, wip, str(hyp), str(ref) if ref and ref.is_file() else None)
 
 
 def compare_decode_dirs(dir_a: str | os.PathLike, dir_b: str | os.PathLike,

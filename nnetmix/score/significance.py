@@ -129,7 +129,7 @@ class Mapsswe:
     mean: float            #: mean of errors_A - errors_B per segment
     std_dev: float
     z: float
-    p_value: float         #: two-sided, from the standard normal
+    p_value: float         #: two-sided, normal (the sign test's when all differences are equal)
     alpha: float
     significant: bool      #: p_value < alpha
     better: str            #: "A", "B" or "" (not significant)
@@ -156,15 +156,14 @@ def mapsswe(segments: Sequence[tuple[int, int, int]], alpha: float = 0.05,
     if n >= 2 and ss > 0:
         sd = math.sqrt(ss / (n - 1))
         z = mean / (sd / math.sqrt(n))
+        p = math.erfc(abs(z) / math.sqrt(2.0))
     elif n >= 2 and mean != 0:
-        sd, p = 0.0, min(1.0, 2.0 ** (1 - n))
+        sd, p = 0.0, 2.0 ** (1 - n)
         z = math.copysign(-NormalDist().inv_cdf(p / 2) if p > 0 else math.inf, mean)
         logger.warning("MAPSSWE: all %d segment differences are %+g (zero variance): p = %.4g "
                        "from the sign test, Z = %.3f (sclite prints Z = 0)", n, mean, p, z)
     else:  # no segments (identical systems) or a single one: no evidence, as sclite says
-        sd, z = 0.0, 0.0
-    if sd > 0 or z == 0:
-        p = math.erfc(abs(z) / math.sqrt(2.0))
+        sd, z, p = 0.0, 0.0, 1.0
     significant = p < alpha
     better = ("B" if z > 0 else "A") if significant else ""
     return Mapsswe(segmentation, min_good, n, int(sum(a for _, a, _ in segments)),

@@ -349,6 +349,30 @@ def test_decode_dirs_take_the_best_lm_weight(tmp_path, capsys):
     assert "best %WER 16.00" in err
 
 
+def test_decode_dirs_of_score_eval2000(tmp_path):
+    # egs/swbd's layout: wer_* in the decode dir (all) and score_<subset>/, texts in scoring_hub5/
+    refs = list(table(REF).items())
+    sub = [(k, w) for k, w in refs if k in ("u1", "u2")]
+    for name, hyps in (("a", table(HYP_A)), ("b", table(HYP_B))):
+        d = tmp_path / name
+        (d / "scoring_hub5").mkdir(parents=True)
+        (d / "score_swbd").mkdir()
+        for subset, r, out in (("all", refs, d), ("swbd", sub, d / "score_swbd")):
+            h = {k: hyps[k] for k, _ in r}
+            write_lines(d / "scoring_hub5" / f"ref.{subset}.txt", [f"{k} {' '.join(w)}"
+                                                                   for k, w in r])
+            write_lines(d / "scoring_hub5" / f"9.0.0.{subset}.txt", [f"{k} {' '.join(w)}"
+                                                                     for k, w in h.items()])
+            write_lines(out / "wer_9_0.0", format_wer(compute_wer(r, h)))
+    cmp, best, _ = compare_decode_dirs(tmp_path / "a", tmp_path / "b",
+                                       opts=CompareOptions(num_bootstrap=100))
+    assert best.hyp.endswith("a/scoring_hub5/9.0.0.all.txt") and cmp.num_utterances == 5
+    cmp, best, _ = compare_decode_dirs(tmp_path / "a" / "score_swbd", tmp_path / "b" / "score_swbd",
+                                       opts=CompareOptions(num_bootstrap=100))
+    assert best.ref.endswith("a/scoring_hub5/ref.swbd.txt") and cmp.num_utterances == 2
+    assert cmp.errors == (2, 2)  # u1: A 1; u2: A 1, B 2
+
+
 def test_decode_dir_from_score_sweep(tmp_path):
     # score-sweep.py's layout: hypotheses under scoring_kaldi/, no scoring/test_filt.txt
     refs = list(table(REF).items())

@@ -19,7 +19,8 @@ import numpy as np
 
 from nnetmix.errors import NnetmixError
 
-__all__ = ["ScoreError", "WerStats", "MODES", "edit_distance", "compute_wer", "format_wer"]
+__all__ = ["ScoreError", "WerStats", "MODES", "edit_distance", "align_ops", "compute_wer",
+           "format_wer"]
 
 MODES = ("strict", "present", "all")
 
@@ -70,6 +71,26 @@ def edit_distance(ref: Sequence[str], hyp: Sequence[str]) -> tuple[int, int, int
 
     r = kaldialign.edit_distance(list(ref), list(hyp))
     return int(r["ins"]), int(r["del"]), int(r["sub"])
+
+
+def align_ops(ref: Sequence[str], hyp: Sequence[str]) -> list[str]:
+    """The alignment behind :func:`edit_distance`, one op per aligned pair, in reference order:
+    ``C`` (correct), ``S`` (substitution), ``D`` (deletion), ``I`` (insertion).
+
+    The significance tests need where the errors fall, not only how many there are; the ops
+    split exactly as :func:`edit_distance` counts (kaldialign's unit-cost alignment; checked in
+    tests/score/test_score_wer.py), so per-utterance error counts agree with compute-wer's.
+    """
+    ref, hyp = list(ref), list(hyp)
+    if not hyp or not ref:
+        return ["D"] * len(ref) + ["I"] * len(hyp)
+    import kaldialign
+
+    eps = " "  # tokens are split on spaces, so a space never is one; any other absent symbol works
+    while eps in ref or eps in hyp:
+        eps += " "
+    return ["I" if r == eps else "D" if h == eps else "C" if r == h else "S"
+            for r, h in kaldialign.align(ref, hyp, eps)]
 
 
 def compute_wer(refs: Iterable[tuple[str, Sequence[str]]], hyps: Mapping[str, Sequence[str]],

@@ -130,7 +130,7 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--grammar", type=Path, default=Path(__file__).parent / "harbour_grammar.txt",
                    help="sentence grammar file")
     p.add_argument("--seed", type=int, default=777, help="random seed of the whole corpus")
-    p.add_argument("--num-train", type=int, default=4000, help="training utterances")
+    p.add_argument("--num-train", type=int, default=5100, help="training utterances")
     p.add_argument("--num-test", type=int, default=1200, help="test utterances")
     p.add_argument("--num-lm-text", type=int, default=0,
                    help="more training-side sentences for the LM (text only, lm/text)")
@@ -296,7 +296,7 @@ def write_text_file(path: Path, lines: list[str]) -> None:
     os.replace(tmp, path)
 
 
-def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_train: int = 4000,
+def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_train: int = 5100,
                   num_test: int = 1200, num_lm_text: int = 0, num_train_spk: int = 100,
                   num_test_spk: int = 40, test_share: float = 0.1,
                   voices: list[str] | None = None, variants: list[str] | None = None,

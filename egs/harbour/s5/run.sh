@@ -37,6 +37,7 @@ snr=5:30               # SNR range of noisy utterances, dB
 clean_share=0.2        # share of utterances without noise
 noise_kinds=white,pink,brown,engine,babble   # noises utterances draw from
 reverb_share=0.3       # share of reverberant utterances (sox reverb)
+noise_seconds=120      # length of each noise track (tests: a few seconds)
 telephone=false        # true: 300-3400 Hz at 8 kHz (conf/mfcc_8k.conf)
 lm_order=3             # order of the n-gram LM (data/lang_tg)
 # End configuration section.
@@ -75,7 +76,7 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
       --num-test $num_test_utts --num-lm-text $num_lm_text --num-train-spk $num_train_spk \
       --num-test-spk $num_test_spk --test-share $test_share --snr $snr \
       --clean-share $clean_share --noise-kinds $noise_kinds --reverb-share $reverb_share \
-      --telephone $telephone --nj $nj $corpus \
+      --noise-seconds $noise_seconds --telephone $telephone --nj $nj $corpus \
     || { grep ERROR $corpus/log/synth_harbour.log | tail -n 1 >&2; exit 1; }
   grep "done:" $corpus/log/synth_harbour.log | tail -n 1 || true
 fi

@@ -70,7 +70,6 @@ SOX_NOISE = {"white": ["synth", "{len}", "whitenoise"],
              "pink": ["synth", "{len}", "pinknoise"],
              "brown": ["synth", "{len}", "brownnoise"],
              "engine": ["synth", "{len}", "brownnoise", "tremolo", "7", "60", "lowpass", "500"]}
-NOISE_SECONDS = 120      # length of a noise track; an utterance takes a random stretch of it
 BABBLE_TALKERS = 6       # talkers summed into a babble track
 RATE = 16000
 
@@ -122,6 +121,7 @@ class Conditions:
     noise_kinds: tuple[str, ...]
     reverb_share: float
     telephone: bool
+    noise_seconds: int = 120   # length of a noise track; an utterance takes a random stretch
 
 
 def get_args() -> argparse.Namespace:
@@ -149,6 +149,8 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--reverb-share", type=float, default=0.3, help="share of reverberant utterances")
     p.add_argument("--telephone", default="false", choices=["true", "false"],
                    help="true: 300-3400 Hz band at 8 kHz (Switchboard's channel)")
+    p.add_argument("--noise-seconds", type=int, default=120,
+                   help="length of each noise track (babble: of each talker's stream)")
     p.add_argument("--nj", type=int, default=2, help="synthesis processes run at once")
     p.add_argument("corpus_dir", type=Path, help="output directory")
     return p.parse_args()
@@ -211,7 +213,7 @@ def make_utterances(grammar: SentenceGrammar, seed: int, split: str, num: int,
 
 
 def make_noise_track(path: Path, kind: str, split: str, seed: int, grammar: SentenceGrammar,
-                     speakers: list[Speaker], test_share: float) -> None:
+                     speakers: list[Speaker], test_share: float, seconds: int) -> None:
     """One noise track: sox's generator for the stationary kinds; for babble, BABBLE_TALKERS
     streams of the split's speakers reading the split's sentences, summed."""
     if path.exists():
@@ -219,12 +221,12 @@ def make_noise_track(path: Path, kind: str, split: str, seed: int, grammar: Sent
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + ".tmp.wav")
     if kind != "babble":
-        effects = [a.format(len=NOISE_SECONDS) for a in SOX_NOISE[kind]]
+        effects = [a.format(len=seconds) for a in SOX_NOISE[kind]]
         run_pipeline([[*SOX, "-n", "-r", str(RATE), "-c", "1", "-b", "16", str(tmp), *effects,
                        "vol", "0.5"]], f"noise track {path}")
         os.replace(tmp, path)
         return
-    total = np.zeros(NOISE_SECONDS * RATE)
+    total = np.zeros(seconds * RATE)
     for k in range(BABBLE_TALKERS):
         rng = random.Random(f"{seed}:{split}:babble:{k}")
         spk = speakers[rng.randrange(len(speakers))]
@@ -305,9 +307,10 @@ def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_tra
     voices = voices or list(ACCENTS)
     variants = variants or list(VARIANTS)
     cond = cond or Conditions((5.0, 30.0), 0.2, NOISE_KINDS, 0.3, False)
-    if min(num_train, num_test, num_train_spk, num_test_spk) < 1 or num_lm_text < 0:
-        raise ValueError("--num-train, --num-test, --num-train-spk and --num-test-spk must be at "
-                         "least 1, --num-lm-text at least 0")
+    if min(num_train, num_test, num_train_spk, num_test_spk, cond.noise_seconds) < 1 \
+            or num_lm_text < 0:
+        raise ValueError("--num-train, --num-test, --num-train-spk, --num-test-spk and "
+                         "--noise-seconds must be at least 1, --num-lm-text at least 0")
     if not 0.0 < test_share < 1.0:
         raise ValueError(f"--test-share must be between 0 and 1, got {test_share}")
     for name, share in (("--clean-share", cond.clean_share), ("--reverb-share", cond.reverb_share)):
@@ -328,7 +331,7 @@ def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_tra
               "grammar_md5": hashlib.md5(grammar_file.read_bytes()).hexdigest(),
               "snr": list(cond.snr), "clean_share": cond.clean_share,
               "noise_kinds": list(cond.noise_kinds), "reverb_share": cond.reverb_share,
-              "telephone": cond.telephone}
+              "telephone": cond.telephone, "noise_seconds": cond.noise_seconds}
     counts = f"num_train={num_train} num_test={num_test} num_lm_text={num_lm_text}\n"
     params_file, done = corpus_dir / "params.json", corpus_dir / ".done"
     tools = tool_versions()
@@ -355,7 +358,8 @@ def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_tra
     kinds_used = {(u.noise, split) for split, utts in splits.items() for u in utts if u.noise}
     for kind, split in sorted(kinds_used):
         make_noise_track(noise_dir / f"{track_name(kind, split)}.wav", kind, split, seed, grammar,
-                         train_spk if split == "train" else test_spk, test_share)
+                         train_spk if split == "train" else test_spk, test_share,
+                         cond.noise_seconds)
     logging.info(f"noise tracks: {len(kinds_used)} ({time.time() - start:.1f} s)")
 
     wav_dir = corpus_dir / "wav"
@@ -396,7 +400,8 @@ def main() -> int:
     try:
         cond = Conditions(snr=parse_range(args.snr, "--snr"), clean_share=args.clean_share,
                           noise_kinds=tuple(k for k in args.noise_kinds.split(",") if k),
-                          reverb_share=args.reverb_share, telephone=args.telephone == "true")
+                          reverb_share=args.reverb_share, telephone=args.telephone == "true",
+                          noise_seconds=args.noise_seconds)
         synth_harbour(args.corpus_dir, args.grammar, seed=args.seed, num_train=args.num_train,
                       num_test=args.num_test, num_lm_text=args.num_lm_text,
                       num_train_spk=args.num_train_spk, num_test_spk=args.num_test_spk,

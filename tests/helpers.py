@@ -102,6 +102,16 @@ def mpi_env() -> dict:
     return env
 
 
+def link_recipe(recipe: Path, tmp_path: Path) -> Path:
+    """A recipe directory linked to the real one ``recipe`` (egs/<corpus>/s5), so run.sh
+    writes data/, exp/ and mfcc/ under ``tmp_path``."""
+    s5 = tmp_path / "s5"
+    s5.mkdir()
+    for name in ("run.sh", "cmd.sh", "path.sh", "local", "steps", "utils", "bin", "conf"):
+        os.symlink(recipe / name, s5 / name)
+    return s5
+
+
 def run_script(args, cwd=None, check=False, **kw) -> subprocess.CompletedProcess:
     """Run a shell script or bin/ tool the way a recipe would; returns the completed process."""
     proc = subprocess.run([str(a) for a in args], cwd=cwd, env=script_env(), text=True,

@@ -7,7 +7,7 @@ import sys
 import pytest
 import soundfile as sf
 
-from helpers import ROOT, run_script
+from helpers import ROOT, link_recipe, run_script
 
 RECIPE = ROOT / "egs" / "digits" / "s5"
 
@@ -135,17 +135,8 @@ def test_prepare_digits_writes_data_and_dict(tmp_path):
     assert "skipping synthesis" in p.stdout and "matches" in p.stdout
 
 
-def recipe_copy(tmp_path):
-    """A recipe directory linked to the real one, so run.sh writes data/ under tmp_path."""
-    s5 = tmp_path / "s5"
-    s5.mkdir()
-    for name in ("run.sh", "cmd.sh", "path.sh", "local", "steps", "utils", "bin", "conf"):
-        os.symlink(RECIPE / name, s5 / name)
-    return s5
-
-
 def test_run_sh_options_and_stages_not_written_yet(tmp_path):
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5", "--pretrain", "false"], cwd=s5)
     assert p.returncode == 0, p.stderr
     assert "Stage 5: skipped (--pretrain false)" in p.stdout
@@ -157,7 +148,7 @@ def test_run_sh_options_and_stages_not_written_yet(tmp_path):
 
 
 def test_run_sh_stages_0_and_1(tmp_path):
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(RECIPE, tmp_path)
     stop = 1 if (ROOT / "utils" / "validate_data_dir.sh").exists() else 0
     p = run_script(["./run.sh", "--stop-stage", str(stop), "--num-train-utts", "3",
                     "--num-test-utts", "2", "--corpus", tmp_path / "corpus"], cwd=s5)

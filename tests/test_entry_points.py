@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, load_bin
+from helpers import ROOT, load_bin
 
 CLI_LAYER = "nnetmix.cli"
 #: Library files that still import the CLI layer, being rewritten in other branches of issue 14

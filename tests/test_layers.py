@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 LAYERS = [
     {"(root)", "errors", "options", "log", "kernel_pin", "exact_sum"},

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from experiment_dummies import ROOT, allreduce_rows, write_allreduce, write_run
+from helpers import ROOT, allreduce_rows, write_allreduce, write_run
 
 from bench.experiments import plan, seed000, seed001, seed002, seed004, tables, verdict
 from nnetmix.train import runlog as results
@@ -190,7 +190,7 @@ def test_seed000_uses_the_model_beyond_the_cores(tmp_path, monkeypatch):
     size = plan.SIZES["quick"]
     make_workspace(tmp_path, size, lambda r: 4.0)
     write_allreduce(tmp_path / "allreduce", allreduce_rows(5e-6, 1 / 3e9, ranks=(2,)))
-    monkeypatch.setattr(seed000, "_params", lambda r: 370755)   # dummies' final.nnet is empty
+    monkeypatch.setattr(seed000, "_params", lambda r: 370755)   # write_run's final.nnet is empty
     text = seed000.build(size, tmp_path, tmp_path / "out")
     row16 = next(ln for ln in text.splitlines() if ln.startswith("| butterfly | 16 |"))
     assert "(model)" in row16 and "yes" in row16

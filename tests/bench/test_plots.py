@@ -3,7 +3,7 @@ and their absence without it."""
 import sys
 
 import pytest
-from experiment_dummies import allreduce_rows
+from helpers import allreduce_rows
 
 from bench import allreduce
 from bench.experiments.plot import PALETTE, Series, line_chart, new_figure

@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from experiment_dummies import ROOT, write_run
+from helpers import ROOT, run_script, write_run
 
-from conftest import run_script
 from bench.experiments import plan
 
 SCRIPT = ROOT / "bench" / "run_experiments.sh"

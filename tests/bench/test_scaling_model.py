@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from experiment_dummies import allreduce_rows, write_allreduce
+from helpers import allreduce_rows, write_allreduce
 
 from bench import scaling_model as sm
 from bench.experiments.plot import have_matplotlib

@@ -5,18 +5,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 import numpy as np
 
 from cluster_fixtures import ROOT, env, run, slurm  # noqa: F401 (slurm is a fixture)
+from helpers import make_wav_data_dir, mpi_net, mpi_utts, read_params, write_data
 
-sys.path[:0] = [str(ROOT / "tests" / "feat"), str(ROOT / "tests" / "parallel_train")]
-from feat_dummies import make_data_dir  # noqa: E402
-from ptrain_dummies import read_params, tiny_net, utterances, write_data  # noqa: E402
-
-from nnetmix.kaldi import SequentialReader  # noqa: E402
+from nnetmix.kaldi import SequentialReader
 
 SLURM = ROOT / "utils" / "slurm.py"
 RUN = ROOT / "utils" / "run.py"
@@ -129,7 +125,7 @@ def test_make_mfcc_array_job(slurm, tmp_path):
         d.mkdir()
         for link in ("steps", "utils", "conf"):
             os.symlink(ROOT / link, d / link)
-        make_data_dir(d, utts)
+        make_wav_data_dir(d, utts)
         p = run(slurm, ["steps/make_mfcc.sh", "--nj", "2", "--cmd", f"utils/{wrapper}.py",
                         "data/train", "exp/make_mfcc/train", "mfcc"], d)
         assert p.returncode == 0, p.stdout + p.stderr
@@ -147,9 +143,9 @@ def test_make_mfcc_array_job(slurm, tmp_path):
 
 def test_mpi_training_in_a_two_task_allocation(slurm, tmp_path):
     rng = np.random.default_rng(5)
-    utts = utterances(rng, num_utts=16)
+    utts = mpi_utts(rng, num_utts=16)
     init = tmp_path / "nnet.init"
-    tiny_net(rng).write(str(init))
+    mpi_net(rng).write(str(init))
     tr = write_data(tmp_path, utts, "tr")
     train = ["nnet-train-mpi.py", "--minibatch-size=16", f"--utt2num-frames={tr['u2nf']}",
              tr["feats"], tr["targets"], init]

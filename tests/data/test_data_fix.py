@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import random
 
-from conftest import run_script
-from data_dir_dummies import drop_line, keys, make_data_dir, read_lines, write
+from helpers import drop_line, keys, make_listing_data_dir, read_lines, run_script, write_lines
 
 from nnetmix.data import fix_data_dir, validate_data_dir
 
@@ -14,7 +13,7 @@ def _break(d, seed=0):
     utts = keys(d / "utt2spk")
     lines = read_lines(d / "text")
     random.Random(seed).shuffle(lines)
-    write(d / "text", lines + [lines[0]])  # unsorted and a duplicate
+    write_lines(d / "text", lines + [lines[0]])  # unsorted and a duplicate
     drop_line(d / "feats.scp", utts[1])
     drop_line(d / "text", utts[-1])
     spk = keys(d / "cmvn.scp")[1]
@@ -25,7 +24,7 @@ def _break(d, seed=0):
 
 def test_fix_keeps_intersection_library(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=5, seed=2)
+    make_listing_data_dir(d, num_spk=5, seed=2)
     utts, lost = _break(d)
     original_text = (d / "text").read_text()
     report = fix_data_dir(d)
@@ -40,7 +39,7 @@ def test_fix_keeps_intersection_library(tmp_path):
 
 def test_fix_script_prints_count(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=4, seed=5)
+    make_listing_data_dir(d, num_spk=4, seed=5)
     utts, lost = _break(d, seed=1)
     proc = run_script(["fix_data_dir.sh", d])
     assert proc.returncode == 0, proc.stderr
@@ -52,7 +51,7 @@ def test_fix_script_prints_count(tmp_path):
 
 def test_fix_segments_drops_utterances_of_missing_recordings(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=3, segments=True, seed=4)
+    make_listing_data_dir(d, num_spk=3, segments=True, seed=4)
     reco = keys(d / "wav.scp")[0]
     drop_line(d / "wav.scp", reco)
     report = fix_data_dir(d)
@@ -63,8 +62,8 @@ def test_fix_segments_drops_utterances_of_missing_recordings(tmp_path):
 
 def test_fix_errors_are_one_line(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=2)
-    write(d / "feats.scp", ["nobody /x.ark:1"])
+    make_listing_data_dir(d, num_spk=2)
+    write_lines(d / "feats.scp", ["nobody /x.ark:1"])
     proc = run_script(["fix_data_dir.sh", d])
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "no utterances remained" in proc.stderr and len(proc.stderr.splitlines()) == 1

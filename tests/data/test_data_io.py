@@ -5,8 +5,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import ROOT, run_script
-from data_dir_dummies import make_data_dir
+from helpers import ROOT, make_listing_data_dir, run_script
 
 from nnetmix.data import (c_sorted, first_unsorted_key, read_segments, read_spk2utt, read_table,
                           read_text, read_utt2num_frames, read_utt2spk, read_wav_scp,
@@ -34,7 +33,7 @@ def test_write_is_sorted_atomic_and_round_trips(tmp_path):
 
 def test_readers_and_inversions(tmp_path):
     d = tmp_path / "train"
-    u2s = make_data_dir(d, num_spk=3, segments=True)
+    u2s = make_listing_data_dir(d, num_spk=3, segments=True)
     assert read_utt2spk(d / "utt2spk") == u2s
     s2u = read_spk2utt(d / "spk2utt")
     assert utt2spk_to_spk2utt(u2s) == s2u and spk2utt_to_utt2spk(s2u) == u2s
@@ -69,7 +68,7 @@ def test_scripts_through_recipe_symlink(tmp_path):
     recipe = tmp_path / "s5"
     recipe.mkdir()
     (recipe / "utils").symlink_to(ROOT / "utils")
-    make_data_dir(recipe / "data" / "train", num_spk=2)
+    make_listing_data_dir(recipe / "data" / "train", num_spk=2)
     env_proc = run_script(["utils/validate_data_dir.sh", "data/train"], cwd=recipe)
     assert env_proc.returncode == 0, env_proc.stderr
     assert env_proc.stdout == "utils/validate_data_dir.sh: Successfully validated " \

@@ -6,8 +6,7 @@ import os
 import random
 
 import pytest
-from conftest import run_script
-from data_dir_dummies import keys, make_data_dir, read_lines
+from helpers import keys, make_listing_data_dir, read_lines, run_script
 
 from nnetmix.data import (partition_counts, read_utt2spk, split_data, validate_data_dir)
 from nnetmix.errors import DataDirError
@@ -71,7 +70,7 @@ def test_partition_large_is_quick_and_even():
 
 def test_split_data_library(tmp_path):
     d = tmp_path / "train"
-    utt2spk = make_data_dir(d, num_spk=11, utts_per_spk=(1, 9), seed=11, segments=True)
+    utt2spk = make_listing_data_dir(d, num_spk=11, utts_per_spk=(1, 9), seed=11, segments=True)
     out, written = split_data(d, 4)
     assert written and out == d / "split4"
     seen_utts, seen_spk = [], set()
@@ -97,7 +96,7 @@ def test_split_data_library(tmp_path):
 
 def test_split_data_script(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=6, seed=2)
+    make_listing_data_dir(d, num_spk=6, seed=2)
     proc = run_script(["split_data.sh", d, "3"])
     assert proc.returncode == 0, proc.stderr
     for k in (1, 2, 3):
@@ -121,7 +120,7 @@ def test_split_data_script(tmp_path):
 
 def test_split_per_utt(tmp_path):
     d = tmp_path / "train"
-    utt2spk = make_data_dir(d, num_spk=2, utts_per_spk=(5, 5), seed=3)
+    utt2spk = make_listing_data_dir(d, num_spk=2, utts_per_spk=(5, 5), seed=3)
     proc = run_script(["split_data.sh", "--per-utt", d, "3"])
     assert proc.returncode == 0, proc.stderr
     parts = [keys(d / "split3utt" / str(k) / "utt2spk") for k in (1, 2, 3)]

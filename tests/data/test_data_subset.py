@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_script
-from data_dir_dummies import keys, make_data_dir, read_lines, write
+from helpers import keys, make_listing_data_dir, read_lines, run_script, write_lines
 
 from nnetmix.data import (read_utt2dur, read_utt2spk, spread_subset, subset_data_dir,
                           subset_tr_cv, validate_data_dir)
@@ -13,7 +12,7 @@ from nnetmix.errors import DataDirError
 @pytest.fixture
 def src(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=10, utts_per_spk=(2, 7), seed=9)
+    make_listing_data_dir(d, num_spk=10, utts_per_spk=(2, 7), seed=9)
     return d
 
 
@@ -62,13 +61,13 @@ def test_modes_library(src, tmp_path, mode):
 def test_lists_and_scripts(src, tmp_path):
     utts = keys(src / "utt2spk")
     spks = keys(src / "spk2utt")
-    write(tmp_path / "spk.list", spks[3:5])
+    write_lines(tmp_path / "spk.list", spks[3:5])
     proc = run_script(["subset_data_dir.sh", "--spk-list", tmp_path / "spk.list", src,
                        tmp_path / "two_spk"])
     assert proc.returncode == 0, proc.stderr
     assert keys(tmp_path / "two_spk" / "spk2utt") == spks[3:5]
     assert keys(tmp_path / "two_spk" / "cmvn.scp") == spks[3:5]
-    write(tmp_path / "utt.list", utts[::3])
+    write_lines(tmp_path / "utt.list", utts[::3])
     proc = run_script(["subset_data_dir.sh", "--utt-list", tmp_path / "utt.list", src,
                        tmp_path / "every3"])
     assert proc.returncode == 0 and keys(tmp_path / "every3" / "text") == utts[::3]
@@ -87,7 +86,7 @@ def test_lists_and_scripts(src, tmp_path):
 
 def test_subset_with_segments_keeps_used_recordings(tmp_path):
     d = tmp_path / "seg"
-    make_data_dir(d, num_spk=4, segments=True, seed=2)
+    make_listing_data_dir(d, num_spk=4, segments=True, seed=2)
     subset_data_dir(d, tmp_path / "sub", 3, mode="first")
     recos = {line.split()[1] for line in read_lines(tmp_path / "sub" / "segments")}
     assert set(keys(tmp_path / "sub" / "wav.scp")) == recos
@@ -114,7 +113,7 @@ def test_tr_cv_default_is_ten_percent_of_speakers(src, tmp_path):
 
 def test_tr_cv_small_and_utt_percent(tmp_path):
     d = tmp_path / "small"
-    make_data_dir(d, num_spk=3, seed=1)
+    make_listing_data_dir(d, num_spk=3, seed=1)
     subset_tr_cv(d, tmp_path / "tr", tmp_path / "cv")
     assert len(keys(tmp_path / "cv" / "spk2utt")) == 1  # at least one speaker
     utts = keys(d / "utt2spk")
@@ -122,7 +121,7 @@ def test_tr_cv_small_and_utt_percent(tmp_path):
     assert keys(tmp_path / "cv2" / "utt2spk") == utts[n_tr:]  # the last utterances
     assert not set(keys(tmp_path / "tr2" / "spk2utt")) & set(keys(tmp_path / "cv2" / "spk2utt"))
     one = tmp_path / "one"
-    make_data_dir(one, num_spk=1)
+    make_listing_data_dir(one, num_spk=1)
     with pytest.raises(DataDirError, match="at least 2"):
         subset_tr_cv(one, tmp_path / "t", tmp_path / "c")
 

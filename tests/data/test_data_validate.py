@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_script
-from data_dir_dummies import drop_line, keys, make_data_dir, read_lines, write
+from helpers import drop_line, keys, make_listing_data_dir, read_lines, run_script, write_lines
 
 from nnetmix.data import KeyListMismatch, ValidateOptions, validate_data_dir
 from nnetmix.errors import DataDirError
@@ -11,7 +10,7 @@ from nnetmix.errors import DataDirError
 
 def test_valid_dir_validates(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d)
+    make_listing_data_dir(d)
     assert validate_data_dir(d) == []
     proc = run_script(["validate_data_dir.sh", d])
     assert proc.returncode == 0, proc.stderr
@@ -21,13 +20,13 @@ def test_valid_dir_validates(tmp_path):
 
 def test_valid_dir_with_segments_validates(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, segments=True, seed=3)
+    make_listing_data_dir(d, segments=True, seed=3)
     assert validate_data_dir(d) == []
 
 
 def test_single_speaker_is_a_warning(tmp_path):
     d = tmp_path / "one"
-    make_data_dir(d, num_spk=1)
+    make_listing_data_dir(d, num_spk=1)
     assert any("only one speaker" in w for w in validate_data_dir(d))
     proc = run_script(["validate_data_dir.sh", d])
     assert proc.returncode == 0
@@ -37,13 +36,13 @@ def test_single_speaker_is_a_warning(tmp_path):
 def _swap_first_two(path):
     lines = read_lines(path)
     lines[0], lines[1] = lines[1], lines[0]
-    write(path, lines)
+    write_lines(path, lines)
     return lines[1].split()[0]  # the first key out of order
 
 
 def _duplicate(path):
     lines = read_lines(path)
-    write(path, lines[:3] + [lines[2]] + lines[3:])
+    write_lines(path, lines[:3] + [lines[2]] + lines[3:])
     return lines[2].split()[0]
 
 
@@ -52,7 +51,7 @@ def _spk2utt_disagree(path):
     first = lines[0].split()
     moved = first.pop()  # last utterance of speaker 0 now belongs to nobody
     lines[0] = " ".join(first)
-    write(path.parent / "spk2utt", lines)
+    write_lines(path.parent / "spk2utt", lines)
     return moved
 
 
@@ -72,7 +71,7 @@ def _missing_recording(path):
 def _empty_transcript(path):
     lines = read_lines(path)
     lines[2] = lines[2].split()[0]
-    write(path, lines)
+    write_lines(path, lines)
     return lines[2]
 
 
@@ -92,7 +91,7 @@ CASES = [
                          ids=[f"{c[0]}-{c[1].__name__.strip('_')}" for c in CASES])
 def test_bad_dir_gives_one_line_naming_file_and_key(tmp_path, name, breaker, fragment, segments):
     d = tmp_path / "bad"
-    make_data_dir(d, segments=segments, seed=1)
+    make_listing_data_dir(d, segments=segments, seed=1)
     key = breaker(d / name)
     with pytest.raises(DataDirError) as err:
         validate_data_dir(d)
@@ -108,7 +107,7 @@ def test_bad_dir_gives_one_line_naming_file_and_key(tmp_path, name, breaker, fra
 
 def test_unsorted_names_first_bad_key_and_fix(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d)
+    make_listing_data_dir(d)
     bad = _swap_first_two(d / "text")
     proc = run_script(["validate_data_dir.sh", d])
     assert proc.stderr.splitlines()[0].endswith(
@@ -118,7 +117,7 @@ def test_unsorted_names_first_bad_key_and_fix(tmp_path):
 
 def test_mismatch_prints_partial_diff_and_lengths(tmp_path):
     d = tmp_path / "train"
-    utt2spk = make_data_dir(d, num_spk=8, utts_per_spk=(4, 4))
+    utt2spk = make_listing_data_dir(d, num_spk=8, utts_per_spk=(4, 4))
     for k in list(utt2spk)[:20]:
         drop_line(d / "feats.scp", k)
     with pytest.raises(KeyListMismatch) as err:
@@ -135,7 +134,7 @@ def test_mismatch_prints_partial_diff_and_lengths(tmp_path):
                                        ("wav.scp", "--no-wav")])
 def test_missing_file_needs_its_flag(tmp_path, name, flag):
     d = tmp_path / "train"
-    make_data_dir(d)
+    make_listing_data_dir(d)
     (d / name).unlink()
     proc = run_script(["validate_data_dir.sh", d])
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
@@ -147,7 +146,7 @@ def test_missing_file_needs_its_flag(tmp_path, name, flag):
 
 def test_missing_spk2utt_and_bad_option(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d)
+    make_listing_data_dir(d)
     (d / "spk2utt").unlink()
     proc = run_script(["validate_data_dir.sh", d])
     assert proc.returncode == 1 and f"no such file {d}/spk2utt" in proc.stderr
@@ -159,7 +158,7 @@ def test_missing_spk2utt_and_bad_option(tmp_path):
 
 def test_cmvn_must_cover_speakers_and_spk_sort(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d)
+    make_listing_data_dir(d)
     spk = keys(d / "cmvn.scp")[2]
     drop_line(d / "cmvn.scp", spk)
     with pytest.raises(DataDirError, match=f"cmvn.scp: speaker list differs.*first bad key: {spk}"):
@@ -167,8 +166,8 @@ def test_cmvn_must_cover_speakers_and_spk_sort(tmp_path):
     # utterance ids that do not start with their speaker id break the speaker order
     d2 = tmp_path / "nospk"
     d2.mkdir()
-    write(d2 / "utt2spk", ["a1 s2", "b1 s1"])
-    write(d2 / "spk2utt", ["s1 b1", "s2 a1"])
+    write_lines(d2 / "utt2spk", ["a1 s2", "b1 s1"])
+    write_lines(d2 / "spk2utt", ["s1 b1", "s2 a1"])
     with pytest.raises(DataDirError, match="sorted first on speaker-id.*first bad key: b1"):
         validate_data_dir(d2, ValidateOptions(no_text=True, no_wav=True, no_feats=True))
     validate_data_dir(d2, ValidateOptions(no_text=True, no_wav=True, no_feats=True,
@@ -177,15 +176,15 @@ def test_cmvn_must_cover_speakers_and_spk_sort(tmp_path):
 
 def test_text_checks(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d)
+    make_listing_data_dir(d)
     lines = read_lines(d / "text")
     key = lines[1].split()[0]
     lines[1] = f"{key} hello </s> world"
-    write(d / "text", lines)
+    write_lines(d / "text", lines)
     with pytest.raises(DataDirError, match=f"reserved symbol </s>.*{key}"):
         validate_data_dir(d)
     lines[1] = f"{key} bad\x07bell"
-    write(d / "text", lines)
+    write_lines(d / "text", lines)
     with pytest.raises(DataDirError, match="non-printable.*--non-print"):
         validate_data_dir(d)
     validate_data_dir(d, ValidateOptions(non_print=True))
@@ -197,7 +196,7 @@ def test_text_checks(tmp_path):
 
 def test_invalid_utf8_in_text(tmp_path):
     d = tmp_path / "train"
-    make_data_dir(d, num_spk=2)
+    make_listing_data_dir(d, num_spk=2)
     raw = (d / "text").read_bytes().split(b"\n")
     key = raw[1].split(b" ")[0].decode()
     raw[1] = raw[1] + b" caf\xe9"  # Latin-1, not UTF-8

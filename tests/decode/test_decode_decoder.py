@@ -11,9 +11,7 @@ from nnetmix.decode.lattice import best_path
 from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi import SequentialReader, TableWriter, read_gmm_model
 
-from tests.conftest import load_bin
-from tests.decode.decode_dummies import (loglikes_for, pdfs_of_phone, synth_feats, tiny_system,
-                                         yesno_text)
+from helpers import load_bin, loglikes_for, pdfs_of_phone, synth_feats, tiny_system, yesno_text
 
 
 @pytest.fixture(scope="module")

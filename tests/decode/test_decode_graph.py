@@ -9,8 +9,7 @@ from nnetmix.decode.graph import (fst_arrays, make_clg, make_h, make_hclga, make
 from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi import read_gmm_model, read_tree
 
-from tests.conftest import ROOT, run_script
-from tests.decode.decode_dummies import yesno_lang
+from helpers import ROOT, run_script, yesno_lang
 
 
 def _random_input_paths(fst, rng, n):

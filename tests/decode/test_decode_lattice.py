@@ -12,8 +12,7 @@ from nnetmix.decode.lattice import (CompactLattice, RawLattice, best_path,
                                     determinize_lattice_pruned)
 from nnetmix.decode.lattools import lattice_add_penalty, lattice_best_path, lattice_scale
 
-from tests.conftest import load_bin
-from tests.decode.decode_dummies import all_paths, clat_paths, random_raw_lattice
+from helpers import all_paths, clat_paths, load_bin, random_raw_lattice
 
 
 def _best_per_word_seq(paths):

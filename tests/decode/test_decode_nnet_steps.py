@@ -5,8 +5,7 @@ import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 
 from nnetmix.feat import FeaturePipeline
 
-from tests.conftest import run_script
-from tests.decode.decode_dummies import yesno_recipe
+from helpers import run_script, yesno_recipe
 
 
 def test_train_and_decode_nnet_with_pipelines(kaldi_fixtures, tmp_path):

@@ -3,8 +3,7 @@ synthesised from the model's Gaussians along the fixture's alignments (13 static
 script's apply-cmvn + add-deltas make the model's 39)."""
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 
-from tests.conftest import run_script
-from tests.decode.decode_dummies import yesno_recipe
+from helpers import run_script, yesno_recipe
 
 
 def test_decode_and_score_yesno(kaldi_fixtures, tmp_path):

@@ -7,7 +7,7 @@ import sys
 import pytest
 import soundfile as sf
 
-from conftest import ROOT, run_script
+from helpers import ROOT, run_script
 
 RECIPE = ROOT / "egs" / "digits" / "s5"
 

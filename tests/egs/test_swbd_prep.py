@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_script
+from helpers import ROOT, run_script
 
 from nnetmix.data import select_dup_limited
 

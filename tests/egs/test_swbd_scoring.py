@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_script
+from helpers import ROOT, run_script
 
 RECIPE = ROOT / "egs" / "swbd" / "s5"
 # the recipe's local/*.py modules import each other as run from local/ (sys.path[0])

@@ -4,8 +4,7 @@ from pathlib import Path
 import kaldiio
 import numpy as np
 import pytest
-from conftest import load_bin
-from feat_dummies import dummy_feats, write_wav
+from helpers import dummy_feats, load_bin, write_wav
 
 from nnetmix.feat import (Extractor, acc_cmvn_stats, add_deltas, apply_cmvn, read_audio,
                           read_feature_config, splice_frames)

@@ -1,7 +1,7 @@
 """CMVN stats layout (Kaldi's 2 x (D+1) float64) and apply-cmvn against a float64 reference."""
 import numpy as np
 import pytest
-from feat_dummies import dummy_feats
+from helpers import dummy_feats
 
 from nnetmix.errors import UsageError
 from nnetmix.feat import CmvnError, acc_cmvn_stats, apply_cmvn

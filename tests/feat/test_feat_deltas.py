@@ -1,7 +1,7 @@
 """add-deltas and splice-feats against float64 loop references written from Kaldi's formulas."""
 import numpy as np
 import pytest
-from feat_dummies import dummy_feats
+from helpers import dummy_feats
 
 from nnetmix.feat import add_deltas, delta_scales, splice_frames
 

@@ -3,7 +3,7 @@ import kaldi_native_fbank as knf
 import numpy as np
 import pytest
 import soundfile as sf
-from feat_dummies import dummy_samples, write_wav
+from helpers import dummy_samples, write_wav
 
 from nnetmix.feat import (Extractor, FbankOptions, FeatureConfig, SampleRateError, TooShortError,
                           read_audio, read_feature_config)

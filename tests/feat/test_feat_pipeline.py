@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import load_bin
-from feat_dummies import dummy_feats
+from helpers import dummy_feats, load_bin
 
 from nnetmix.feat import (FeaturePipeline, PipelineError, compute_cmvn_stats, open_features,
                           table_keys)

@@ -8,8 +8,8 @@ import subprocess
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import ROOT, load_bin, script_env
-from feat_dummies import dummy_samples, g711_ulaw, path_without_sph2pipe, write_sphere, write_wav
+from helpers import (ROOT, dummy_samples, g711_ulaw, load_bin, path_without_sph2pipe, script_env,
+                     write_sphere, write_wav)
 
 from nnetmix.errors import FormatError, UsageError
 from nnetmix.feat import (Audio, Extractor, SegmentOptions, SegmentsError, WaveWriter,

@@ -7,8 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 import soundfile as sf
-from feat_dummies import (g711_alaw, g711_ulaw, path_without_sph2pipe, sphere_header,
-                          write_sphere)
+from helpers import g711_alaw, g711_ulaw, path_without_sph2pipe, sphere_header, write_sphere
 
 from nnetmix.feat import AudioReadError, SphereError, SphereFile, read_audio
 from nnetmix.feat.sph2pipe import parse_sph2pipe

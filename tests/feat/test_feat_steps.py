@@ -4,8 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_script
-from feat_dummies import make_data_dir
+from helpers import ROOT, make_wav_data_dir, run_script
 
 from nnetmix.feat import acc_cmvn_stats
 from nnetmix.kaldi import SequentialReader
@@ -23,7 +22,7 @@ def recipe(tmp_path):
     """A recipe directory: steps, utils, conf linked to the toolkit's, plus data/train."""
     for d in ("steps", "utils", "conf"):
         os.symlink(ROOT / d, tmp_path / d)
-    make_data_dir(tmp_path, UTTS)
+    make_wav_data_dir(tmp_path, UTTS)
     return tmp_path
 
 

@@ -8,8 +8,8 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import ROOT, run_script
-from gmm_pipeline_dummies import check_alignment, make_data_dir, make_lang, make_utts
+from helpers import (FIXTURES, ROOT, check_alignment, make_feats_data_dir, make_lang, make_utts,
+                     run_script)
 
 from nnetmix.kaldi import SequentialReader, read_gmm_model
 
@@ -19,14 +19,13 @@ UTTS = make_utts(18, seed=5)
 @pytest.fixture(scope="module")
 def recipe(tmp_path_factory):
     """A recipe directory: steps/ utils/ linked, a lang and data/train."""
-    from conftest import FIXTURES
     if not FIXTURES.is_dir():
         pytest.skip(f"{FIXTURES} not present")
     d = tmp_path_factory.mktemp("recipe")
     for x in ("steps", "utils"):
         os.symlink(ROOT / x, d / x)
     make_lang(FIXTURES, d / "data/lang")
-    make_data_dir(d / "data/train", UTTS)
+    make_feats_data_dir(d / "data/train", UTTS)
     return d
 
 
@@ -96,7 +95,7 @@ def test_align_si_counts_failures_and_oov(mono, recipe):
     bad = recipe / "data/train_bad"
     short = UTTS[4][0]
     oov_utt = UTTS[6][0]
-    make_data_dir(bad, UTTS, short=(short,),
+    make_feats_data_dir(bad, UTTS, short=(short,),
                   text_override={oov_utt: "MAYBE " + " ".join(UTTS[6][1])})
     proc = run_script(["steps/align_si.sh", "--nj", "2", "data/train_bad", "data/lang", "exp/mono",
                        "exp/mono_ali"], cwd=recipe)
@@ -121,7 +120,7 @@ def test_align_si_counts_failures_and_oov(mono, recipe):
 def test_align_si_all_failed_is_fatal(mono, recipe):
     all_short = recipe / "data/train_short"
     utts = UTTS[:4]
-    make_data_dir(all_short, utts, short=tuple(k for k, _ in utts))
+    make_feats_data_dir(all_short, utts, short=tuple(k for k, _ in utts))
     proc = run_script(["steps/align_si.sh", "--nj", "1", "data/train_short", "data/lang",
                        "exp/mono", "exp/mono_ali_short"], cwd=recipe)
     assert proc.returncode != 0

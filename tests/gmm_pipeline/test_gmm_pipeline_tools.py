@@ -8,9 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, load_bin
-from gmm_pipeline_dummies import (check_alignment, make_lang, make_utts, write_feats_ark,
-                                  write_text)
+from helpers import (FIXTURES, PRONS, ROOT, check_alignment, load_bin, make_lang, make_utts,
+                     write_feats_ark, write_text)
 
 from nnetmix.kaldi import SequentialReader, read_gmm_model
 
@@ -29,7 +28,6 @@ def read_alis(path) -> dict:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory, request):
-    from conftest import FIXTURES
     if not FIXTURES.is_dir():
         pytest.skip(f"{FIXTURES} not present")
     d = tmp_path_factory.mktemp("gmmtools")
@@ -135,7 +133,6 @@ def test_align_compiled(trained, setup, capfd, careful):
     # the synthetic phones are separable: the alignment finds each utterance's phones
     for k, words in UTTS:
         if k in alis:
-            from gmm_pipeline_dummies import PRONS
             want = [p for w in words for p in PRONS[w]]
             assert [p for p in check_alignment(tm, alis[k]) if p != 1] == want
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from hmm_gmm_dummies import TinyLang
+from helpers import TinyLang
 from nnetmix.hmm.gmm_align import (AlignOptions, align_utterance, equal_align_graph,
                                    equal_align_states, graph_pdfs, scaled_transition_log_probs)
 from nnetmix.hmm.gmm_init import kaldi_string_hash

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from hmm_gmm_dummies import gmm_loglike_ref, random_gmms
+from helpers import gmm_loglike_ref, random_gmms
 from nnetmix.hmm.gmm_likelihood import (StackedGmms, compute_gconsts, gauss_loglikes,
                                         gauss_posteriors, pdf_loglikes)
 

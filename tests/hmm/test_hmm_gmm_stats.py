@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from hmm_gmm_dummies import gmm_loglike_ref, random_gmms
+from helpers import gmm_loglike_ref, random_gmms
 from nnetmix.errors import FormatError
 from nnetmix.hmm.gmm_likelihood import StackedGmms
 from nnetmix.hmm.gmm_stats import GmmAccs, acc_stats_ali, acc_transitions

@@ -3,7 +3,7 @@ import kaldi_hmm_gmm as khg
 import numpy as np
 import pytest
 
-from hmm_gmm_dummies import TinyLang
+from helpers import TinyLang
 from nnetmix.hmm.gmm_likelihood import GmmParams, StackedGmms
 from nnetmix.hmm.gmm_mixup import mix_up, split_gmm, split_targets
 from nnetmix.hmm.gmm_stats import GmmAccs, acc_stats_ali

@@ -5,7 +5,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import load_bin, run_script
+from helpers import load_bin, run_script
 from nnetmix.kaldi import SequentialReader
 from nnetmix.kaldi.diag_gmm import read_gmm_model
 

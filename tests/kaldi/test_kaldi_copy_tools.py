@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import load_bin
+from helpers import load_bin
 from nnetmix.kaldi import SequentialReader, TableWriter, read_object, write_object
 
 

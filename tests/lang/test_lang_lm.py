@@ -5,8 +5,7 @@ import random
 
 import pytest
 
-from conftest import ROOT, run_script
-from lang_dummies import arcs_of, read_fst, table, write_dict
+from helpers import ROOT, arcs_of, read_fst, run_script, symbol_table, write_dict
 from nnetmix.lang import (LangError, SymbolTable, arpa2fst, empty_word_cycle, estimate_kn_bigram,
                           normalisation_error, read_arpa, read_lm_text, write_arpa)
 from nnetmix.lang.grammar import Arpa2FstOptions
@@ -108,7 +107,7 @@ def test_g_fst_matches_arpa(tmp_path):
                                  read_symbol_table=str(tmp_path / "words.txt")))
     g = read_fst(tmp_path / "G.fst")
     assert g is not None and g.num_states == n and g.is_ilabel_sorted
-    words = table(tmp_path / "words.txt")
+    words = symbol_table(tmp_path / "words.txt")
     labels = {(il, ol) for arcs in arcs_of(g).values() for il, ol, _, _ in arcs}
     assert (words["#0"], 0) in labels  # backoff arcs: #0 in, epsilon out
     assert not {words["<s>"], words["</s>"]} & {x for pair in labels for x in pair}

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_script
-from lang_dummies import best_cost, read_fst, table, write_dict
+from helpers import ROOT, best_cost, read_fst, run_script, symbol_table, write_dict
 from nnetmix.lang import LangError, LangOptions, lang_problems, prepare_lang
 
 
@@ -24,7 +23,7 @@ def _prepare(tmp_path, **kw):
 def test_lang_invariants(tmp_path, pd):
     lang = _prepare(tmp_path, position_dependent_phones=pd)
     assert lang_problems(lang) == []
-    phones, words = table(lang / "phones.txt"), table(lang / "words.txt")
+    phones, words = symbol_table(lang / "phones.txt"), symbol_table(lang / "words.txt")
     assert sorted(phones.values()) == list(range(len(phones))) and phones["<eps>"] == 0
     assert sorted(words.values()) == list(range(len(words))) and words["<eps>"] == 0
     assert list(words)[-3:] == ["#0", "<s>", "</s>"]
@@ -72,7 +71,7 @@ def test_share_silence_and_topo(tmp_path):
 
 def test_lexicon_fst_accepts_every_word(tmp_path):
     lang = _prepare(tmp_path)
-    phones, words = table(lang / "phones.txt"), table(lang / "words.txt")
+    phones, words = symbol_table(lang / "phones.txt"), symbol_table(lang / "words.txt")
     L, Ld = read_fst(lang / "L.fst"), read_fst(lang / "L_disambig.fst")
     assert L.is_olabel_sorted and Ld.is_olabel_sorted
     half = -math.log(0.5)
@@ -102,7 +101,7 @@ def test_disambiguation_symbols_for_homophones_and_prefixes(tmp_path):
     assert prons == {"!SIL": "sil", "<UNK>": "spn", "RED": "r eh d #1", "READ": "r eh d #2",
                      "RE": "r eh #1", "AB": "a b"}
     assert (lang / "phones/disambig.txt").read_text().split() == ["#0", "#1", "#2", "#3"]
-    phones, words = table(lang / "phones.txt"), table(lang / "words.txt")
+    phones, words = symbol_table(lang / "phones.txt"), symbol_table(lang / "words.txt")
     Ld = read_fst(lang / "L_disambig.fst")
     for w, pron in prons.items():
         assert best_cost(Ld, [phones[p] for p in pron.split()], [words[w]]) < math.inf
@@ -128,7 +127,7 @@ def test_yesno_fsts_match_kaldi(tmp_path, kaldi_fixtures):
         assert filecmp.cmp(tmp_path / "pl" / f, yesno / f, shallow=False), f
     # the .py layout accepts the same sentences at the same cost (away from the <SIL> word,
     # after which the .pl layout allows no optional silence)
-    phones, words = table(yesno / "phones.txt"), table(yesno / "words.txt")
+    phones, words = symbol_table(yesno / "phones.txt"), symbol_table(yesno / "words.txt")
     ours, kaldi = read_fst(tmp_path / "py/L_disambig.fst"), read_fst(yesno / "L_disambig.fst")
     cases = [("K EH N", "YES"), ("SIL #1 K EH N SIL #1 L OW", "YES NO"),
              ("L OW #0 L OW SIL #1", "NO #0 NO"), ("SIL #1 L OW", "NO"), ("K EH", "YES")]

@@ -1,7 +1,7 @@
 """utils/sym2int.pl and utils/int2sym.pl, and symbol-table reading."""
 import pytest
 
-from conftest import ROOT, run_script
+from helpers import ROOT, run_script
 from nnetmix.lang import LangError, parse_field_spec, read_symbol_table
 
 

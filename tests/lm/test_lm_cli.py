@@ -3,8 +3,7 @@ import gzip
 
 import pytest
 
-from conftest import load_bin
-from lm_dummies import markov_sentences, toy_sentences, write_text
+from helpers import load_bin, markov_sentences, toy_sentences, write_sentences
 from nnetmix.lang.arpa import ArpaLm, normalisation_error, read_arpa, write_arpa
 from nnetmix.lm import KnOptions, count_sentences, estimate_kn
 
@@ -20,7 +19,7 @@ def _one_error_line(err: str) -> str:
 
 @pytest.fixture
 def text(tmp_path):
-    return write_text(tmp_path / "train.txt", markov_sentences(seed=1))
+    return write_sentences(tmp_path / "train.txt", markov_sentences(seed=1))
 
 
 @pytest.mark.parametrize("argv,msg", [
@@ -54,7 +53,7 @@ def test_ngram_count_errors_are_one_line(tmp_path, text, capsys, argv, msg):
 
 
 def test_too_small_text_fails_like_srilm(tmp_path, capsys):
-    small = write_text(tmp_path / "small.txt", [["a", "b"], ["b", "a"]] * 5)
+    small = write_sentences(tmp_path / "small.txt", [["a", "b"], ["b", "a"]] * 5)
     assert ngram_count.main(["-order", "2", "-kndiscount", "-text", str(small), "-lm",
                              str(tmp_path / "x.arpa")]) == 1
     line = _one_error_line(capsys.readouterr().err)
@@ -110,7 +109,7 @@ def test_gz_round_trip(tmp_path, text, capsys):
 
 def test_limit_vocab_changes_nothing_with_text(tmp_path, text, capsys):
     words = sorted({w for line in text.read_text().splitlines() for w in line.split()})
-    vocab = write_text(tmp_path / "vocab", [[w] for w in words[:-5]])
+    vocab = write_sentences(tmp_path / "vocab", [[w] for w in words[:-5]])
     outs = []
     for extra in ([], ["-limit-vocab"]):
         out = tmp_path / f"lm{len(extra)}.arpa"
@@ -124,7 +123,7 @@ def test_limit_vocab_changes_nothing_with_text(tmp_path, text, capsys):
 
 def test_tool_output_is_the_library_model(tmp_path, capsys):
     sents = toy_sentences()
-    text = write_text(tmp_path / "toy.txt", sents)
+    text = write_sentences(tmp_path / "toy.txt", sents)
     assert ngram_count.main(["-order", "3", "-kndiscount", "-interpolate", "-gt3min", "1",
                              "-text", str(text), "-lm", str(tmp_path / "toy.arpa")]) == 0
     lm = estimate_kn(count_sentences(sents, 3),

@@ -6,12 +6,12 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from lm_dummies import TOY, markov_sentences, toy_sentences
+from helpers import TOY, markov_sentences, toy_sentences
 from nnetmix.lang.arpa import estimate_kn_bigram
 from nnetmix.lm import (KnOptions, LmError, count_of_counts, count_sentences, estimate_kn,
                         kn_discount)
 
-# The toy corpus, with <s> and </s> added (TOY in lm_dummies.py):
+# The toy corpus, with <s> and </s> added (TOY in tests/helpers.py):
 #    1 <s> d </s>        2 <s> c c </s>      3 <s> b a </s>      4 <s> d c </s>
 #    5 <s> a b c a </s>  6 <s> a b </s>      7 <s> a b </s>      8 <s> d </s>
 #    9 <s> a b </s>     10 <s> c c </s>

@@ -1,7 +1,7 @@
 """Every history's distribution sums to one, in memory and in the ARPA file read back."""
 import pytest
 
-from lm_dummies import markov_sentences
+from helpers import markov_sentences
 from nnetmix.lang.arpa import normalisation_error, read_arpa, write_arpa
 from nnetmix.lm import SRILM_GTMIN, KnOptions, count_sentences, estimate_kn
 

@@ -3,8 +3,7 @@ import math
 
 import pytest
 
-from conftest import load_bin
-from lm_dummies import markov_sentences, toy_sentences, write_text
+from helpers import load_bin, markov_sentences, toy_sentences, write_sentences
 from nnetmix.lang.arpa import BOS, EOS, read_arpa, write_arpa
 from nnetmix.lm import KnOptions, PplStats, count_sentences, estimate_kn, ppl_file
 
@@ -42,7 +41,7 @@ def test_ppl_equals_direct_computation(tmp_path):
     held = markov_sentences(seed=8, num=40) + [["w00", "notaword", "w01"], ["zzz"]]
     logprob, words, oovs = _direct(lm, held)
     assert oovs >= 2  # a closed-vocabulary model: the unknown word has no probability
-    st = ppl_file(lm, write_text(tmp_path / "held.txt", held))
+    st = ppl_file(lm, write_sentences(tmp_path / "held.txt", held))
     assert (st.sentences, st.words, st.oovs, st.zeroprobs) == (len(held), words, oovs, 0)
     assert st.logprob == pytest.approx(logprob, abs=1e-9)
     assert st.ppl == pytest.approx(10 ** (-logprob / (words - oovs + len(held))), rel=1e-12)
@@ -51,7 +50,7 @@ def test_ppl_equals_direct_computation(tmp_path):
 
 def test_ngram_tool_prints_srilm_lines(tmp_path, capsys):
     arpa = _arpa(tmp_path, order=2, sents=toy_sentences())
-    held = write_text(tmp_path / "held.txt", [["a", "b"], ["c", "x", "d"], ["a", "<s>"]])
+    held = write_sentences(tmp_path / "held.txt", [["a", "b"], ["c", "x", "d"], ["a", "<s>"]])
     assert ngram.main(["-lm", str(arpa), "-ppl", str(held)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"file {held}: 3 sentences, 7 words, 1 OOVs"
@@ -70,7 +69,7 @@ def test_order_option_and_per_sentence_output(tmp_path, capsys):
     """-order 2 on a trigram file uses its bigram part (SRILM's ngram defaults to -order 3)."""
     arpa3 = _arpa(tmp_path, order=3)
     arpa2 = _arpa(tmp_path, order=2)
-    held = write_text(tmp_path / "held.txt", markov_sentences(seed=9, num=5))
+    held = write_sentences(tmp_path / "held.txt", markov_sentences(seed=9, num=5))
     assert ngram.main(["-lm", str(arpa3), "-order", "2", "-ppl", str(held)]) == 0
     via3 = capsys.readouterr().out.splitlines()[1]
     lm3, lm2 = read_arpa(arpa3), read_arpa(arpa2)
@@ -87,7 +86,7 @@ def test_open_vocabulary_scores_unknown_words(tmp_path, capsys):
     sents = markov_sentences(seed=7)
     vocab = sorted({w for s in sents for w in s})[:-10]
     arpa = _arpa(tmp_path, sents=sents, vocab=vocab, unk_is_word=True)
-    held = write_text(tmp_path / "held.txt", [["w00", "notaword"]])
+    held = write_sentences(tmp_path / "held.txt", [["w00", "notaword"]])
     assert ngram.main(["-lm", str(arpa), "-ppl", str(held), "-unk"]) == 0
     out = capsys.readouterr()
     assert "1 sentences, 2 words, 0 OOVs" in out.out

@@ -2,20 +2,14 @@
 order-3 ARPA file, and G scores sentences as the ARPA file does."""
 import math
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_script
-from lm_dummies import TOY, g_cost
+from helpers import ROOT, TOY, g_cost, read_fst, run_script, symbol_table, write_dict
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lang"))
-from lang_dummies import read_fst, table, write_dict  # noqa: E402
+from nnetmix.lang.arpa import normalisation_error, read_arpa
 
-from nnetmix.lang.arpa import normalisation_error, read_arpa  # noqa: E402
-
-#: The toy corpus in the digits lexicon's words (tests/lang/lang_dummies.py).
+#: The toy corpus in the digits lexicon's words (tests/helpers.py, DIGITS_LEXICON).
 DIGITS = {"a": "ONE", "b": "TWO", "c": "FIVE", "d": "SEVEN"}
 
 
@@ -54,7 +48,7 @@ def test_train_lm_then_format_lm(tmp_path):
                     "data/local/dict/lexicon.txt", "data/lang_test"], cwd=rec, check=True)
     assert "fstisstochastic" in p.stdout
     g = read_fst(rec / "data/lang_test/G.fst")
-    words = table(rec / "data/lang_test/words.txt")
+    words = symbol_table(rec / "data/lang_test/words.txt")
     for sent in (["ONE", "TWO"], ["ONE", "TWO", "FIVE", "ONE"], ["FIVE", "FIVE"], ["EIGHT"],
                  ["SEVEN", "OH", "TWO"], []):
         hist, log10p = ["<s>"], 0.0

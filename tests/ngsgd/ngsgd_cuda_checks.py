@@ -6,7 +6,7 @@ block (130 > 128 threads) for the row-norm reduction."""
 import numpy as np
 import pytest
 
-from ngsgd_dummies import softmax_layer
+from helpers import softmax_layer
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train.ngsgd import OnlineNaturalGradient, setup_optimizer
 from nnetmix.kernels.ngsgd_cpu import ngsgd_ops

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cuda_checks
+from helpers import run_cuda_checks
 
 
 @pytest.mark.slow

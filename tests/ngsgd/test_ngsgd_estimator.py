@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ngsgd_dummies import gaussian_rows, random_basis, tiny_mlp
+from helpers import gaussian_rows, random_basis, tiny_mlp
 from ngsgd_reference import ReferenceFisher
 from nnetmix.kernels import get_backend
 from nnetmix.train.ngsgd import NaturalGradient, NgsgdError, OnlineNaturalGradient, setup_optimizer

@@ -4,9 +4,9 @@ import logging
 
 import numpy as np
 
-from conftest import load_bin
-from ngsgd_dummies import ill_conditioned_task, linear_net, tiny_mlp
-from nnetmix.kaldi import TableWriter
+from helpers import (ill_conditioned_task, linear_net, load_bin, tiny_mlp, write_feats,
+                     write_targets)
+
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train import TrainOptions, train_epoch
@@ -43,14 +43,10 @@ def _write_task(tmp, rng):
         labels = rng.integers(0, 5, 40).astype(np.int32)
         utts.append((f"u{u:02d}", (means[labels] + 0.5 * rng.standard_normal((40, 6))
                                    ).astype(np.float32), labels))
-    with TableWriter(f"ark,scp:{tmp}/f.ark,{tmp}/f.scp", "mat") as w:
-        for k, f, _ in utts:
-            w[k] = f
-    with TableWriter(f"ark:{tmp}/p.ark", "post") as w:
-        for k, _, t in utts:
-            w[k] = [[(int(i), 1.0)] for i in t]
+    feats = write_feats(tmp, [(k, f) for k, f, _ in utts], "f")
+    targets = write_targets(tmp / "p.ark", utts)
     tiny_mlp(rng).write(str(tmp / "nnet.init"))
-    return f"scp:{tmp}/f.scp", f"ark:{tmp}/p.ark"
+    return feats, targets
 
 
 def test_train_tool_ngsgd_state_beside_the_model(tmp_path, capsys):

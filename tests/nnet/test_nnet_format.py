@@ -3,7 +3,7 @@ import struct
 
 import numpy as np
 import pytest
-from nnet_dummies import HAND_TEXT, every_component_net
+from helpers import HAND_TEXT, every_component_net
 
 from nnetmix.errors import FormatError
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, Rbm, Rescale, Sigmoid,

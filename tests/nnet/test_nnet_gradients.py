@@ -1,7 +1,7 @@
 """Finite-difference gradient checks of every component and of a whole network, in float64."""
 import numpy as np
 import pytest
-from nnet_dummies import backends, every_component_net
+from helpers import backends, every_component_net
 from numpy_backend import NumpyBackend
 
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, NnetError, Rbm,

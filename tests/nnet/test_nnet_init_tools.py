@@ -1,7 +1,7 @@
 """Prototypes, nnet-initialize, cmvn-to-nnet, the feature transform and the nnet bin/ tools."""
 import numpy as np
 import pytest
-from conftest import load_bin
+from helpers import load_bin
 from numpy_backend import NumpyBackend
 
 from nnetmix.errors import FormatError

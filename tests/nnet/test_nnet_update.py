@@ -1,7 +1,7 @@
 """nnet1 update semantics against a float64 reference, and the flat-buffer views."""
 import numpy as np
 import pytest
-from nnet_dummies import backends
+from helpers import backends, every_component_net
 from numpy_backend import NumpyBackend
 
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, NnetTrainOptions,
@@ -159,8 +159,6 @@ def test_buffers_are_reused_across_minibatches():
 def test_float32_training_step_agrees_across_backends():
     """One float32 step (fused affine+sigmoid, host-side Splice/Rescale) on every backend gives
     what the float64 numpy reference gives, to float32 accuracy."""
-    from nnet_dummies import every_component_net
-
     rng = np.random.default_rng(11)
     x = rng.standard_normal((9, 3))
     t = rng.integers(0, 6, 9).astype(np.int32)

@@ -6,7 +6,7 @@ numba's simulator each epoch would take minutes.
 """
 import numpy as np
 import pytest
-from ptrain_dummies import read_params, run_frmshuff, run_mpi, tiny_net, utterances, write_data
+from helpers import mpi_net, mpi_utts, read_params, run_frmshuff, run_mpi, write_data
 
 pytestmark = pytest.mark.cuda_device
 
@@ -18,9 +18,9 @@ NGSGD = ["--optimizer=ngsgd", "--ngsgd-rank-in=3", "--ngsgd-rank-out=2"]
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("ptrain_cuda")
     rng = np.random.default_rng(11)
-    data = write_data(d, utterances(rng, num_utts=40))
+    data = write_data(d, mpi_utts(rng, num_utts=40))
     init = d / "init.nnet"
-    tiny_net(rng, hid=40).write(str(init))
+    mpi_net(rng, hid=40).write(str(init))
     return d, data, init
 
 

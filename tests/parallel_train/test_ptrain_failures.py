@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from ptrain_dummies import TOOL, env, mpiexec, run_mpi, tiny_net, utterances, write_data
+from helpers import MPI_TOOL, mpi_env, mpi_net, mpi_utts, mpiexec, run_mpi, write_data
 
 from nnetmix.parallel import partition_utterances
 
@@ -14,9 +14,9 @@ from nnetmix.parallel import partition_utterances
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("ptrain_fail")
     rng = np.random.default_rng(7)
-    utts = utterances(rng, num_utts=16)
+    utts = mpi_utts(rng, num_utts=16)
     init = d / "init.nnet"
-    tiny_net(rng).write(str(init))
+    mpi_net(rng).write(str(init))
     return d, utts, write_data(d, utts), init
 
 
@@ -24,9 +24,10 @@ def _mpmd(groups, timeout=120):
     """mpiexec -n a python tool ARGS_A : -n b python tool ARGS_B ..."""
     cmd = [mpiexec(), "--oversubscribe"]
     for i, (n, args) in enumerate(groups):
-        cmd += ([":"] if i else []) + ["-n", str(n), sys.executable, str(TOOL), *map(str, args)]
+        cmd += ([":"] if i else []) + ["-n", str(n), sys.executable, str(MPI_TOOL),
+                                       *map(str, args)]
     t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env(), text=True, capture_output=True, timeout=timeout)
+    p = subprocess.run(cmd, env=mpi_env(), text=True, capture_output=True, timeout=timeout)
     return p, time.monotonic() - t0
 
 
@@ -46,13 +47,13 @@ def test_different_initial_models_refused(task):
     d, _, data, init = task
     for sub, seed in (("a", 1), ("b", 2)):
         (d / sub).mkdir()
-        tiny_net(np.random.default_rng(seed)).write(str(d / sub / "model.nnet"))
+        mpi_net(np.random.default_rng(seed)).write(str(d / sub / "model.nnet"))
     args = [f"--utt2num-frames={data['u2nf']}", "--minibatch-size=8", data["feats"],
             data["targets"], "model.nnet", "out.nnet"]
     cmd = [mpiexec(), "--oversubscribe", "-n", "1", "--wdir", str(d / "a"), sys.executable,
-           str(TOOL), *args, ":", "-n", "1", "--wdir", str(d / "b"), sys.executable, str(TOOL),
-           *args]
-    p = subprocess.run(cmd, env=env(), text=True, capture_output=True, timeout=120)
+           str(MPI_TOOL), *args, ":", "-n", "1", "--wdir", str(d / "b"), sys.executable,
+           str(MPI_TOOL), *args]
+    p = subprocess.run(cmd, env=mpi_env(), text=True, capture_output=True, timeout=120)
     assert p.returncode != 0
     assert "the initial model (sha256 of the flat parameter buffer): rank 1 differs" in p.stderr
     assert not (d / "a" / "out.nnet").exists()

@@ -9,16 +9,16 @@ import time
 
 import numpy as np
 import pytest
-from ptrain_dummies import ROOT, env, mpiexec, tiny_net, utterances, write_data
+from helpers import ROOT, mpi_env, mpi_net, mpi_utts, mpiexec, write_data
 
 
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("ptrain_launch")
     rng = np.random.default_rng(3)
-    utts = utterances(rng, num_utts=30)
+    utts = mpi_utts(rng, num_utts=30)
     init = d / "nnet.init"
-    tiny_net(rng).write(str(init))
+    mpi_net(rng).write(str(init))
     return d, write_data(d, utts[:22], "tr"), write_data(d, utts[22:], "cv"), init
 
 
@@ -29,7 +29,7 @@ def test_run_py_num_tasks_runs_mpi_with_rank_logs(task):
     p = subprocess.run([sys.executable, str(ROOT / "utils" / "run.py"), "--num-tasks", "2",
                         str(log), "nnet-train-mpi.py", "--minibatch-size=16",
                         f"--utt2num-frames={tr['u2nf']}", tr["feats"], tr["targets"], str(init),
-                        str(d / "out.nnet")], env=env(), text=True, capture_output=True,
+                        str(d / "out.nnet")], env=mpi_env(), text=True, capture_output=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr + log.read_text()
     text = log.read_text()
@@ -42,7 +42,7 @@ def test_run_py_num_tasks_runs_mpi_with_rank_logs(task):
     # a failing MPI job fails the wrapper, log named
     q = subprocess.run([sys.executable, str(ROOT / "utils" / "run.py"), "--num-tasks", "2",
                         str(d / "log" / "bad.log"), "nnet-train-mpi.py", tr["feats"],
-                        tr["targets"], str(d / "missing.nnet"), str(d / "o.nnet")], env=env(),
+                        tr["targets"], str(d / "missing.nnet"), str(d / "o.nnet")], env=mpi_env(),
                        text=True, capture_output=True, timeout=120)
     assert q.returncode == 1 and "log is in" in q.stderr
 
@@ -64,7 +64,7 @@ def test_scheduler_mpi_epochs_killed_and_resumed(task):
     d = task[0]
     exp = d / "exp"
     cmd = _schedule(task, exp, 3)
-    p = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.DEVNULL,
+    p = subprocess.Popen(cmd, cwd=ROOT, env=mpi_env(), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         t0 = time.monotonic()
@@ -78,7 +78,7 @@ def test_scheduler_mpi_epochs_killed_and_resumed(task):
     done1 = [n for n in first if n.startswith("nnet_iter01_") and not n.endswith(".npz")]
     assert len(done1) == 1 and f"{done1[0]}.bmuf.npz" in first
     mtime = (exp / "nnet" / done1[0]).stat().st_mtime_ns
-    q = subprocess.run(cmd, cwd=ROOT, env=env(), text=True, capture_output=True, timeout=180)
+    q = subprocess.run(cmd, cwd=ROOT, env=mpi_env(), text=True, capture_output=True, timeout=180)
     assert q.returncode == 0, q.stderr
     assert "resuming after epoch 1" in q.stderr
     assert (exp / "nnet" / done1[0]).stat().st_mtime_ns == mtime
@@ -101,7 +101,7 @@ def test_scheduler_single_worker_ngsgd_epochs(task):
            "--tr-tool-opts=--optimizer=ngsgd --ngsgd-rank-in=3 --ngsgd-rank-out=2",
            "--pass-epoch=false",
            str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"], str(exp)]
-    q = subprocess.run(cmd, cwd=ROOT, env=env(), text=True, capture_output=True, timeout=180)
+    q = subprocess.run(cmd, cwd=ROOT, env=mpi_env(), text=True, capture_output=True, timeout=180)
     assert q.returncode == 0, q.stderr
     assert (exp / "final.nnet").exists()
     head = (exp / "log" / "iter01.tr.log").read_text().splitlines()[0]

@@ -2,8 +2,8 @@
 minibatch is large-minibatch SGD; BMUF with eta = 0, zeta = 1 is model averaging."""
 import numpy as np
 import pytest
-from ptrain_dummies import (read_params, run_frmshuff, run_mpi, tiny_net, utterances,
-                            write_data)
+from helpers import (FRMSHUFF, mpi_env, mpi_net, mpi_utts, mpiexec, read_params, run_frmshuff,
+                     run_mpi, write_data)
 
 from nnetmix.parallel import partition_utterances
 
@@ -14,10 +14,10 @@ MB = ["--minibatch-size=16", "--randomizer-size=64"]
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("ptrain")
     rng = np.random.default_rng(5)
-    utts = utterances(rng)
+    utts = mpi_utts(rng)
     data = write_data(d, utts)
     init = d / "init.nnet"
-    tiny_net(rng).write(str(init))
+    mpi_net(rng).write(str(init))
     return d, utts, data, init
 
 
@@ -34,12 +34,11 @@ def test_one_rank_is_nnet_train_frmshuff_bit_exact(task):
     d, _, data, init = task
     p, _ = run_mpi(1, _args(data, init, d / "mpi1.nnet", "--momentum=0.5"))
     assert p.returncode == 0, p.stderr
-    from ptrain_dummies import env, mpiexec, FRMSHUFF
     import subprocess
     import sys
     q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, "--momentum=0.5",
                         data["feats"], data["targets"], str(init), str(d / "frm.nnet")],
-                       env=env(), text=True, capture_output=True, timeout=120)
+                       env=mpi_env(), text=True, capture_output=True, timeout=120)
     assert q.returncode == 0, q.stderr
     assert (d / "mpi1.nnet").read_bytes() == (d / "frm.nnet").read_bytes()
     # the same AvgLoss / FRAME_ACCURACY lines, printed once
@@ -167,12 +166,11 @@ def test_ngsgd_over_mpi(task):
     ng = ["--optimizer=ngsgd", "--ngsgd-rank-in=2", "--ngsgd-rank-out=2", "--learn-rate=0.01"]
     p, _ = run_mpi(1, _args(data, init, d / "ng1.nnet", *ng))
     assert p.returncode == 0, p.stderr
-    from ptrain_dummies import env, mpiexec, FRMSHUFF
     import subprocess
     import sys
     q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, *ng,
                         data["feats"], data["targets"], str(init), str(d / "ngf.nnet")],
-                       env=env(), text=True, capture_output=True, timeout=120)
+                       env=mpi_env(), text=True, capture_output=True, timeout=120)
     assert q.returncode == 0, q.stderr
     assert (d / "ng1.nnet").read_bytes() == (d / "ngf.nnet").read_bytes()
     with np.load(d / "ng1.nnet.ngsgd.npz") as a, np.load(d / "ngf.nnet.ngsgd.npz") as b:
@@ -198,7 +196,7 @@ def test_ranks_read_their_shard_of_a_pipeline_in_process(task, tmp_path):
 
     d, _, data, _ = task
     init = tmp_path / "init10.nnet"
-    tiny_net(np.random.default_rng(9), dim=10).write(str(init))
+    mpi_net(np.random.default_rng(9), dim=10).write(str(init))
     scp = data["feats"][len("scp:"):]
     FeaturePipeline(utt_list=scp, delta_opts="--delta-order=1").write(str(tmp_path / "p.json"))
     chain = f"ark:add-deltas.py --print-args=false --delta-order=1 scp:{scp} ark:- |"

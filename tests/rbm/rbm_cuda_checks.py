@@ -7,7 +7,7 @@ import pytest
 
 from nnetmix.kernels import get_backend
 from nnetmix.rbm import Cd1
-from rbm_dummies import tiny_rbm
+from helpers import tiny_rbm
 
 pytestmark = pytest.mark.cuda_device
 

@@ -9,7 +9,7 @@ import pytest
 
 from nnetmix.kernels import get_backend
 from nnetmix.rbm import Cd1, MomentumSchedule, RbmError, RbmTrainOptions, std_all
-from rbm_dummies import tiny_rbm
+from helpers import tiny_rbm
 
 sig = lambda x: 1.0 / (1.0 + np.exp(-x))  # noqa: E731
 

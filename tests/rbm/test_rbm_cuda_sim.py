@@ -1,7 +1,7 @@
 """CD-1 on the cuda backend (rbm_cuda_checks.py) on numba's CUDA simulator, in a fresh pytest."""
 from pathlib import Path
 
-from conftest import run_cuda_checks
+from helpers import run_cuda_checks
 
 
 def test_cd1_on_cuda_simulator():

@@ -3,11 +3,10 @@ conversion to Affine + Sigmoid computes the RBM's forward pass, and the bin/ too
 import numpy as np
 import pytest
 
-from conftest import load_bin
+from helpers import binary_prototype_utts, load_bin, low_rank_gauss_utts, tiny_rbm, write_feats
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import AffineTransform, Nnet, Rbm, Sigmoid, read_nnet
 from nnetmix.rbm import Cd1Options, RbmError, append_rbm, rbm_to_nnet, train_rbm
-from rbm_dummies import binary_prototype_utts, low_rank_gauss_utts, tiny_rbm, write_feats
 
 
 def _trained_rbm(vis_type):

@@ -10,11 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_script, script_env
-from dummies import mpiexec
-from nnetmix.kaldi import TableWriter
+from helpers import (ROOT, binary_prototype_utts, low_rank_gauss_utts, mpiexec, run_script,
+                     script_env, tiny_rbm, write_feats)
 from nnetmix.nnet import read_nnet
-from rbm_dummies import binary_prototype_utts, low_rank_gauss_utts, tiny_rbm, write_feats
 
 TOOL = ROOT / "bin" / "rbm-train-cd1-mpi.py"
 SINGLE = ROOT / "bin" / "rbm-train-cd1-frmshuff.py"
@@ -102,9 +100,7 @@ def test_pretrain_dbn_two_workers(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     utts = low_rank_gauss_utts(rng, num_utts=8, dim=13, length=80)
-    with TableWriter(f"ark,scp:{data}/feats.ark,{data}/feats.scp", "mat") as w:
-        for k, m in utts:
-            w[k] = m
+    write_feats(data, utts)
     (data / "utt2spk").write_text("".join(f"{k} {k}\n" for k, _ in utts))
     (data / "utt2num_frames").write_text("".join(f"{k} {m.shape[0]}\n" for k, m in utts))
     d = tmp_path / "exp"

@@ -5,20 +5,17 @@ import re
 
 import numpy as np
 
-from conftest import ROOT, run_script
+from helpers import ROOT, low_rank_gauss_utts, run_script, write_feats
 from nnetmix.feat import FeaturePipeline
 from nnetmix.kaldi import TableWriter
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import AffineTransform, Sigmoid, Softmax, read_nnet
-from rbm_dummies import low_rank_gauss_utts
 
 
 def _data_dir(path, rng):
     path.mkdir(parents=True)
     utts = low_rank_gauss_utts(rng, num_utts=6, dim=13, length=80)
-    with TableWriter(f"ark,scp:{path}/feats.ark,{path}/feats.scp", "mat") as w:
-        for k, m in utts:
-            w[k] = m
+    write_feats(path, utts)
     (path / "utt2spk").write_text("".join(f"{k} {k}\n" for k, _ in utts))
     (path / "spk2utt").write_text("".join(f"{k} {k}\n" for k, _ in utts))
     return utts

@@ -8,7 +8,7 @@ from nnetmix.nnet import Nnet
 from nnetmix.nnet.init import init_components
 from nnetmix.rbm import (Cd1Options, RbmError, RbmRandomizerOptions, RbmTrainOptions,
                          rbm_proto, train_rbm)
-from rbm_dummies import binary_prototype_utts, low_rank_gauss_utts
+from helpers import binary_prototype_utts, low_rank_gauss_utts
 
 
 def _rbm(vis, hid, vis_type, seed=7):

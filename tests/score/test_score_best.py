@@ -1,7 +1,7 @@
 """utils/best_wer.sh and the lattice-free LM-weight sweep of local/score.sh."""
 import pytest
 
-from conftest import ROOT, run_script
+from helpers import ROOT, run_script
 from nnetmix.score import ScoreError, best_wer_line, score_sweep
 
 LINES = [

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from conftest import load_bin
+from helpers import load_bin
 from nnetmix.score import ScoreError, WerStats, compute_wer, edit_distance, format_wer
 
 compute_wer_bin = load_bin("compute-wer.py")

@@ -3,8 +3,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import load_bin
-from train_dummies import separable_utts, tiny_net, write_tables
+from helpers import load_bin, separable_utts, tiny_net, write_tables
 
 from nnetmix.kaldi import SequentialReader, write_object
 from nnetmix.nnet import read_nnet

@@ -4,7 +4,7 @@ import logging
 
 import numpy as np
 import pytest
-from train_dummies import separable_utts, tiny_net
+from helpers import separable_utts, tiny_net
 
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import AffineTransform, Nnet, NnetTrainOptions, Sigmoid

@@ -4,8 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import load_bin
-from train_dummies import separable_utts, tiny_net, write_tables
+from helpers import load_bin, separable_utts, tiny_net, write_tables
 
 from nnetmix.driver import ScheduleOptions, run_schedule
 from nnetmix.nnet import NnetTrainOptions

@@ -1,7 +1,7 @@
 """A train_epoch step equals a float64 numpy reference of nnet1's update semantics."""
 import numpy as np
 import pytest
-from train_dummies import tiny_net
+from helpers import tiny_net
 
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import NnetTrainOptions

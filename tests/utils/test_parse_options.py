@@ -1,7 +1,7 @@
 """utils/parse_options.sh turns --foo-bar value into foo_bar=value with Kaldi's semantics."""
 import pytest
 
-from conftest import ROOT, run_script
+from helpers import ROOT, run_script
 
 SCRIPT = """#!/usr/bin/env bash
 # demo.sh: prints its options.

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_script
+from helpers import ROOT, run_script
 from nnetmix.errors import UsageError
 from nnetmix.utils.jobs import default_max_jobs, join_command, parse_job_args
 

@@ -26,12 +26,15 @@ e.g.:
 def main(argv=None) -> int:
     parser = OptionParser(USAGE, prog="gmm-acc-stats-ali.py")
     parser.register("binary", True, "Write output in binary mode (stats are always npz)")
+    parser.register("utt2spk", "", "nnetmix: rspecifier of utterance-to-speaker map; the stats "
+                    "are summed exactly per speaker, so --nj does not change them (default: the "
+                    "pipeline: features' utt2spk; otherwise per utterance)")
 
     def body(opts, args):
         from nnetmix.hmm.gmm_tools import acc_stats_ali_tables, read_model, write_accs
 
         model = read_model(args[0])
-        accs, counts = acc_stats_ali_tables(model, args[1], args[2])
+        accs, counts = acc_stats_ali_tables(model, args[1], args[2], opts.utt2spk)
         write_accs(args[3], accs)
         import logging
         logging.getLogger("nnetmix.hmm.gmm_tools").info("Written accs.")

@@ -27,12 +27,13 @@ import numpy as np
 from nnetmix.errors import NnetmixError, UsageError
 from nnetmix.feat.stages import CMVN_OPTIONS, DELTA_OPTIONS, CmvnStep, DeltaStep, \
     parse_option_text
-from nnetmix.feat.textio import _AtomicText
+from nnetmix.feat.textio import _AtomicText, read_utt2spk
 from nnetmix.kaldi import RandomAccessReader, SequentialReader
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier
 
 __all__ = ["PIPELINE_PREFIX", "PipelineError", "FeaturePipeline", "FeatureReader",
-           "open_features", "table_keys", "first_keys", "is_pipeline", "opts_from_dir"]
+           "open_features", "table_keys", "first_keys", "is_pipeline", "opts_from_dir",
+           "speakers_of"]
 
 #: how a pipeline file is named where an rspecifier goes
 PIPELINE_PREFIX = "pipeline:"
@@ -282,3 +283,14 @@ def first_keys(rspecifier: str, n: int) -> Optional[list[str]]:
     the utterance list: an utterance the chain skips is not replaced by the N+1st), else None."""
     keys = table_keys(rspecifier)
     return None if keys is None else keys[:n]
+
+
+def speakers_of(rspecifier: str) -> Optional[dict[str, str]]:
+    """utterance -> speaker of a pipeline with per-speaker CMVN, else None (a plain rspecifier
+    does not say)."""
+    if not is_pipeline(rspecifier):
+        return None
+    pipe = FeaturePipeline.read(rspecifier[len(PIPELINE_PREFIX):])
+    if not pipe.utt2spk:
+        return None
+    return read_utt2spk(pipe.utt2spk)

@@ -19,7 +19,7 @@ import numpy as np
 from nnetmix.errors import UsageError
 from nnetmix.feat.cmvn import CmvnError, apply_cmvn
 from nnetmix.feat.deltas import add_deltas
-from nnetmix.feat.textio import is_rspecifier, read_token_table
+from nnetmix.feat.textio import is_rspecifier, read_utt2spk
 from nnetmix.kaldi import RandomAccessReader, read_object
 from nnetmix.options import str2bool
 
@@ -83,7 +83,7 @@ class CmvnStep:
             self.global_stats = read_object(cmvn, "mat")
             return
         if utt2spk:
-            self.spk_of = {utt: toks[0] for utt, toks in read_token_table(utt2spk)}
+            self.spk_of = read_utt2spk(utt2spk)
         self.lookup = RandomAccessReader(cmvn, "mat")
 
     @classmethod

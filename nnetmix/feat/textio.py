@@ -18,7 +18,7 @@ from nnetmix.errors import FormatError, UsageError
 
 __all__ = ["is_rspecifier", "is_wspecifier", "read_token_table", "TextTableWriter",
            "write_text_table",
-           "write_text_object"]
+           "write_text_object", "read_utt2spk"]
 
 _SPEC = re.compile(r"^(ark|scp)(,[a-z]+)*:")
 
@@ -58,6 +58,11 @@ def read_token_table(rspecifier: str) -> Iterator[tuple[str, list[str]]]:
             if len(parts) < 2:
                 raise FormatError(f"{path}:{n}: expected '<key> <value> ...', got '{line.strip()}'")
             yield parts[0], parts[1:]
+
+
+def read_utt2spk(rspecifier: str) -> dict[str, str]:
+    """utterance -> speaker from an utt2spk table (``ark:data/x/utt2spk`` or a file name)."""
+    return {utt: toks[0] for utt, toks in read_token_table(rspecifier)}
 
 
 def _open_out(path: str):

@@ -8,85 +8,139 @@ transition-id ``tid``, pdf ``p = tid2pdf[tid]``, the posteriors ``g`` of p's Gau
 Here the frames of a batch of utterances are sorted by pdf once, and each pdf's frames take one
 GEMM ``post^T [x, x^2]``: the Python loop is over pdfs, never over frames.
 
-:class:`GmmAccs` sums across jobs with ``+=`` and lives on disk as a NumPy ``.npz`` written under
-a temporary name and renamed into place (Kaldi writes ``AccumAmDiagGmm`` in its own format; these
-stats only pass between our own jobs). The file holds::
+:class:`GmmAccs` keeps the Gaussian statistics as an exact sum (:mod:`nnetmix.exact_sum`):
+each call of :func:`acc_stats_ali` is one term, so the totals do not depend on how the
+utterances were divided among jobs (gmm-acc-stats-ali makes one term per run of a speaker's
+utterances, and data is split by speaker), and ``--nj 1`` and ``--nj 8`` give the same model
+bit for bit. The stats live on disk as a NumPy ``.npz`` written under a temporary name and
+renamed into place (Kaldi writes ``AccumAmDiagGmm`` in its own format; these stats only pass
+between our own jobs). The file holds::
 
-    format    'nnetmix-gmm-accs-v1'
+    format    'nnetmix-gmm-accs-v2'
     offsets   int64 (P+1,)   Gaussians of pdf p are offsets[p]:offsets[p+1] (the model's order)
-    occ       float64 (G,)   occupancy per Gaussian
-    mean_acc  float64 (G, D) sum of posterior * x
-    var_acc   float64 (G, D) sum of posterior * x^2
+    dim       int64 ()       feature dimension D
+    bins      float64 (K, L) the exact sum's bins of [occ (G), mean_acc (G*D), var_acc (G*D),
+                             tot_like, tot_t]: occupancy, sums of posterior * x and * x^2 per
+                             Gaussian, total log-likelihood and number of frames
+    terms     int64 ()       terms in the exact sum
     trans     float64 (T+1,) count per transition-id (index 0 unused, as Kaldi's Vector)
-    tot_like  float64 ()     total log-likelihood of the aligned frames
-    tot_t     float64 ()     number of frames
 """
 from __future__ import annotations
 
+import io
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import IO, Optional, Sequence
 
 import numpy as np
 
 from nnetmix.errors import FormatError
+from nnetmix.exact_sum import ExactSum, ExactSumError
 from nnetmix.hmm.gmm_likelihood import StackedGmms
 
 __all__ = ["GmmAccs", "acc_stats_ali", "acc_transitions", "ACCS_FORMAT"]
 
-ACCS_FORMAT = "nnetmix-gmm-accs-v1"
+ACCS_FORMAT = "nnetmix-gmm-accs-v2"
 
 
-@dataclass
 class GmmAccs:
-    """Per-Gaussian occupancy, first and second order stats, and transition-id counts."""
+    """Per-Gaussian occupancy, first and second order stats (an exact sum) and transition-id
+    counts; ``occ``, ``mean_acc``, ``var_acc``, ``tot_like`` and ``tot_t`` read the sum."""
 
-    offsets: np.ndarray
-    occ: np.ndarray
-    mean_acc: np.ndarray
-    var_acc: np.ndarray
-    trans: np.ndarray
-    tot_like: float = 0.0
-    tot_t: float = 0.0
+    def __init__(self, offsets: np.ndarray, dim: int, trans: np.ndarray,
+                 stats: Optional[ExactSum] = None):
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.dim = int(dim)
+        self.trans = trans
+        g = int(self.offsets[-1])
+        self.stats = ExactSum((g + 2 * g * self.dim + 2,)) if stats is None else stats
+        self._value: Optional[np.ndarray] = None
 
     @classmethod
     def zeros(cls, offsets: np.ndarray, dim: int, num_transition_ids: int) -> "GmmAccs":
         """Empty stats for a model with Gaussians laid out by ``offsets``."""
-        offsets = np.asarray(offsets, dtype=np.int64)
-        g = int(offsets[-1])
-        return cls(offsets.copy(), np.zeros(g), np.zeros((g, dim)), np.zeros((g, dim)),
-                   np.zeros(num_transition_ids + 1))
+        return cls(offsets, dim, np.zeros(num_transition_ids + 1))
 
     @classmethod
     def for_model(cls, model: StackedGmms, num_transition_ids: int) -> "GmmAccs":
         return cls.zeros(model.offsets, model.dim, num_transition_ids)
 
     @property
+    def num_gauss(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
     def num_pdfs(self) -> int:
         return len(self.offsets) - 1
 
+    def _sum(self) -> np.ndarray:
+        if self._value is None:
+            self._value = self.stats.value()
+        return self._value
+
+    @property
+    def occ(self) -> np.ndarray:
+        return self._sum()[:self.num_gauss]
+
+    @property
+    def mean_acc(self) -> np.ndarray:
+        g, d = self.num_gauss, self.dim
+        return self._sum()[g:g + g * d].reshape(g, d)
+
+    @property
+    def var_acc(self) -> np.ndarray:
+        g, d = self.num_gauss, self.dim
+        return self._sum()[g + g * d:g + 2 * g * d].reshape(g, d)
+
+    @property
+    def tot_like(self) -> float:
+        return float(self._sum()[-2])
+
+    @property
+    def tot_t(self) -> float:
+        return float(self._sum()[-1])
+
+    def add(self, occ: np.ndarray, mean_acc: np.ndarray, var_acc: np.ndarray, tot_like: float,
+            tot_t: float) -> None:
+        """Add one term (the stats of one batch of utterances) to the exact sum."""
+        g, d = self.num_gauss, self.dim
+        term = np.empty(g + 2 * g * d + 2)
+        term[:g] = occ
+        term[g:g + g * d] = mean_acc.ravel()
+        term[g + g * d:-2] = var_acc.ravel()
+        term[-2:] = tot_like, tot_t
+        try:
+            self.stats.add(term)
+        except ExactSumError as e:
+            raise FormatError(f"GMM stats: {e}") from None
+        self._value = None
+
     def pdf_occs(self) -> np.ndarray:
         """Occupancy of each pdf (what gmm-est --write-occs writes)."""
-        return np.add.reduceat(self.occ, self.offsets[:-1]) if len(self.occ) else np.zeros(0)
+        return np.add.reduceat(self.occ, self.offsets[:-1]) if self.num_gauss else np.zeros(0)
 
     def gauss_slice(self, pdf: int) -> slice:
         return slice(int(self.offsets[pdf]), int(self.offsets[pdf + 1]))
 
     def __iadd__(self, other: "GmmAccs") -> "GmmAccs":
-        if (not np.array_equal(self.offsets, other.offsets)
-                or self.mean_acc.shape != other.mean_acc.shape
+        if (not np.array_equal(self.offsets, other.offsets) or self.dim != other.dim
                 or self.trans.shape != other.trans.shape):
             raise FormatError("cannot add GMM stats of different layouts (pdfs, Gaussians, "
                               "dim or transition-ids differ): were they made with one model?")
-        self.occ += other.occ
-        self.mean_acc += other.mean_acc
-        self.var_acc += other.var_acc
+        try:
+            self.stats += other.stats
+        except ExactSumError as e:
+            raise FormatError(f"GMM stats: {e}") from None
         self.trans += other.trans
-        self.tot_like += other.tot_like
-        self.tot_t += other.tot_t
+        self._value = None
         return self
+
+    def write_to(self, f: IO[bytes]) -> None:
+        """The ``.npz`` bytes (see the module docstring) to an open binary file."""
+        np.savez(f, format=np.array(ACCS_FORMAT), offsets=self.offsets,
+                 dim=np.int64(self.dim), bins=self.stats.bins,
+                 terms=np.int64(self.stats.terms), trans=self.trans)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write atomically (temporary file in the same folder, then rename)."""
@@ -94,9 +148,7 @@ class GmmAccs:
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
         try:
             with os.fdopen(fd, "wb") as f:
-                np.savez(f, format=np.array(ACCS_FORMAT), offsets=self.offsets, occ=self.occ,
-                         mean_acc=self.mean_acc, var_acc=self.var_acc, trans=self.trans,
-                         tot_like=np.float64(self.tot_like), tot_t=np.float64(self.tot_t))
+                self.write_to(f)
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -104,14 +156,23 @@ class GmmAccs:
             raise
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "GmmAccs":
+    def load(cls, path: str | os.PathLike | io.BytesIO) -> "GmmAccs":
         try:
             with np.load(path, allow_pickle=False) as z:
                 if str(z["format"]) != ACCS_FORMAT:
-                    raise FormatError(f"{path}: format {z['format']}, expected {ACCS_FORMAT}")
-                return cls(z["offsets"], z["occ"], z["mean_acc"], z["var_acc"], z["trans"],
-                           float(z["tot_like"]), float(z["tot_t"]))
-        except (OSError, KeyError, ValueError) as e:
+                    raise FormatError(f"{path}: format {z['format']}, expected {ACCS_FORMAT} "
+                                      f"(stats from another nnetmix version: accumulate again)")
+                offsets, dim, bins = z["offsets"], int(z["dim"]), z["bins"]
+                g = int(offsets[-1]) if len(offsets) else -1
+                if bins.ndim != 2 or bins.shape[1] != g + 2 * g * dim + 2:
+                    raise FormatError(f"{path}: stats of shape {bins.shape} do not match "
+                                      f"{g} Gaussians of dimension {dim}")
+                stats = ExactSum((bins.shape[1],), np.array(bins, dtype=np.float64),
+                                 int(z["terms"]))
+                return cls(offsets, dim, np.array(z["trans"], dtype=np.float64), stats)
+        except FormatError:
+            raise
+        except (OSError, KeyError, ValueError, EOFError) as e:
             raise FormatError(f"{path}: not a GMM stats file ({ACCS_FORMAT}): {e}") from e
 
     @classmethod
@@ -162,7 +223,8 @@ def acc_stats_ali(model: StackedGmms, feats: np.ndarray, pdf_ids: np.ndarray, ac
     """Accumulate GMM stats for frames ``feats`` (N, D) aligned to ``pdf_ids`` (N,).
 
     ``feats`` may be the concatenated frames of many utterances (the more, the fewer small
-    GEMMs). ``weights`` (N,) scales each frame's posteriors (default 1, as gmm-acc-stats-ali).
+    GEMMs); they are one term of the exact sum, so the same frames must make the same call
+    whichever job has them. ``weights`` (N,) scales each frame's posteriors (default 1, as gmm-acc-stats-ali).
     Returns the total log-likelihood added (also added to ``accs.tot_like``).
     """
     x = np.asarray(feats, dtype=np.float64)
@@ -183,6 +245,8 @@ def acc_stats_ali(model: StackedGmms, feats: np.ndarray, pdf_ids: np.ndarray, ac
     w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
     bounds = np.zeros(model.num_pdfs + 1, dtype=np.int64)
     np.cumsum(np.bincount(pdf_ids, minlength=model.num_pdfs), out=bounds[1:])
+    occ = np.zeros(accs.num_gauss)
+    st = np.zeros((accs.num_gauss, 2 * d))
     tot = 0.0
     for p in np.flatnonzero(bounds[1:] > bounds[:-1]):
         a, b = bounds[p], bounds[p + 1]
@@ -197,10 +261,7 @@ def acc_stats_ali(model: StackedGmms, feats: np.ndarray, pdf_ids: np.ndarray, ac
             tot += float(w[a:b] @ lse[:, 0])
         else:
             tot += float(lse.sum())
-        accs.occ[g0:g1] += post.sum(0)
-        st = post.T @ zp
-        accs.mean_acc[g0:g1] += st[:, :d]
-        accs.var_acc[g0:g1] += st[:, d:]
-    accs.tot_like += tot
-    accs.tot_t += float(len(x)) if w is None else float(w.sum())
+        occ[g0:g1] = post.sum(0)
+        st[g0:g1] = post.T @ zp
+    accs.add(occ, st[:, :d], st[:, d:], tot, float(len(x)) if w is None else float(w.sum()))
     return tot

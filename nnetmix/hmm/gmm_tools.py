@@ -18,7 +18,8 @@ from typing import Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import FormatError
-from nnetmix.feat.pipeline import open_features
+from nnetmix.feat.pipeline import open_features, speakers_of
+from nnetmix.feat.textio import read_utt2spk
 from nnetmix.hmm.gmm_init import global_mean_var
 from nnetmix.hmm.gmm_likelihood import StackedGmms
 from nnetmix.hmm.gmm_mixup import mix_up
@@ -187,10 +188,15 @@ class AccCounts:
 
 
 def _batches(feats_rspecifier: str, ali_rspecifier: str, model: GmmModel, counts: AccCounts,
-             batch_frames: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Concatenated (features, transition-ids) of many utterances at a time."""
+             batch_frames: int, speaker_of: Optional[dict[str, str]]
+             ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Concatenated (features, transition-ids) of runs of one speaker's utterances.
+
+    Each batch is one term of the stats' exact sum, so a batch must be the same whichever job
+    reads it: a batch starts at each new speaker and after ``batch_frames`` frames counted from
+    there, and data is split by speaker. Without ``speaker_of`` each utterance is a batch."""
     alis = RandomAccessReader(ali_rspecifier, "ivec")
-    xs, ts, n = [], [], 0
+    xs, ts, n, batch_spk = [], [], 0, None
     try:
         with open_features(feats_rspecifier) as r:
             for key, m in r:
@@ -204,13 +210,15 @@ def _batches(feats_rspecifier: str, ali_rspecifier: str, model: GmmModel, counts
                     logger.warning("Alignments has wrong size %d vs. %d", len(ali), len(m))
                     counts.errors += 1
                     continue
+                spk = speaker_of.get(key, key) if speaker_of is not None else key
+                if xs and (spk != batch_spk or n >= batch_frames):
+                    yield np.concatenate(xs), np.concatenate(ts)
+                    xs, ts, n = [], [], 0
+                batch_spk = spk
                 counts.done += 1
                 xs.append(m)
                 ts.append(np.asarray(ali, dtype=np.int64))
                 n += len(m)
-                if n >= batch_frames:
-                    yield np.concatenate(xs), np.concatenate(ts)
-                    xs, ts, n = [], [], 0
         if xs:
             yield np.concatenate(xs), np.concatenate(ts)
     finally:
@@ -218,12 +226,18 @@ def _batches(feats_rspecifier: str, ali_rspecifier: str, model: GmmModel, counts
 
 
 def acc_stats_ali_tables(model: GmmModel, feats_rspecifier: str, ali_rspecifier: str,
-                         batch_frames: int = 200000) -> tuple[GmmAccs, AccCounts]:
-    """gmm-acc-stats-ali: GMM and transition stats over aligned utterances."""
+                         utt2spk: str = "", batch_frames: int = 200000
+                         ) -> tuple[GmmAccs, AccCounts]:
+    """gmm-acc-stats-ali: GMM and transition stats over aligned utterances.
+
+    ``utt2spk`` (an rspecifier; default: the feature pipeline's) groups the utterances into
+    the stats' terms by speaker (see :func:`_batches`)."""
     tm = model.tm
     accs = GmmAccs.for_model(model.stacked, tm.num_transition_ids)
     counts = AccCounts()
-    for x, tids in _batches(feats_rspecifier, ali_rspecifier, model, counts, batch_frames):
+    speaker_of = read_utt2spk(utt2spk) if utt2spk else speakers_of(feats_rspecifier)
+    for x, tids in _batches(feats_rspecifier, ali_rspecifier, model, counts, batch_frames,
+                            speaker_of):
         acc_transitions(tids, accs)
         counts.tot_like += acc_stats_ali(model.stacked, x, tm.tid2pdf[tids], accs)
         counts.frames += len(tids)
@@ -267,9 +281,7 @@ def write_accs(wxfilename: str, accs: GmmAccs) -> None:
         accs.save(wx.path)
         return
     buf = io.BytesIO()
-    np.savez(buf, format=np.array(ACCS_FORMAT), offsets=accs.offsets, occ=accs.occ,
-             mean_acc=accs.mean_acc, var_acc=accs.var_acc, trans=accs.trans,
-             tot_like=np.float64(accs.tot_like), tot_t=np.float64(accs.tot_t))
+    accs.write_to(buf)
     sink = open_output(wxfilename)
     try:
         sink.write(buf.getvalue())

@@ -76,3 +76,34 @@ def test_sum_save_load_and_transitions(tmp_path):
     (tmp_path / "bad.acc").write_text("junk")
     with pytest.raises(FormatError):
         GmmAccs.load(tmp_path / "bad.acc")
+
+
+def test_stats_do_not_depend_on_how_batches_are_split_among_jobs(tmp_path):
+    """The same batches (terms) summed as 1, 2 or 5 jobs in any order: the same bits."""
+    rng = np.random.default_rng(4)
+    model = StackedGmms.from_gmms(random_gmms(rng, 4, 3))
+    batches = [(rng.normal(size=(n, 3)) * 10.0 ** rng.integers(-3, 4), rng.integers(0, 4, n))
+               for n in rng.integers(5, 60, 12)]
+    runs = []
+    for jobs in ([range(12)], [range(5), range(5, 12)], [[3, 1, 0], [2, 4], [5, 11, 7],
+                                                         [6, 8], [9, 10]]):
+        paths = []
+        for j, members in enumerate(jobs):
+            a = GmmAccs.for_model(model, 7)
+            for b in members:
+                acc_stats_ali(model, *batches[b], a)
+            paths.append(tmp_path / f"{len(jobs)}.{j}.acc")
+            a.save(paths[-1])
+        runs.append(GmmAccs.sum_files(paths[::-1]))
+    for r in runs[1:]:
+        for f in ("occ", "mean_acc", "var_acc"):
+            np.testing.assert_array_equal(getattr(r, f), getattr(runs[0], f))
+        assert r.tot_like == runs[0].tot_like and r.tot_t == runs[0].tot_t
+
+
+def test_stats_file_of_another_version_is_refused(tmp_path):
+    p = tmp_path / "old.acc"
+    with open(p, "wb") as f:
+        np.savez(f, format=np.array("nnetmix-gmm-accs-v1"), offsets=np.array([0, 1]))
+    with pytest.raises(FormatError, match="another nnetmix version"):
+        GmmAccs.load(p)

@@ -1,0 +1,118 @@
+"""A recipe's fingerprint: checksums of its corpus, features, alignments and models, stage by
+stage, and of the numeric environment, so two runs show where they first part.
+
+Tables are summed by content, not by file: a feature archive's checksum is over its (key,
+matrix) pairs in key order, and the alignments of all ``ali.*.gz`` jobs form one table, so
+``--nj 1`` and ``--nj 4`` runs that agree have the same fingerprint even though their archives
+are cut differently. Model files (``*.mdl``, ``*.nnet``, ``*.dbn``, ``final.feature_transform``)
+and scoring results are checksummed as bytes.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import shutil
+import subprocess
+from typing import Iterator
+
+import numba
+import numpy as np
+
+from nnetmix.kaldi import SequentialReader
+from nnetmix.kernel_pin import kernel_settings
+
+__all__ = ["recipe_fingerprint", "environment", "md5_file", "md5_table"]
+
+#: model files of an exp/<name> directory, in the order a recipe makes them
+_MODELS = ("0.mdl", "final.mdl", "*.dbn", "final.feature_transform", "final.nnet")
+
+
+def md5_file(path: str) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def md5_table(rspecifiers: list[str], kind: str) -> str:
+    """Checksum of the (key, value) pairs of one or more tables, in key order."""
+    items: dict[str, np.ndarray] = {}
+    for rs in rspecifiers:
+        with SequentialReader(rs, kind) as r:
+            for key, value in r:
+                items[key] = np.ascontiguousarray(value)
+    h = hashlib.md5()
+    for key in sorted(items):
+        v = items[key]
+        h.update(f"{key} {v.dtype.str} {v.shape}\n".encode())
+        h.update(v.tobytes())
+    return h.hexdigest()
+
+
+def _md5_audio(wav_scp: str) -> str:
+    """Checksum of the audio files a wav.scp names, in its order (a ``cmd |`` entry counts by
+    its text: running it here would run the corpus's commands)."""
+    h = hashlib.md5()
+    with open(wav_scp) as f:
+        for line in f:
+            parts = line.split(maxsplit=1)
+            if len(parts) == 2 and not parts[1].rstrip().endswith("|") and \
+                    os.path.isfile(parts[1].strip()):
+                with open(parts[1].strip(), "rb") as w:
+                    h.update(w.read())
+            else:
+                h.update(line.encode())
+    return h.hexdigest()
+
+
+def _data_rows(recipe: str) -> Iterator[tuple[str, str]]:
+    for d in sorted(glob.glob(os.path.join(recipe, "data", "*", ""))):
+        name = os.path.relpath(d, recipe).rstrip("/")
+        for f in ("text", "utt2spk"):
+            if os.path.isfile(os.path.join(d, f)):
+                yield f"{name}/{f}", md5_file(os.path.join(d, f))
+        if os.path.isfile(os.path.join(d, "wav.scp")):
+            yield f"{name}/wav.scp (audio)", _md5_audio(os.path.join(d, "wav.scp"))
+        for f, kind in (("feats.scp", "mat"), ("cmvn.scp", "mat")):
+            p = os.path.join(d, f)
+            if os.path.isfile(p):
+                yield f"{name}/{f} (matrices)", md5_table([f"scp:{p}"], kind)
+
+
+def _exp_rows(recipe: str) -> Iterator[tuple[str, str]]:
+    dirs = sorted(glob.glob(os.path.join(recipe, "exp", "*", "")), key=os.path.getmtime)
+    for d in dirs:
+        name = os.path.relpath(d, recipe).rstrip("/")
+        for pattern in _MODELS:
+            for p in sorted(glob.glob(os.path.join(d, pattern))):
+                yield f"{name}/{os.path.basename(p)}", md5_file(p)
+        alis = sorted(glob.glob(os.path.join(d, "ali.*.gz")))
+        if alis:
+            yield f"{name}/ali.*.gz (alignments)", md5_table(
+                [f"ark:gunzip -c {a} |" for a in alis], "ivec")
+        for wer in sorted(glob.glob(os.path.join(d, "decode*", "wer_*"))):
+            yield os.path.relpath(wer, recipe), md5_file(wer)
+
+
+def recipe_fingerprint(recipe: str) -> list[tuple[str, str]]:
+    """(what, md5) for the data and exp directories of a recipe directory, data first, then
+    the experiments in the order they were made."""
+    return list(_data_rows(recipe)) + list(_exp_rows(recipe))
+
+
+def _version(cmd: list[str]) -> str:
+    if shutil.which(cmd[0]) is None:
+        return "(not found)"
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    lines = (out.stdout or out.stderr).strip().splitlines()
+    return lines[0] if lines else "(no version)"
+
+
+def environment() -> list[tuple[str, str]]:
+    """(what, value) of what decides the bits: kernel pinning, library and tool versions."""
+    return [("kernels", kernel_settings()),
+            ("numpy", np.__version__), ("numba", numba.__version__),
+            ("espeak-ng", _version(["espeak-ng", "--version"])),
+            ("sox", _version(["sox", "--version"]))]

@@ -38,10 +38,14 @@ import numpy as np
 from nnetmix.errors import FormatError
 from nnetmix.exact_sum import ExactSum, ExactSumError
 from nnetmix.hmm.gmm_likelihood import StackedGmms
+from nnetmix.utils.state import Array, check_arrays, read_npz
 
 __all__ = ["GmmAccs", "acc_stats_ali", "acc_transitions", "ACCS_FORMAT"]
 
 ACCS_FORMAT = "nnetmix-gmm-accs-v2"
+#: what a stats file holds (nnetmix.utils.state checks it)
+_SPEC = {"format": Array("U"), "offsets": Array("iu", (None,)), "dim": Array("iu"),
+         "bins": Array("f", (None, None)), "terms": Array("iu"), "trans": Array("f", (None,))}
 
 
 class GmmAccs:
@@ -156,24 +160,23 @@ class GmmAccs:
             raise
 
     @classmethod
-    def load(cls, path: str | os.PathLike | io.BytesIO) -> "GmmAccs":
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                if str(z["format"]) != ACCS_FORMAT:
-                    raise FormatError(f"{path}: format {z['format']}, expected {ACCS_FORMAT} "
-                                      f"(stats from another nnetmix version: accumulate again)")
-                offsets, dim, bins = z["offsets"], int(z["dim"]), z["bins"]
-                g = int(offsets[-1]) if len(offsets) else -1
-                if bins.ndim != 2 or bins.shape[1] != g + 2 * g * dim + 2:
-                    raise FormatError(f"{path}: stats of shape {bins.shape} do not match "
-                                      f"{g} Gaussians of dimension {dim}")
-                stats = ExactSum((bins.shape[1],), np.array(bins, dtype=np.float64),
-                                 int(z["terms"]))
-                return cls(offsets, dim, np.array(z["trans"], dtype=np.float64), stats)
-        except FormatError:
-            raise
-        except (OSError, KeyError, ValueError, EOFError) as e:
-            raise FormatError(f"{path}: not a GMM stats file ({ACCS_FORMAT}): {e}") from e
+    def load(cls, path: str | os.PathLike | io.BytesIO, name: str = "") -> "GmmAccs":
+        """Stats from an ``.npz`` file (or its bytes, read from a pipe named ``name``); any
+        damage is one :class:`~nnetmix.utils.state.StateError` naming the file."""
+        where = name or path
+        fix = "accumulate them again"
+        z = read_npz(path, "GMM stats", {"format": Array("U")}, fix, str(where))
+        if str(z["format"]) != ACCS_FORMAT:
+            raise FormatError(f"{where}: format {z['format']}, expected {ACCS_FORMAT} "
+                              f"(stats from another nnetmix version: accumulate again)")
+        z = check_arrays(z, _SPEC, where, "GMM stats", fix)
+        offsets, dim, bins = z["offsets"].astype(np.int64), int(z["dim"]), z["bins"]
+        g = int(offsets[-1]) if len(offsets) else -1
+        if bins.shape[1] != g + 2 * g * dim + 2:
+            raise FormatError(f"{where}: stats of shape {bins.shape} do not match "
+                              f"{g} Gaussians of dimension {dim}")
+        stats = ExactSum((bins.shape[1],), np.array(bins, dtype=np.float64), int(z["terms"]))
+        return cls(offsets, dim, np.array(z["trans"], dtype=np.float64), stats)
 
     @classmethod
     def sum_files(cls, paths: Sequence[str | os.PathLike]) -> "GmmAccs":

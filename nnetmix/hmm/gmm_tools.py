@@ -269,10 +269,7 @@ def read_accs(rxfilename: str) -> GmmAccs:
     src.close(check=True)  # a pipe that failed is an error here, not an empty file later
     if not data:
         raise FormatError(f"{rxfilename}: empty, expected GMM stats ({ACCS_FORMAT})")
-    try:
-        return GmmAccs.load(io.BytesIO(data))
-    except FormatError as e:
-        raise FormatError(f"{rxfilename}: {str(e).split(': ', 1)[-1]}") from None
+    return GmmAccs.load(io.BytesIO(data), rxfilename)
 
 
 def write_accs(wxfilename: str, accs: GmmAccs) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
 import os
 import tempfile
@@ -79,17 +80,22 @@ def _not_npz(head: bytes) -> str:
     return f"not an .npz archive (it starts with {head!r}, not a zip header)"
 
 
-def _load_arrays(path: str | os.PathLike, what: str, fix: str) -> dict[str, np.ndarray]:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError as e:
-        raise _fail(path, what, f"cannot read it ({e.strerror})") from None
+def _load_arrays(source: str | os.PathLike | io.BytesIO, what: str, fix: str,
+                 path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """``source``: a file, or the bytes of one read from a pipe (``path`` names it)."""
+    if isinstance(source, io.BytesIO):   # .npz needs seeking: a pipe was read whole
+        head = source.getvalue()[:8]
+    else:
+        try:
+            with open(source, "rb") as fh:
+                head = fh.read(8)
+        except OSError as e:
+            raise _fail(path, what, f"cannot read it ({e.strerror})") from None
     if not head.startswith(b"PK"):
         raise _fail(path, what, _not_npz(head), fix)
     arrays: dict[str, np.ndarray] = {}
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with np.load(source, allow_pickle=False) as z:
             for key in z.files:
                 try:
                     arrays[key] = z[key]
@@ -112,14 +118,16 @@ def _load_arrays(path: str | os.PathLike, what: str, fix: str) -> dict[str, np.n
     return arrays
 
 
-def read_npz(path: str | os.PathLike, what: str, spec: Mapping[str, Array],
-             fix: str = "") -> dict[str, np.ndarray]:
+def read_npz(path: str | os.PathLike | io.BytesIO, what: str, spec: Mapping[str, Array],
+             fix: str = "", name: str = "") -> dict[str, np.ndarray]:
     """Every array of the ``.npz`` file ``path``, after checking those ``spec`` declares.
 
     ``what`` names the kind of state in messages ("NG-SGD state"); ``fix`` is the remedy put in
-    parentheses (e.g. "remove it to start the filter afresh"). Raises :class:`StateError`.
+    parentheses (e.g. "remove it to start the filter afresh"); ``path`` may be the bytes of a
+    file read from a pipe, ``name`` then names it. Raises :class:`StateError`.
     """
-    return check_arrays(_load_arrays(path, what, fix), spec, path, what, fix)
+    where = name or path
+    return check_arrays(_load_arrays(path, what, fix, where), spec, where, what, fix)
 
 
 def check_arrays(arrays: Mapping[str, np.ndarray], spec: Mapping[str, Array],

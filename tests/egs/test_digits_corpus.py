@@ -108,6 +108,28 @@ def test_resynthesis_skips_finished_wavs(corpora, tmp_path):
         synth.synth_digits(out, seed=778, **SMALL)
 
 
+def test_corpus_records_and_checks_the_tool_versions(corpora, tmp_path, caplog):
+    """espeak-ng's and sox's versions decide the audio: recorded in params.json; other versions
+    are refused while wavs remain to be made, warned about when the corpus is complete."""
+    import json
+
+    from nnetmix.data.synth import SynthError
+
+    synth = load_synth()
+    params = json.loads((corpora / "a" / "params.json").read_text())
+    assert params["tools"] == synth.tool_versions()
+    assert params["tools"]["espeak-ng"].startswith("eSpeak NG") and "SoX" in params["tools"]["sox"]
+    out = tmp_path / "e"
+    shutil.copytree(corpora / "a", out)
+    (out / "params.json").write_text(json.dumps({**params, "tools": {"espeak-ng": "eSpeak NG 9",
+                                                                     "sox": "SoX v99"}}))
+    synth.synth_digits(out, seed=777, **SMALL)          # complete: a warning
+    assert "eSpeak NG 9" in caplog.text and "using the existing wavs" in caplog.text
+    (out / ".done").unlink()
+    with pytest.raises(SynthError, match="install the versions it was made with"):
+        synth.synth_digits(out, seed=777, **SMALL)
+
+
 def test_prepare_digits_writes_data_and_dict(tmp_path):
     p = run_script([RECIPE / "local" / "prepare_digits.sh", "--num-train", "3", "--num-test", "2",
                     "--num-train-spk", "2", "--num-test-spk", "1", tmp_path / "corpus",

@@ -107,3 +107,22 @@ def test_stats_file_of_another_version_is_refused(tmp_path):
         np.savez(f, format=np.array("nnetmix-gmm-accs-v1"), offsets=np.array([0, 1]))
     with pytest.raises(FormatError, match="another nnetmix version"):
         GmmAccs.load(p)
+
+
+def test_damaged_stats_file_is_one_error_naming_it(tmp_path):
+    """A cut .acc (a killed job) is a FormatError naming the file, read directly or through a
+    pipe; never a zipfile traceback."""
+    from nnetmix.hmm.gmm_tools import read_accs
+
+    rng = np.random.default_rng(5)
+    model = StackedGmms.from_gmms(random_gmms(rng, 2, 2))
+    a = GmmAccs.for_model(model, 3)
+    acc_stats_ali(model, rng.normal(size=(20, 2)), rng.integers(0, 2, 20), a)
+    good, cut = tmp_path / "1.acc", tmp_path / "2.acc"
+    a.save(good)
+    cut.write_bytes(good.read_bytes()[:200])
+    with pytest.raises(FormatError, match=f"^{cut}: GMM stats: truncated"):
+        GmmAccs.load(cut)
+    with pytest.raises(FormatError, match=r"^cat .*2.acc \|: GMM stats: truncated"):
+        read_accs(f"cat {cut} |")
+    np.testing.assert_array_equal(read_accs(f"cat {good} |").occ, a.occ)

@@ -140,4 +140,10 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
 fi
 
+# The fingerprint: checksums of the corpus, features, alignments and models, and the numeric
+# environment (kernel pinning, versions). Compare yours with RESULTS.md's to see at which stage
+# your run left the published one; --nj and thread counts do not change it.
+log "Fingerprint (exp/fingerprint.md):"
+mkdir -p exp && fingerprint-recipe.py . > exp/fingerprint.md.tmp && mv exp/fingerprint.md.tmp exp/fingerprint.md
+cat exp/fingerprint.md
 log "Done: stages $stage to $(( stop_stage < 7 ? stop_stage : 7 ))"

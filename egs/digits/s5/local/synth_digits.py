@@ -12,11 +12,15 @@ and byte-identical wavs, whatever --nj is.
 Reads nothing. Writes, under <corpus-dir>:
   wav/<spk>/<utt>.wav                    16 kHz, mono, 16-bit
   {train,test}/{wav.scp,text,utt2spk,spk2utt}   Kaldi lists, C-sorted, wav.scp with absolute paths
-  params.json, .done                     the options the corpus was made with; the done marker
+  params.json, .done                     the options the corpus was made with and the versions of
+                                         espeak-ng and sox that made it; the done marker
 
 Wavs that exist are not made again (each is written to a temporary name, then renamed), so a
 killed run resumes where it stopped, and --num-train/--num-test can change in place. A corpus
-directory made with another seed, speaker count or --max-words is refused.
+directory made with another seed, speaker count or --max-words is refused. The audio also
+depends on the espeak-ng and sox versions (Debian 12's espeak-ng 1.51 and sox 14.4.2 made the
+published corpus): a corpus made with other versions is used with a warning when complete and
+refused when wavs remain to be made (a corpus of two versions' audio would match neither).
 """
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from nnetmix.data.synth import SynthError, check_tool_versions, tool_versions
 
 WORDS = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "OH"]
 # One letter per word for utterance ids, as TIDIGITS names its files (z for zero, o for oh).
@@ -171,17 +177,22 @@ def synth_digits(corpus_dir: Path, seed: int = 777, num_train: int = 2000, num_t
               "max_words": max_words}
     counts = f"num_train={num_train} num_test={num_test}\n"
     params_file, done = corpus_dir / "params.json", corpus_dir / ".done"
+    tools = tool_versions()
     if params_file.exists():
         old = json.loads(params_file.read_text())
-        if old != params:
+        if {k: v for k, v in old.items() if k != "tools"} != params:
             raise ValueError(f"{corpus_dir} was made with other options ({old}); remove it or "
                              "choose another corpus directory")
-        if done.exists() and done.read_text() == counts:
+        complete = done.exists() and done.read_text() == counts
+        check_tool_versions(params_file, old.get("tools"), tools, complete)
+        if complete:
             logging.info(f"{done} exists - skipping")
             return
     done.unlink(missing_ok=True)
     corpus_dir.mkdir(parents=True, exist_ok=True)
-    params_file.write_text(json.dumps(params, indent=1) + "\n")
+    tmp = params_file.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({**params, "tools": tools}, indent=1) + "\n")
+    os.replace(tmp, params_file)
 
     train_spk, test_spk = make_speakers(seed, num_train_spk, num_test_spk)
     splits = {"train": make_utterances(seed, "train", num_train, train_spk, max_words),
@@ -215,6 +226,6 @@ if __name__ == "__main__":
         synth_digits(args.corpus_dir, seed=args.seed, num_train=args.num_train,
                      num_test=args.num_test, num_train_spk=args.num_train_spk,
                      num_test_spk=args.num_test_spk, max_words=args.max_words, nj=args.nj)
-    except (ValueError, RuntimeError, OSError) as e:
+    except (ValueError, RuntimeError, OSError, SynthError) as e:
         logging.error(str(e))
         sys.exit(1)

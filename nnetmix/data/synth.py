@@ -11,6 +11,7 @@ the same bytes. Noise is added in numpy at an exact SNR (:func:`mix_at_snr`).
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -23,7 +24,8 @@ import soundfile
 
 from nnetmix.errors import NnetmixError
 
-__all__ = ["SynthError", "SOX", "tool_versions", "check_tool_versions", "espeak_voice_lists",
+__all__ = ["SynthError", "SOX", "tool_versions", "check_tool_versions", "corpus_is_complete",
+           "start_corpus", "espeak_voice_lists",
            "check_voices", "run_pipeline", "read_wav", "write_wav", "mix_at_snr", "to_int16"]
 
 logger = logging.getLogger(__name__)
@@ -67,6 +69,33 @@ def check_tool_versions(params_file: str | os.PathLike, recorded: Mapping[str, s
         raise SynthError(msg + "; wavs made now would differ from the existing ones: remove the "
                          "corpus or install the versions it was made with")
     logger.warning(msg + ": using the existing wavs")
+
+
+def corpus_is_complete(corpus_dir: Path, params: Mapping, counts: str) -> bool:
+    """Whether ``corpus_dir`` already holds the corpus of ``params`` (what decides each wav's
+    content) at the sizes ``counts`` (its ``.done`` marker's text). A corpus made with other
+    params is refused, as is one made with other tool versions that still needs wavs
+    (:func:`check_tool_versions`)."""
+    params_file, done = corpus_dir / "params.json", corpus_dir / ".done"
+    if not params_file.exists():
+        return False
+    old = json.loads(params_file.read_text())
+    if {k: v for k, v in old.items() if k != "tools"} != dict(params):
+        raise SynthError(f"{corpus_dir} was made with other options ({old}); remove it or "
+                         "choose another corpus directory")
+    complete = done.exists() and done.read_text() == counts
+    check_tool_versions(params_file, old.get("tools"), tool_versions(), complete)
+    return complete
+
+
+def start_corpus(corpus_dir: Path, params: Mapping) -> None:
+    """Make (or reopen) ``corpus_dir`` for synthesis: its ``.done`` marker removed, and
+    ``params.json`` written atomically with this machine's tool versions."""
+    (corpus_dir / ".done").unlink(missing_ok=True)
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    tmp = corpus_dir / "params.json.tmp"
+    tmp.write_text(json.dumps({**params, "tools": tool_versions()}, indent=1) + "\n")
+    os.replace(tmp, corpus_dir / "params.json")
 
 
 @lru_cache(maxsize=1)

@@ -9,6 +9,8 @@ import soundfile as sf
 
 from helpers import ROOT, link_recipe, run_script
 
+from nnetmix.data.synth import SynthError, tool_versions
+
 RECIPE = ROOT / "egs" / "digits" / "s5"
 
 pytestmark = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
@@ -104,7 +106,7 @@ def test_resynthesis_skips_finished_wavs(corpora, tmp_path):
     os.utime(kept, (1, 1))
     synth.synth_digits(out, seed=777, **SMALL)
     assert gone.exists() and kept.stat().st_mtime == 1 and (out / ".done").exists()
-    with pytest.raises(ValueError, match="other options"):
+    with pytest.raises(SynthError, match="other options"):
         synth.synth_digits(out, seed=778, **SMALL)
 
 
@@ -113,11 +115,9 @@ def test_corpus_records_and_checks_the_tool_versions(corpora, tmp_path, caplog):
     are refused while wavs remain to be made, warned about when the corpus is complete."""
     import json
 
-    from nnetmix.data.synth import SynthError
-
     synth = load_synth()
     params = json.loads((corpora / "a" / "params.json").read_text())
-    assert params["tools"] == synth.tool_versions()
+    assert params["tools"] == tool_versions()
     assert params["tools"]["espeak-ng"].startswith("eSpeak NG") and "SoX" in params["tools"]["sox"]
     out = tmp_path / "e"
     shutil.copytree(corpora / "a", out)

@@ -163,8 +163,8 @@ def test_telephone_option_writes_8khz(corpora):
 def test_run_sh_help_and_options(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--help"], cwd=s5)
-    assert p.returncode == 0 and "--num-train-utts  5100" in p.stdout
-    assert "3 monophone GMM" in p.stdout  # the planned stages
+    assert p.returncode == 0 and "--num-train-utts  5100" in p.stderr  # Kaldi prints --help to stderr
+    assert "3 monophone GMM" in p.stderr  # the planned stages
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
     p = run_script(["./run.sh", "--stage", "1", "--corpus", tmp_path / "none"], cwd=s5)

@@ -25,7 +25,6 @@ refused when wavs remain to be made (a corpus of two versions' audio would match
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import random
@@ -36,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from nnetmix.data.synth import SynthError, check_tool_versions, tool_versions
+from nnetmix.data.synth import SynthError, corpus_is_complete, start_corpus
 
 WORDS = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "OH"]
 # One letter per word for utterance ids, as TIDIGITS names its files (z for zero, o for oh).
@@ -176,23 +175,11 @@ def synth_digits(corpus_dir: Path, seed: int = 777, num_train: int = 2000, num_t
     params = {"seed": seed, "num_train_spk": num_train_spk, "num_test_spk": num_test_spk,
               "max_words": max_words}
     counts = f"num_train={num_train} num_test={num_test}\n"
-    params_file, done = corpus_dir / "params.json", corpus_dir / ".done"
-    tools = tool_versions()
-    if params_file.exists():
-        old = json.loads(params_file.read_text())
-        if {k: v for k, v in old.items() if k != "tools"} != params:
-            raise ValueError(f"{corpus_dir} was made with other options ({old}); remove it or "
-                             "choose another corpus directory")
-        complete = done.exists() and done.read_text() == counts
-        check_tool_versions(params_file, old.get("tools"), tools, complete)
-        if complete:
-            logging.info(f"{done} exists - skipping")
-            return
-    done.unlink(missing_ok=True)
-    corpus_dir.mkdir(parents=True, exist_ok=True)
-    tmp = params_file.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({**params, "tools": tools}, indent=1) + "\n")
-    os.replace(tmp, params_file)
+    done = corpus_dir / ".done"
+    if corpus_is_complete(corpus_dir, params, counts):
+        logging.info(f"{done} exists - skipping")
+        return
+    start_corpus(corpus_dir, params)
 
     train_spk, test_spk = make_speakers(seed, num_train_spk, num_test_spk)
     splits = {"train": make_utterances(seed, "train", num_train, train_spk, max_words),

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import logging
 import os
 import random
@@ -49,8 +48,8 @@ import numpy as np
 
 from nnetmix.data.io import (utt2spk_to_spk2utt, write_lines, write_spk2utt, write_table,
                              write_utt2spk)
-from nnetmix.data.synth import (SOX, check_tool_versions, check_voices, mix_at_snr,
-                                read_wav, run_pipeline, tool_versions, write_wav)
+from nnetmix.data.synth import (SOX, check_voices, corpus_is_complete, mix_at_snr,
+                                read_wav, run_pipeline, start_corpus, write_wav)
 from nnetmix.errors import NnetmixError
 from nnetmix.lang.sentgram import SentenceGrammar, draw_sentence, read_grammar
 
@@ -323,25 +322,15 @@ def synth_harbour(corpus_dir: Path, grammar_file: Path, seed: int = 777, num_tra
               "noise_kinds": list(cond.noise_kinds), "reverb_share": cond.reverb_share,
               "telephone": cond.telephone, "noise_seconds": cond.noise_seconds}
     counts = f"num_train={num_train} num_test={num_test} num_lm_text={num_lm_text}\n"
-    params_file, done = corpus_dir / "params.json", corpus_dir / ".done"
-    tools = tool_versions()
-    if params_file.exists():
-        old = json.loads(params_file.read_text())
-        if {k: v for k, v in old.items() if k != "tools"} != params:
-            raise ValueError(f"{corpus_dir} was made with other options ({old}); remove it or "
-                             "choose another corpus directory")
-        complete = done.exists() and done.read_text() == counts
-        check_tool_versions(params_file, old.get("tools"), tools, complete)
-        if complete:
-            logging.info(f"{done} exists - skipping")
-            return
+    done = corpus_dir / ".done"
+    if corpus_is_complete(corpus_dir, params, counts):
+        logging.info(f"{done} exists - skipping")
+        return
     train_spk, test_spk = make_speakers(seed, num_train_spk, num_test_spk, voices, variants)
     splits = {"train": make_utterances(grammar, seed, "train", num_train, train_spk, test_share,
                                        cond),
               "test": make_utterances(grammar, seed, "test", num_test, test_spk, test_share, cond)}
-    done.unlink(missing_ok=True)
-    corpus_dir.mkdir(parents=True, exist_ok=True)
-    write_lines(params_file, [json.dumps({**params, "tools": tools}, indent=1)])
+    start_corpus(corpus_dir, params)
 
     start = time.time()
     noise_dir = corpus_dir / "noise"

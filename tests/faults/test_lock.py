@@ -188,7 +188,7 @@ def test_step_lock_bash_entry_point(tmp_path):
                                 capture_output=True, timeout=120)
         assert second.returncode == 1 and second.stdout == ""
         assert len(second.stderr.splitlines()) == 1 and second.stderr.startswith(
-            f"ERROR (lock-dir.py[") and f"{exp} is in use by another job: host " \
+            "ERROR (lock-dir.py[") and f"{exp} is in use by another job: host " \
             f"{socket.gethostname()}, pid {first.pid}, started " in second.stderr
         assert f"command '{script} {exp} 60' (wait for it to end, or stop it)" in second.stderr
         os.killpg(first.pid, signal.SIGKILL)  # the script and its sleep: no EXIT trap runs
@@ -251,3 +251,41 @@ def test_killing_the_wrapper_ends_the_whole_job(task, reference, sig):
     assert "taking over the lock of a job that is gone" in text and "resuming after epoch" in text
     assert _final_bytes(exp) == reference and not (exp / LOCK_NAME).exists()
     assert os.listdir(tmp) == [], "temporary files left"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("epoch", [1, 2])
+def test_killing_the_scheduler_ends_its_mpi_job(task, reference, epoch):
+    """kill -9 of the scheduler itself while epoch 1's or epoch 2's ranks run: the wrapper
+    reports the failed job, mpiexec and the ranks it left end too (the guard ends what its
+    command leaves behind), and a rerun takes the lock over and ends with the uninterrupted
+    bytes (resuming after epoch 1 when that one was done)."""
+    d = task[0]
+    exp, tmp = d / f"exp_killsched{epoch}", d / f"tmp_killsched{epoch}"
+    w = subprocess.Popen(_wrapped(task, exp), cwd=ROOT, env=_env(tmp), text=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_for(lambda: (epoch == 1 or (exp / ".done_iter01").exists()) and
+                  (exp / "log" / f"iter{epoch:02d}.tr.rank1.log").exists(), w,
+                  f"epoch {epoch}'s ranks")
+        job = descendants(w.pid)
+        sched = [p for p in _alive(job) if b"nnet-train-scheduler.py" in
+                 Path(f"/proc/{p}/cmdline").read_bytes()]
+        assert len(sched) == 1, sched
+        os.kill(sched[0], signal.SIGKILL)
+        _, err = w.communicate(timeout=120)
+        t0 = time.monotonic()
+        while _alive(job) and time.monotonic() - t0 < 60:
+            time.sleep(0.2)
+    finally:
+        if w.poll() is None:
+            w.kill()
+    assert _alive(job) == [], f"processes of the job still running after 60 s: {_alive(job)}"
+    assert w.returncode == 1 and "job failed" in err, err
+    assert not (exp / "final.nnet").exists()
+    q = subprocess.run(_wrapped(task, exp), cwd=ROOT, env=_env(tmp), text=True,
+                       capture_output=True, timeout=600)
+    text = (exp / "log" / "train_scheduler.log").read_text()
+    assert q.returncode == 0, q.stderr + text
+    assert ("resuming after epoch" in text) == (epoch == 2)
+    assert _final_bytes(exp) == reference and not (exp / LOCK_NAME).exists()

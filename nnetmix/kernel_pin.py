@@ -12,10 +12,14 @@ models and WERs (measured on the digits recipe, see README "Reproducibility"):
   libm otherwise, and float32 ``exp``/``log``/``tanh`` to AVX2 code (X86_V3).
 * numba compiles for the host CPU: on a Zen 5 a fastmath reduction uses 512-bit registers and
   sums in another order than on an AVX2 machine.
+* OpenBLAS's single-precision GEMM gives other bits with one thread than with several (6 of 7
+  products of the digits DNN's shapes differ between 1 and 2 threads), and how it splits the
+  work depends on the cores it finds. nnetmix's parallelism is jobs and MPI ranks, as Kaldi's
+  CPU jobs, so one BLAS thread per process is also the fast choice there.
 
-:func:`pin_numeric_kernels` sets the environment variables that fix all three to the x86-64-v3
-level (AVX2 + FMA, every x86-64 server since 2013/2017): OpenBLAS's Haswell kernels, numpy's
-dispatch without the AVX-512 targets, numba's code for ``haswell``. It must run before numpy
+:func:`pin_numeric_kernels` sets the environment variables that fix all of them to the
+x86-64-v3 level (AVX2 + FMA, every x86-64 server since 2013/2017): OpenBLAS's Haswell kernels
+on one thread, numpy's dispatch without the AVX-512 targets, numba's code for ``haswell``. It must run before numpy
 and numba are imported, so ``nnetmix/__init__.py`` calls it (every bin/ tool imports nnetmix
 first); child processes (MPI ranks, jobs) inherit the environment. A variable the user has set
 is left alone, and ``NNETMIX_PIN_KERNELS=false`` turns the pinning off (for speed on AVX-512
@@ -34,6 +38,7 @@ __all__ = ["PINS", "pin_numeric_kernels", "kernel_settings", "cpu_supports_pins"
 #: the x86-64-v3 settings (variable -> value)
 PINS = {
     "OPENBLAS_CORETYPE": "Haswell",
+    "OPENBLAS_NUM_THREADS": "1",
     "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
     "NUMBA_CPU_NAME": "haswell",
     "NUMBA_CPU_FEATURES": "",   # empty: the named CPU's own features, not the host's

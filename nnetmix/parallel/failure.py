@@ -297,6 +297,12 @@ class Watchdog:
         self.marks += 1
         self._last = now
         self._wall_last = time.time()
+        if self.marks == 1 and self._thread is not None:
+            # training has begun: say so at once rather than at the next heartbeat (a short
+            # epoch can end within one), so a reader of the record knows this rank is watched
+            st = rank_status()
+            if st is not None:
+                st.heartbeat(self._wall_last, self.marks, self.limit())
 
     def stop(self) -> None:
         self._stop.set()

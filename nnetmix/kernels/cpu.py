@@ -28,7 +28,11 @@ from ..errors import NnetmixError  # noqa: E402
 from . import cpu_kernels as K  # noqa: E402
 from .backend import Array, Backend  # noqa: E402
 
-__all__ = ["CpuBackend", "set_num_threads"]
+__all__ = ["CpuBackend", "set_num_threads", "SUM_BLOCKS"]
+
+#: row blocks of a column sum (sum_rows_k): fixed, not the thread count, so that the partial sums
+#: and therefore the bits do not depend on how many threads run them
+SUM_BLOCKS = 16
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _ACT_SIGMOID, _ACT_TANH = 0, 1
@@ -240,7 +244,7 @@ class CpuBackend(Backend):
         of = _flat(out, "out", True)
         if of.size != x.shape[1]:
             raise NnetmixError(f"cpu backend: sum_rows of {x.shape} into {out.shape}")
-        nblk = max(1, min(numba.get_num_threads(), x.shape[0]))
+        nblk = max(1, min(SUM_BLOCKS, x.shape[0]))
         K.sum_rows_k(x, of, of.dtype.type(alpha), of.dtype.type(beta), nblk)
 
     # ---- parameter updates ----

@@ -263,7 +263,7 @@ def softmax_xent_k(x, targets, probs, grad):
     either output may alias x.
     """
     n, m = x.shape
-    loss = 0.0
+    row_loss = np.empty(n)
     correct = 0
     for i in prange(n):
         t = targets[i]
@@ -285,9 +285,12 @@ def softmax_xent_k(x, targets, probs, grad):
             probs[i, j] = pj
             grad[i, j] = pj
         grad[i, t] -= 1
-        loss += math.log(float(s)) - float(xt - mx)
+        row_loss[i] = math.log(float(s)) - float(xt - mx)
         if am == t:
             correct += 1
+    loss = 0.0   # summed in row order, not per thread: the same bits for any thread count
+    for i in range(n):
+        loss += row_loss[i]
     return loss, correct
 
 
@@ -295,9 +298,10 @@ def softmax_xent_k(x, targets, probs, grad):
 def sum_rows_k(x, out, alpha, beta, nblk):
     """out[j] = alpha * sum_i x[i, j] + beta * out[j].
 
-    Each of nblk threads sums a block of rows into its own partial row (contiguous, vectorised
-    inner loop), then the partials are added up column-wise: 10x faster than threads owning
-    column chunks, which strides through x.
+    The rows are cut into nblk blocks, each summed into its own partial row by one thread
+    (contiguous, vectorised inner loop), then the partials are added up column-wise: 10x faster
+    than threads owning column chunks, which strides through x. The caller fixes nblk from the
+    row count, never from the thread count, so any number of threads gives the same bits.
     """
     n, m = x.shape
     part = np.zeros((nblk, m), dtype=x.dtype)

@@ -61,3 +61,30 @@ def test_a_users_setting_wins_and_pinning_can_be_turned_off():
 def test_numpy_loaded_first_is_reported():
     settings, _ = _probe({}, first="numpy")
     assert settings.startswith("pin=late")
+
+
+THREADS_PROBE = """
+import hashlib, sys
+import numba, numpy as np
+from nnetmix.kernels import cpu_kernels as K
+from nnetmix.kernels.cpu import CpuBackend
+assert numba.get_num_threads() == int(sys.argv[1])
+rng = np.random.default_rng(0)
+x = rng.standard_normal((1000, 67)).astype(np.float32)
+t = rng.integers(0, 67, 1000).astype(np.int32)
+be = CpuBackend()
+out = np.zeros(67, dtype=np.float32)
+be.sum_rows(x, out)
+loss, correct = K.softmax_xent_k(x.copy(), t, np.empty_like(x), np.empty_like(x))
+print(hashlib.md5(out.tobytes()).hexdigest(), repr(loss), correct)
+"""
+
+
+def test_cpu_kernels_give_the_same_bits_for_any_thread_count():
+    """Column sums and the cross-entropy loss: 1, 2 and 3 numba threads, the same bits (the
+    row blocks and the loss's order are fixed, not per thread)."""
+    outs = {subprocess.run([sys.executable, "-c", THREADS_PROBE, str(n)], text=True,
+                           capture_output=True, check=True,
+                           env={**os.environ, "NUMBA_NUM_THREADS": str(n)}).stdout
+            for n in (1, 2, 3)}
+    assert len(outs) == 1, outs

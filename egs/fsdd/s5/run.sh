@@ -12,7 +12,7 @@
 #   ./run.sh --fsdd-dir /path/to/free-spoken-digit-dataset                   # the official split
 #   ./run.sh --fsdd-dir DIR --split speaker --test-speaker theo              # leave theo out
 #   ./run.sh --fsdd-dir DIR --stage 2 --stop-stage 2                         # one stage
-#   local/make_results.sh > RESULTS.md                                       # the tables
+#   local/make_results.py                                                    # RESULTS.md from exp/
 #
 # Options (defaults in the configuration section of this file):
 #   --fsdd-dir DIR            the FSDD clone (required for stage 0)

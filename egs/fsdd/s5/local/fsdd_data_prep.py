@@ -122,12 +122,12 @@ def scan_fsdd(fsdd_dir: str | os.PathLike, check_audio: bool = True) -> list[Rec
         found[(digit, speaker, index)] = Recording(rec_dir / name, digit, speaker, index)
     expected = len(SPEAKERS) * len(WORDS) * NUM_TAKES
     if len(found) != expected:
-        missing = next(f"{d}_{s}_{i}.wav" for s in SPEAKERS for d in range(len(WORDS))
-                       for i in range(NUM_TAKES) if (d, s, i) not in found)
+        missing = [f"{d}_{s}_{i}.wav" for s in SPEAKERS for d in range(len(WORDS))
+                   for i in range(NUM_TAKES) if (d, s, i) not in found]
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise CorpusError(f"{rec_dir}: {len(found)} recordings, expected {expected} "
                           f"({len(SPEAKERS)} speakers x {len(WORDS)} digits x {NUM_TAKES}); "
-                          f"missing {missing} and {expected - len(found) - 1} more (restore "
-                          f"the corpus from {SOURCE})")
+                          f"missing {missing[0]}{more} (restore the corpus from {SOURCE})")
     recs = sorted(found.values(), key=lambda r: r.path.name)
     if check_audio:
         for r in recs:

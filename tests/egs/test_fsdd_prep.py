@@ -15,7 +15,7 @@ import pytest
 from nnetmix.lang.symbols import LangError, read_symbol_table
 
 from helpers import (ROOT, arcs_of, best_cost, read_fst, read_lines, run_script, symbol_table,
-                     write_wav)
+                     write_run, write_wav)
 
 RECIPE = ROOT / "egs" / "fsdd" / "s5"
 FSDD = ROOT.parent / "shared" / "corpora" / "fsdd"
@@ -278,3 +278,43 @@ def test_lang_and_one_word_grammar(tmp_path):
     assert best_cost(fst, [words["<UNK>"]], [words["<UNK>"]]) == math.inf
     with pytest.raises(LangError, match="at least one word"):
         grammar_text(read_symbol_table(tmp_path / "lang" / "words.txt"), vocab=())
+
+
+# --------------------------------------------------------------------------- RESULTS.md
+
+def test_make_results_reads_every_split(tmp_path):
+    exp = tmp_path / "exp"
+    for split, mono_errors in (("official", 1), ("loso_theo", 40)):
+        dec = exp / split / "mono" / "decode_test"
+        dec.mkdir(parents=True)
+        for name, e in (("wer_7_0.0", mono_errors + 2), ("wer_9_0.5", mono_errors)):
+            (dec / name).write_text(f"%WER {100 * e / 400:.2f} [ {e} / 400, 0 ins, 0 del, {e} "
+                                    "sub ]\n")
+        write_run(exp / split / "dnn_rbm_w2", wer=2.0)
+        (exp / split / "stage_seconds").mkdir()
+        for n, s in ((0, 1), (3, 100), (6, 200)):
+            (exp / split / "stage_seconds" / str(n)).write_text(f"{s}\n")
+    (exp / "make_mfcc").mkdir()
+    p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--exp", exp,
+                    "--out", tmp_path / "RESULTS.md", "--note", "Loaded machine."])
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert text.index("## Leave one speaker out: test speaker theo") < text.index(
+        "## Official split")
+    assert "| monophone GMM (`mono`) | 3-4 | 0.25 (1/400) | wer_9_0.5 | - |" in text
+    assert "| monophone GMM (`mono`) | 3-4 | 10.00 (40/400) | wer_9_0.5 | - |" in text
+    assert ("| DNN (`dnn_rbm_w2`) | 5-7 | 2.00 (8/400) | wer_11_0.5 | 3 epochs (1 rejected), "
+            "CV frame accuracy 68.00% |") in text
+    assert f"%WER 0.25 [ 1 / 400, 0 ins, 0 del, 1 sub ] {exp}/official/mono/decode_test/wer_9_0.5" in text
+    assert "| 6 | DNN training | 200 |" in text and "| | all | 301 |" in text
+    assert "cores" in text and "Loaded machine." in text
+
+
+def test_make_results_without_runs(tmp_path):
+    (tmp_path / "exp").mkdir()
+    p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--prog",
+                    "make_results.py", "--exp", tmp_path / "exp", "--out", tmp_path / "R.md"])
+    assert p.returncode == 1
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        f"make_results.py: {tmp_path / 'exp'}: no decoded split")
+    assert not (tmp_path / "R.md").exists()

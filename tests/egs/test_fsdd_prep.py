@@ -14,8 +14,8 @@ import pytest
 
 from nnetmix.lang.symbols import LangError, read_symbol_table
 
-from helpers import (ROOT, arcs_of, best_cost, read_fst, read_lines, run_script, symbol_table,
-                     write_run, write_wav)
+from helpers import (ROOT, arcs_of, best_cost, read_fst, read_lines, recipe_copy, run_script,
+                     symbol_table, write_run, write_wav)
 
 RECIPE = ROOT / "egs" / "fsdd" / "s5"
 FSDD = ROOT.parent / "shared" / "corpora" / "fsdd"
@@ -56,14 +56,14 @@ def is_c_sorted(lines):
 
 @pytest.fixture(scope="module")
 def standin(tmp_path_factory):
-    """A folder with FSDD's 3000 file names, each a 20 ms 8 kHz mono wav."""
+    """A folder with FSDD's 3000 file names, each a 0.1 s 8 kHz mono wav (8 MFCC frames)."""
     root = tmp_path_factory.mktemp("fsdd_standin")
     rec = root / "recordings"
     rec.mkdir()
     for s in SPEAKERS:
         for d in range(len(WORDS)):
             for i in range(NUM_TAKES):
-                write_wav(rec / f"{d}_{s}_{i}.wav", num_samples=160, rate=8000)
+                write_wav(rec / f"{d}_{s}_{i}.wav", num_samples=800, rate=8000)
     return root
 
 
@@ -178,14 +178,24 @@ def test_missing_directory(tmp_path):
     (["--fsdd-dir", "x", "--test-speaker", "theo"], "--test-speaker goes with --split speaker"),
 ])
 def test_run_sh_option_errors(tmp_path, args, message):
-    s5 = tmp_path / "s5"
-    s5.mkdir()
-    for name in ("run.sh", "cmd.sh", "path.sh", "local", "steps", "utils", "bin", "conf"):
-        os.symlink(RECIPE / name, s5 / name)
+    s5 = recipe_copy(RECIPE, tmp_path)
     p = run_script(["./run.sh", *args], cwd=s5)
     assert p.returncode == 1
     assert message in p.stderr.strip().splitlines()[-1]
     assert not (s5 / "data").exists()
+
+
+def test_run_sh_stages_0_2_leave_one_speaker_out(standin, tmp_path):
+    """The held-out speaker's test set is one speaker: its jobs are capped at one."""
+    s5 = recipe_copy(RECIPE, tmp_path)
+    p = run_script(["./run.sh", "--fsdd-dir", standin, "--split", "speaker", "--test-speaker",
+                    "lucas", "--stop-stage", "2", "--nj", "2"], cwd=s5)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    test = s5 / "data" / "loso_lucas" / "test"
+    assert len(read_lines(test / "feats.scp")) == 500 and len(read_lines(test / "cmvn.scp")) == 1
+    assert len(read_lines(s5 / "data" / "loso_lucas" / "train" / "feats.scp")) == 2500
+    assert "WER" not in p.stdout and (s5 / "data" / "lang_test" / "G.fst").is_file()
+    assert sorted(os.listdir(s5 / "exp" / "loso_lucas" / "stage_seconds")) == ["0", "1", "2"]
 
 
 def test_run_sh_help_names_the_source():

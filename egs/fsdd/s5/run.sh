@@ -72,6 +72,13 @@ esac
 data=data/$tag
 exp=exp/$tag
 
+nj_for() {
+  # nj_for <data-dir>: --nj, but at most one job per speaker (split_data.sh keeps speakers whole;
+  # a left-out speaker's test set is one speaker)
+  local n=$(wc -l < $1/spk2utt)
+  echo $(( n < nj ? n : nj ))
+}
+
 stage_done() {
   # stage_done <N> <start-seconds>: the stage's wall time, for local/make_results.py
   mkdir -p $exp/stage_seconds
@@ -116,7 +123,7 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: MFCC features (8 kHz, conf/mfcc.conf) and per-speaker CMVN statistics"
   t0=$SECONDS
   for x in train test; do
-    steps/make_mfcc.sh --nj $nj --cmd "$train_cmd" $data/$x exp/make_mfcc/$tag/$x mfcc/$tag
+    steps/make_mfcc.sh --nj $(nj_for $data/$x) --cmd "$train_cmd" $data/$x exp/make_mfcc/$tag/$x mfcc/$tag
     steps/compute_cmvn_stats.sh $data/$x exp/make_mfcc/$tag/$x mfcc/$tag
     utils/validate_data_dir.sh $data/$x
   done
@@ -137,7 +144,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: monophone graph (one-word grammar), decoding of $data/test and WER scoring"
   t0=$SECONDS
   utils/mkgraph.sh data/lang_test $exp/mono $exp/mono/graph
-  steps/decode.sh --nj $nj --cmd "$decode_cmd" $exp/mono/graph $data/test $exp/mono/decode_test
+  steps/decode.sh --nj $(nj_for $data/test) --cmd "$decode_cmd" $exp/mono/graph $data/test $exp/mono/decode_test
   grep -H WER $exp/mono/decode_test/wer_* | utils/best_wer.sh
   stage_done 4 $t0
 fi
@@ -190,7 +197,7 @@ fi
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: DNN decoding of $data/test with the monophone graph and WER scoring"
   t0=$SECONDS
-  steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
+  steps/nnet/decode.sh --nj $(nj_for $data/test) --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
     $exp/mono/graph $data/test $dnn_dir/decode_test
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
   stage_done 7 $t0

@@ -176,6 +176,8 @@ def test_missing_directory(tmp_path):
     ([], "--fsdd-dir is required: a clone of github.com/Jakobovski/free-spoken-digit-dataset"),
     (["--fsdd-dir", "x", "--split", "speaker"], "--split speaker needs --test-speaker NAME"),
     (["--fsdd-dir", "x", "--test-speaker", "theo"], "--test-speaker goes with --split speaker"),
+    (["--fsdd-dir", "x", "--dnn-cv", "random"], "--dnn-cv must be auto, takes or speaker, got "
+                                               "'random'"),
 ])
 def test_run_sh_option_errors(tmp_path, args, message):
     s5 = recipe_copy(RECIPE, tmp_path)

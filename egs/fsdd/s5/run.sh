@@ -24,6 +24,8 @@
 #   --dnn-hid-layers N --dnn-hid-dim N --pretrain true|false --dnn-num-workers N
 #   --dnn-average-every N --dnn-optimizer ngsgd|sgd --dnn-prior-cutoff X --dnn-opts "..."
 #   --dnn-tag TAG             the DNN options, as egs/digits/s5/run.sh
+#   --dnn-cv auto|takes|speaker  Newbob's CV set: the training takes under 10 (5-9 in the official
+#                             split), or a held-out speaker; auto: takes for official, else speaker
 #
 # Stages: 0 data/<split>/{train,test}, 1 dictionary (CMUdict) + data/lang + data/lang_test (the
 # one-word G), 2 MFCC + CMVN, 3 monophone GMM + alignments, 4 monophone decoding, 5 RBM
@@ -44,6 +46,9 @@ pretrain=true          # RBM pretraining (stage 5) before DNN training; false: r
 dnn_num_workers=2      # MPI ranks for DNN training (1: the single-worker nnet-train-frmshuff.py)
 dnn_average_every=10   # minibatches between model averages
 dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD; sgd: plain
+dnn_cv=auto            # Newbob's CV set: takes (the training takes under 10 of every speaker and digit:
+                       # 5-9 in the official split), speaker (one training speaker held out), or auto
+                       # (takes for the official split, speaker otherwise)
 dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
@@ -71,6 +76,10 @@ case $split in
 esac
 data=data/$tag
 exp=exp/$tag
+case $dnn_cv in
+  auto|takes|speaker) ;;
+  *) echo "$0: --dnn-cv must be auto, takes or speaker, got '$dnn_cv'" >&2; exit 1 ;;
+esac
 
 nj_for() {
   # nj_for <data-dir>: --nj, but at most one job per speaker (split_data.sh keeps speakers whole;
@@ -169,19 +178,23 @@ dnn_dir=${dnn_dir}${dnn_tag:+_$dnn_tag}
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: DNN training on the monophone alignments, $dnn_num_workers MPI worker(s) ($dnn_dir)"
   t0=$SECONDS
-  # Newbob's held-out (CV) set is drawn as the test set is: with the official split (test speakers
-  # seen in training) takes 5-9 of every speaker and digit (300 utterances); leaving a speaker out,
-  # one training speaker (utils/subset_data_dir_tr_cv.sh: 10% of the speakers, at least one). A
-  # held-out speaker under the official split cost the DNN that speaker: 15 of its 17 errors.
-  if [ ! -f $data/train_cv/feats.scp ]; then
-    if [ $split == official ]; then
-      awk -v cv=$data/cv.list -v tr=$data/tr.list \
-        '{ split($1, f, "_"); print $1 > (f[3] < 10 ? cv : tr) }' $data/train/utt2spk   # <spk>_<digit>_<take>
-      utils/subset_data_dir.sh --utt-list $data/tr.list $data/train $data/train_tr
-      utils/subset_data_dir.sh --utt-list $data/cv.list $data/train $data/train_cv
-    else
-      utils/subset_data_dir_tr_cv.sh $data/train $data/train_tr $data/train_cv
-    fi
+  # Newbob's held-out (CV) set is drawn as the test set is (--dnn-cv auto): with the official
+  # split (test speakers seen in training) takes 5-9 of every speaker and digit (300 utterances);
+  # leaving a speaker out, one training speaker (utils/subset_data_dir_tr_cv.sh: 10% of the
+  # speakers, at least one). A held-out speaker under the official split leaves that speaker
+  # unseen by the DNN (RESULTS.md: --dnn-cv speaker --dnn-tag spkcv).
+  cv=$dnn_cv
+  [ $cv != auto ] || cv=$([ $split == official ] && echo takes || echo speaker)
+  if [ ! -f $data/train_cv_$cv/feats.scp ]; then
+    case $cv in
+      takes)
+        awk -v cv=$data/cv_takes.list -v tr=$data/tr_takes.list \
+          '{ split($1, f, "_"); print $1 > (f[3] < 10 ? cv : tr) }' $data/train/utt2spk   # <spk>_<digit>_<take>
+        utils/subset_data_dir.sh --utt-list $data/tr_takes.list $data/train $data/train_tr_takes
+        utils/subset_data_dir.sh --utt-list $data/cv_takes.list $data/train $data/train_cv_takes ;;
+      speaker)
+        utils/subset_data_dir_tr_cv.sh $data/train $data/train_tr_speaker $data/train_cv_speaker ;;
+    esac
   fi
   dbn_opts=()
   if $pretrain; then   # stage 5's RBMs, with a new softmax layer on top
@@ -190,7 +203,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
     --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" \
     --optimizer $dnn_optimizer $dnn_opts \
-    $data/train_tr $data/train_cv data/lang $exp/mono_ali $exp/mono_ali $dnn_dir
+    $data/train_tr_$cv $data/train_cv_$cv data/lang $exp/mono_ali $exp/mono_ali $dnn_dir
   stage_done 6 $t0
 fi
 

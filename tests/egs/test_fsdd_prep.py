@@ -303,9 +303,9 @@ def test_make_results_reads_every_split(tmp_path):
             (dec / name).write_text(f"%WER {100 * e / 400:.2f} [ {e} / 400, 0 ins, 0 del, {e} "
                                     "sub ]\n")
         write_run(exp / split / "dnn_rbm_w2", wer=2.0)
-        (exp / split / "stage_seconds").mkdir()
-        for n, s in ((0, 1), (3, 100), (6, 200)):
-            (exp / split / "stage_seconds" / str(n)).write_text(f"{s}\n")
+        for d, n, t in (("", 0, 1), ("", 3, 100), ("dnn_rbm_w2", 6, 200)):
+            (exp / split / d / "stage_seconds").mkdir(exist_ok=True)
+            (exp / split / d / "stage_seconds" / str(n)).write_text(f"{t}\n")
     (exp / "make_mfcc").mkdir()
     p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--exp", exp,
                     "--out", tmp_path / "RESULTS.md", "--note", "Loaded machine."])
@@ -318,7 +318,8 @@ def test_make_results_reads_every_split(tmp_path):
     assert ("| DNN (`dnn_rbm_w2`) | 5-7 | 2.00 (8/400) | wer_11_0.5 | 3 epochs (1 rejected), "
             "CV frame accuracy 68.00% |") in text
     assert f"%WER 0.25 [ 1 / 400, 0 ins, 0 del, 1 sub ] {exp}/official/mono/decode_test/wer_9_0.5" in text
-    assert "| 6 | DNN training | 200 |" in text and "| | all | 301 |" in text
+    assert "| 6 | DNN training (`dnn_rbm_w2`) | 200 |" in text
+    assert "| | all of the above | 301 |" in text
     assert "cores" in text and "Loaded machine." in text
 
 

@@ -31,7 +31,8 @@
 # one-word G), 2 MFCC + CMVN, 3 monophone GMM + alignments, 4 monophone decoding, 5 RBM
 # pretraining, 6 DNN training, 7 DNN decoding. A split's data and models go under data/<split>/
 # and exp/<split>/ (<split>: official, or loso_<speaker>), so both splits sit side by side;
-# exp/<split>/stage_seconds/N holds each stage's wall time. Each stage skips what is done.
+# exp/<split>/stage_seconds/N holds each stage's wall time (stages 6-7: in the DNN's directory).
+# Each stage skips what is done.
 
 # Begin configuration section.
 stage=0                # first stage to run
@@ -89,9 +90,10 @@ nj_for() {
 }
 
 stage_done() {
-  # stage_done <N> <start-seconds>: the stage's wall time, for local/make_results.py
-  mkdir -p $exp/stage_seconds
-  echo $(( SECONDS - $2 )) > $exp/stage_seconds/$1
+  # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
+  # (default $exp; the DNN stages 6-7 use the DNN's directory), for local/make_results.py
+  mkdir -p ${3:-$exp}/stage_seconds
+  echo $(( SECONDS - $2 )) > ${3:-$exp}/stage_seconds/$1
 }
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
@@ -204,7 +206,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
     --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" \
     --optimizer $dnn_optimizer $dnn_opts \
     $data/train_tr_$cv $data/train_cv_$cv data/lang $exp/mono_ali $exp/mono_ali $dnn_dir
-  stage_done 6 $t0
+  stage_done 6 $t0 $dnn_dir
 fi
 
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
@@ -213,7 +215,7 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   steps/nnet/decode.sh --nj $(nj_for $data/test) --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
     $exp/mono/graph $data/test $dnn_dir/decode_test
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
-  stage_done 7 $t0
+  stage_done 7 $t0 $dnn_dir
 fi
 
 log "Done: stages $stage to $(( stop_stage < 7 ? stop_stage : 7 )) of $tag"

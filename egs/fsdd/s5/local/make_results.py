@@ -6,7 +6,8 @@ For each split directory exp/<split>/ (``official``, ``loso_<speaker>``): the mo
 best WER line (exp/<split>/mono/decode_test/wer_*), every finished DNN directory
 (exp/<split>/dnn_*: epochs, CV frame accuracy and best WER, read through
 nnetmix.train.runlog as egs/digits/s5/local/summarize_dnn.py reads them) and the wall time of
-each stage (exp/<split>/stage_seconds/N, written by run.sh). The header names the commit, the
+each stage (exp/<split>/stage_seconds/N, and for stages 6-7 <dnn-dir>/stage_seconds/N, written
+by run.sh). The header names the commit, the
 machine (cores, CPU model) and the date. Nothing here is typed by hand: rerun it after run.sh.
 
 Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md] [--note TEXT]``; the file is written to a
@@ -52,9 +53,18 @@ def _split_title(name: str) -> str:
     return name
 
 
+def _seconds(d: Path) -> dict[int, int]:
+    """Stage number -> wall seconds from ``d/stage_seconds/N`` (run.sh's stage_done)."""
+    secs = d / "stage_seconds"
+    if not secs.is_dir():
+        return {}
+    return {int(f.name): int(f.read_text().split()[0]) for f in secs.glob("[0-9]*")}
+
+
 def split_section(split_dir: Path) -> list[str]:
     """The markdown section of one split directory (empty when nothing is decoded)."""
     rows, lines = [], []
+    times = [(n, STAGES[n], t) for n, t in sorted(_seconds(split_dir).items()) if n < 6]
     mono = _wer_line(split_dir / "mono" / "decode_test")
     if mono:
         best = best_wer(split_dir / "mono" / "decode_test")
@@ -69,19 +79,16 @@ def split_section(split_dir: Path) -> list[str]:
                     f"| {run.wer_file} | {run.epochs} epochs ({run.rejected} rejected), "
                     f"CV frame accuracy {run.cv_acc:.2f}% |")
         lines.append(_wer_line(split_dir / d / "decode_test"))
+        times += [(n, f"{STAGES[n]} (`{d}`)", t) for n, t in sorted(_seconds(split_dir / d).items())]
     if not rows:
         return []
     out = [f"## {_split_title(split_dir.name)} (`{split_dir}`)", "",
            "| system | stages | %WER (errors/words) | best wer_LMWT_WIP | notes |",
            "| --- | --- | ---: | --- | --- |", *rows, "", "```", *lines, "```", ""]
-    secs = split_dir / "stage_seconds"
-    times = {int(f.name): int(f.read_text().split()[0]) for f in secs.glob("[0-9]*")} \
-        if secs.is_dir() else {}
     if times:
         out += ["| stage | what | wall seconds |", "| ---: | --- | ---: |"]
-        out += [f"| {n} | {STAGES[n] if n < len(STAGES) else ''} | {times[n]} |"
-                for n in sorted(times)]
-        out += [f"| | all | {sum(times.values())} |", ""]
+        out += [f"| {n} | {what} | {t} |" for n, what, t in times]
+        out += [f"| | all of the above | {sum(t for _, _, t in times)} |", ""]
     return out
 
 

@@ -303,6 +303,8 @@ def test_make_results_reads_every_split(tmp_path):
             (dec / name).write_text(f"%WER {100 * e / 400:.2f} [ {e} / 400, 0 ins, 0 del, {e} "
                                     "sub ]\n")
         write_run(exp / split / "dnn_rbm_w2", wer=2.0)
+        (exp / split / "commit").write_text("abc1234\n")
+        (exp / split / "dnn_rbm_w2" / "cv.scp").write_text("jackson_0_5 x\njackson_1_7 x\n")
         for d, n, t in (("", 0, 1), ("", 3, 100), ("dnn_rbm_w2", 6, 200)):
             (exp / split / d / "stage_seconds").mkdir(exist_ok=True)
             (exp / split / d / "stage_seconds" / str(n)).write_text(f"{t}\n")
@@ -311,16 +313,17 @@ def test_make_results_reads_every_split(tmp_path):
                     "--out", tmp_path / "RESULTS.md", "--note", "Loaded machine."])
     assert p.returncode == 0, p.stderr
     text = (tmp_path / "RESULTS.md").read_text()
-    assert text.index("## Leave one speaker out: test speaker theo") < text.index(
-        "## Official split")
+    assert text.index("## Official split: takes 0-4") < text.index(
+        "## Leave one speaker out: test speaker theo")
     assert "| monophone GMM (`mono`) | 3-4 | 0.25 (1/400) | wer_9_0.5 | - |" in text
     assert "| monophone GMM (`mono`) | 3-4 | 10.00 (40/400) | wer_9_0.5 | - |" in text
     assert ("| DNN (`dnn_rbm_w2`) | 5-7 | 2.00 (8/400) | wer_11_0.5 | 3 epochs (1 rejected), "
-            "CV frame accuracy 68.00% |") in text
+            "CV frame accuracy 68.00%; CV set 2 utterances, held-out speaker jackson |") in text
     assert f"%WER 0.25 [ 1 / 400, 0 ins, 0 del, 1 sub ] {exp}/official/mono/decode_test/wer_9_0.5" in text
     assert "| 6 | DNN training (`dnn_rbm_w2`) | 200 |" in text
     assert "| | all of the above | 301 |" in text
     assert "cores" in text and "Loaded machine." in text
+    assert f"Run at commit abc1234 (`{exp}/official/commit`, written by run.sh)." in text
 
 
 def test_make_results_without_runs(tmp_path):

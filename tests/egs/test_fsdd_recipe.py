@@ -68,3 +68,4 @@ def test_run_sh_end_to_end_on_a_subset(tmp_path):
     assert f"| monophone GMM (`mono`) | 3-4 | {mono_wer:.2f} (" in text
     assert f"| DNN (`dnn_rand_w1`) | 5-7 | {dnn_wer:.2f} (" in text
     assert "| 3 | monophone GMM + alignment |" in text
+    assert "Run at commit " in text and "unknown" not in (exp / "commit").read_text()

@@ -82,6 +82,13 @@ case $dnn_cv in
   *) echo "$0: --dnn-cv must be auto, takes or speaker, got '$dnn_cv'" >&2; exit 1 ;;
 esac
 
+# The commit that produced this split's results (local/make_results.py prints it); "unknown"
+# outside a git checkout, "+changes" with uncommitted changes.
+mkdir -p $exp
+{ git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > $exp/commit
+git diff --quiet HEAD 2>/dev/null || echo -n " +changes" >> $exp/commit
+echo >> $exp/commit
+
 nj_for() {
   # nj_for <data-dir>: --nj, but at most one job per speaker (split_data.sh keeps speakers whole;
   # a left-out speaker's test set is one speaker)

@@ -47,7 +47,7 @@ def _wer_line(decode_dir: Path) -> str | None:
 
 def _split_title(name: str) -> str:
     if name == "official":
-        return "Official split (takes 0-4 of every speaker and digit are the test set)"
+        return "Official split: takes 0-4 of every speaker and digit are the test set"
     if name.startswith("loso_"):
         return f"Leave one speaker out: test speaker {name[5:]}"
     return name
@@ -59,6 +59,17 @@ def _seconds(d: Path) -> dict[int, int]:
     if not secs.is_dir():
         return {}
     return {int(f.name): int(f.read_text().split()[0]) for f in secs.glob("[0-9]*")}
+
+
+def _cv_note(dnn_dir: Path) -> str:
+    """Newbob's CV set, from the DNN's cv.scp (utterance ids are ``<speaker>_<digit>_<take>``)."""
+    try:
+        utts = [line.split(" ", 1)[0] for line in (dnn_dir / "cv.scp").read_text().splitlines()]
+    except OSError:
+        return ""
+    spk = sorted({u.split("_", 1)[0] for u in utts})
+    who = f"held-out speaker {spk[0]}" if len(spk) == 1 else f"{len(spk)} training speakers"
+    return f"; CV set {len(utts)} utterances, {who}"
 
 
 def split_section(split_dir: Path) -> list[str]:
@@ -77,12 +88,15 @@ def split_section(split_dir: Path) -> list[str]:
             continue
         rows.append(f"| DNN (`{d}`) | 5-7 | {run.wer:.2f} ({run.wer_errors}/{run.wer_words}) "
                     f"| {run.wer_file} | {run.epochs} epochs ({run.rejected} rejected), "
-                    f"CV frame accuracy {run.cv_acc:.2f}% |")
+                    f"CV frame accuracy {run.cv_acc:.2f}%{_cv_note(split_dir / d)} |")
         lines.append(_wer_line(split_dir / d / "decode_test"))
         times += [(n, f"{STAGES[n]} (`{d}`)", t) for n, t in sorted(_seconds(split_dir / d).items())]
     if not rows:
         return []
-    out = [f"## {_split_title(split_dir.name)} (`{split_dir}`)", "",
+    commit = split_dir / "commit"
+    made = (f"Run at commit {commit.read_text().strip()} (`{split_dir}/commit`, written by run.sh)."
+            if commit.is_file() else "")
+    out = [f"## {_split_title(split_dir.name)} (`{split_dir}`)", "", *([made, ""] if made else []),
            "| system | stages | %WER (errors/words) | best wer_LMWT_WIP | notes |",
            "| --- | --- | ---: | --- | --- |", *rows, "", "```", *lines, "```", ""]
     if times:
@@ -93,7 +107,7 @@ def split_section(split_dir: Path) -> list[str]:
 
 
 def machine_line() -> str:
-    """Commit, cores, CPU model and date, for the header."""
+    """Commit of this checkout, cores, CPU model and date, for the header."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, check=True).stdout.strip()
@@ -105,7 +119,7 @@ def machine_line() -> str:
             cpu = next(x.split(":", 1)[1].strip() for x in fh if x.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return (f"Commit {commit}; {os.cpu_count()} cores ({cpu}); "
+    return (f"Written at commit {commit} on {os.cpu_count()} cores ({cpu}), "
             f"{datetime.date.today().isoformat()}.")
 
 
@@ -113,8 +127,9 @@ def results(exp: Path, note: str = "") -> list[str]:
     """The whole RESULTS.md."""
     if not exp.is_dir():
         raise DataDirError(f"no such directory {exp} (run ./run.sh first)")
-    sections = [split_section(d) for d in sorted(exp.iterdir())
-                if d.is_dir() and d.name != "make_mfcc"]
+    dirs = sorted((d for d in exp.iterdir() if d.is_dir() and d.name != "make_mfcc"),
+                  key=lambda d: (d.name != "official", d.name))     # the official split first
+    sections = [split_section(d) for d in dirs]
     sections = [s for s in sections if s]
     if not sections:
         raise DataDirError(f"{exp}: no decoded split (no */mono/decode_test/wer_*): run ./run.sh "

@@ -85,9 +85,10 @@ esac
 # The commit that produced this split's results (local/make_results.py prints it); "unknown"
 # outside a git checkout, "+changes" with uncommitted changes.
 mkdir -p $exp
-{ git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > $exp/commit
-git diff --quiet HEAD 2>/dev/null || echo -n " +changes" >> $exp/commit
-echo >> $exp/commit
+if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+  git diff --quiet HEAD || commit="$commit +changes"
+fi
+echo "${commit:-unknown}" > $exp/commit
 
 nj_for() {
   # nj_for <data-dir>: --nj, but at most one job per speaker (split_data.sh keeps speakers whole;

@@ -178,13 +178,15 @@ def test_missing_directory(tmp_path):
     (["--fsdd-dir", "x", "--test-speaker", "theo"], "--test-speaker goes with --split speaker"),
     (["--fsdd-dir", "x", "--dnn-cv", "random"], "--dnn-cv must be auto, takes or speaker, got "
                                                "'random'"),
+    (["--fsdd-dir", "nowhere"], "local/fsdd_data_prep.py: no such directory nowhere (--fsdd-dir: "
+                                "a clone of github.com/Jakobovski/free-spoken-digit-dataset"),
 ])
 def test_run_sh_option_errors(tmp_path, args, message):
     s5 = recipe_copy(RECIPE, tmp_path)
     p = run_script(["./run.sh", *args], cwd=s5)
     assert p.returncode == 1
     assert message in p.stderr.strip().splitlines()[-1]
-    assert not (s5 / "data").exists()
+    assert not (s5 / "data").exists() and not (s5 / "exp").exists()
 
 
 def test_run_sh_stages_0_2_leave_one_speaker_out(standin, tmp_path):
@@ -198,6 +200,7 @@ def test_run_sh_stages_0_2_leave_one_speaker_out(standin, tmp_path):
     assert len(read_lines(s5 / "data" / "loso_lucas" / "train" / "feats.scp")) == 2500
     assert "WER" not in p.stdout and (s5 / "data" / "lang_test" / "G.fst").is_file()
     assert sorted(os.listdir(s5 / "exp" / "loso_lucas" / "stage_seconds")) == ["0", "1", "2"]
+    assert (s5 / "exp" / "loso_lucas" / "commit").read_text().strip() not in ("", "unknown")
 
 
 def test_run_sh_help_names_the_source():

@@ -82,14 +82,6 @@ case $dnn_cv in
   *) echo "$0: --dnn-cv must be auto, takes or speaker, got '$dnn_cv'" >&2; exit 1 ;;
 esac
 
-# The commit that produced this split's results (local/make_results.py prints it); "unknown"
-# outside a git checkout, "+changes" with uncommitted changes.
-mkdir -p $exp
-if commit=$(git rev-parse --short HEAD 2>/dev/null); then
-  git diff --quiet HEAD || commit="$commit +changes"
-fi
-echo "${commit:-unknown}" > $exp/commit
-
 nj_for() {
   # nj_for <data-dir>: --nj, but at most one job per speaker (split_data.sh keeps speakers whole;
   # a left-out speaker's test set is one speaker)
@@ -99,9 +91,16 @@ nj_for() {
 
 stage_done() {
   # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
-  # (default $exp; the DNN stages 6-7 use the DNN's directory), for local/make_results.py
+  # (default $exp; the DNN stages 6-7 use the DNN's directory), and the commit that ran it in
+  # $exp/commit (of the checkout path.sh found; "+changes" with uncommitted changes), for
+  # local/make_results.py
   mkdir -p ${3:-$exp}/stage_seconds
   echo $(( SECONDS - $2 )) > ${3:-$exp}/stage_seconds/$1
+  local commit
+  if commit=$(git -C "$NNETMIX_ROOT" rev-parse --short HEAD 2>/dev/null); then
+    git -C "$NNETMIX_ROOT" diff --quiet HEAD || commit="$commit +changes"
+  fi
+  echo "${commit:-unknown}" > $exp/commit
 }
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then

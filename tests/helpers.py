@@ -121,15 +121,6 @@ def run_script(args, cwd=None, check=False, **kw) -> subprocess.CompletedProcess
     return proc
 
 
-def recipe_copy(recipe: Path, tmp_path: Path) -> Path:
-    """``tmp_path/s5`` linked to a recipe's scripts, so its run.sh writes data/, exp/ there."""
-    s5 = tmp_path / "s5"
-    s5.mkdir()
-    for name in ("run.sh", "cmd.sh", "path.sh", "local", "steps", "utils", "bin", "conf"):
-        os.symlink(recipe / name, s5 / name)
-    return s5
-
-
 def cuda_device_present() -> bool:
     """True on numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) or with a real CUDA GPU."""
     from numba import config  # lazy: NUMBA_ENABLE_CUDASIM is read at numba's first import

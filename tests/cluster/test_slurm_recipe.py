@@ -20,7 +20,7 @@ pytestmark = [
 ]
 
 
-def recipe_copy(dest):
+def link_recipe(dest):
     """egs/digits/s5 with its links, path.sh and local/ linked, run.sh copied (bash reads a
     script as it runs it) and cmd.sh copied with the wrapper line changed to utils/slurm.py."""
     dest.mkdir()
@@ -36,7 +36,7 @@ def recipe_copy(dest):
 
 @pytest.mark.slow
 def test_digits_recipe_through_slurm(slurm, tmp_path):
-    s5 = recipe_copy(tmp_path / "s5")
+    s5 = link_recipe(tmp_path / "s5")
     p = run(slurm, ["./run.sh", "--num-train-utts", "200", "--num-test-utts", "40", "--nj", "2",
                     "--dnn-num-workers", "2", "--dnn-hid-dim", "64", "--pretrain", "false",
                     "--corpus", tmp_path / "corpus"], s5, timeout=1500)

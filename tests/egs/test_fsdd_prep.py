@@ -14,7 +14,7 @@ import pytest
 
 from nnetmix.lang.symbols import LangError, read_symbol_table
 
-from helpers import (ROOT, arcs_of, best_cost, read_fst, read_lines, recipe_copy, run_script,
+from helpers import (ROOT, arcs_of, best_cost, read_fst, read_lines, link_recipe, run_script,
                      symbol_table, write_run, write_wav)
 
 RECIPE = ROOT / "egs" / "fsdd" / "s5"
@@ -182,7 +182,7 @@ def test_missing_directory(tmp_path):
                                 "a clone of github.com/Jakobovski/free-spoken-digit-dataset"),
 ])
 def test_run_sh_option_errors(tmp_path, args, message):
-    s5 = recipe_copy(RECIPE, tmp_path)
+    s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", *args], cwd=s5)
     assert p.returncode == 1
     assert message in p.stderr.strip().splitlines()[-1]
@@ -191,7 +191,7 @@ def test_run_sh_option_errors(tmp_path, args, message):
 
 def test_run_sh_stages_0_2_leave_one_speaker_out(standin, tmp_path):
     """The held-out speaker's test set is one speaker: its jobs are capped at one."""
-    s5 = recipe_copy(RECIPE, tmp_path)
+    s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--fsdd-dir", standin, "--split", "speaker", "--test-speaker",
                     "lucas", "--stop-stage", "2", "--nj", "2"], cwd=s5)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from helpers import ROOT, read_lines, recipe_copy, run_script
+from helpers import ROOT, read_lines, link_recipe, run_script
 
 RECIPE = ROOT / "egs" / "fsdd" / "s5"
 FSDD = ROOT.parent / "shared" / "corpora" / "fsdd"
@@ -45,7 +45,7 @@ def best(decode_dir):
 
 
 def test_run_sh_end_to_end_on_a_subset(tmp_path):
-    s5 = recipe_copy(RECIPE, tmp_path)
+    s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--fsdd-dir", FSDD, "--stop-stage", "0"], cwd=s5)
     assert p.returncode == 0, p.stdout + p.stderr
     assert keep(s5, "train", range(5, 20), "train") == 450

@@ -18,7 +18,7 @@ from eval2000_data_prep import extend_segments  # noqa: E402
 from swbd_text import map_word, ms98_utt_id  # noqa: E402
 
 
-def recipe_copy(tmp_path: Path) -> Path:
+def link_recipe(tmp_path: Path) -> Path:
     """A recipe directory linked to the real one, so run.sh writes data/ under tmp_path."""
     s5 = tmp_path / "s5"
     s5.mkdir()
@@ -41,7 +41,7 @@ def prepared(tmp_path_factory):
     base = tmp_path_factory.mktemp("swbd")
     swbd = swbd_standin.make_swbd(base / "ldc")
     speech, trans = swbd_standin.make_eval2000(base / "ldc")
-    s5 = recipe_copy(base)
+    s5 = link_recipe(base)
     p = run_script(["./run.sh", "--stop-stage", "2", "--swbd-dir", swbd,
                     "--eval2000-dirs", f"{speech} {trans}"], cwd=s5)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -95,7 +95,7 @@ def test_remove_dup_selection_is_kaldis():
 # ---------------------------------------------------------------------------- run.sh
 
 def test_run_sh_help_names_the_ldc_releases(tmp_path):
-    p = run_script(["./run.sh", "--help"], cwd=recipe_copy(tmp_path))
+    p = run_script(["./run.sh", "--help"], cwd=link_recipe(tmp_path))
     assert p.returncode == 0
     for s in ("LDC97S62", "LDC2002S09", "LDC2002T43", "--swbd-dir", "--eval2000-dirs",
               "--gmm-dir", "--stage 2 --stop-stage 2"):
@@ -108,7 +108,7 @@ def test_run_sh_help_names_the_ldc_releases(tmp_path):
     (0, "sw-ms98-dict.text"), (1, "LDC97S62"), (2, "LDC2002S09"),
 ])
 def test_missing_corpus_names_the_ldc_path(tmp_path, stage, needle):
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     if stage == 1:  # stage 1 also needs stage 0's dictionary: give it one
         d = s5 / "data" / "local" / "dict_nosp"
         d.mkdir(parents=True)
@@ -126,12 +126,12 @@ def test_missing_corpus_names_the_ldc_path(tmp_path, stage, needle):
 
 def test_bad_eval2000_dirs_option(tmp_path):
     p = run_script(["./run.sh", "--stage", "2", "--eval2000-dirs", "/only/one"],
-                   cwd=recipe_copy(tmp_path))
+                   cwd=link_recipe(tmp_path))
     assert p.returncode == 1 and "takes two directories" in p.stderr
 
 
 def test_gmm_dir_skips_the_monophone_stage(tmp_path):
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     p = run_script(["./run.sh", "--stage", "6", "--stop-stage", "6", "--gmm-dir", "/k/exp/tri4"],
                    cwd=s5)
     assert p.returncode == 0, p.stderr
@@ -145,7 +145,7 @@ def test_gmm_dir_skips_the_monophone_stage(tmp_path):
 def test_eval2000_prep_names_missing_transcripts(tmp_path):
     speech, trans = swbd_standin.make_eval2000(tmp_path / "ldc")
     (trans / "2000_hub5_eng_eval_tr" / "reference" / "hub5e00.english.000405.stm").unlink()
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     p = run_script(["local/eval2000_data_prep.sh", speech, trans, "data/eval2000"], cwd=s5)
     assert p.returncode == 1
     assert "hub5e00.english.000405.stm" in p.stderr and "LDC2002T43" in p.stderr
@@ -223,7 +223,7 @@ def test_dictionary(prepared):
 
 def test_flat_layout_and_rerun_skips(tmp_path):
     swbd = swbd_standin.make_swbd(tmp_path / "ldc", flat=True)
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     ms98 = swbd / "transcriptions/swb_ms98_transcriptions"
     p = run_script(["local/swbd1_data_prep.sh", swbd, ms98, "data/train"], cwd=s5)
     assert p.returncode == 0, p.stderr
@@ -238,7 +238,7 @@ def test_bad_transcript_line_is_one_error(tmp_path):
     ms98 = swbd / "transcriptions/swb_ms98_transcriptions"
     bad = ms98 / "20/2005/sw2005B-ms98-a-trans.text"
     bad.write_text(bad.read_text() + "sw2005B-ms98-a-0003 1.0x 2.0 oops\n")
-    p = run_script(["local/swbd1_data_prep.sh", swbd, ms98, "data/train"], cwd=recipe_copy(tmp_path))
+    p = run_script(["local/swbd1_data_prep.sh", swbd, ms98, "data/train"], cwd=link_recipe(tmp_path))
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert f"{bad}:3: expected '<segment-id> <start> <end> words...'" in p.stderr
 
@@ -270,7 +270,7 @@ def test_eval2000_ids_segments_and_scoring_files(prepared):
 # ---------------------------------------------------------------------------- stage 5: subsets
 
 def test_train_dev_and_nodup_subsets(prepared, tmp_path):
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     shutil.copytree(prepared["s5"] / "data", s5 / "data")
     p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5", "--num-dev-utts", "3",
                     "--nodup-max-count", "2", "--num-short-utts", "8", "--num-mono-utts", "4"],
@@ -301,7 +301,7 @@ def test_train_dev_and_nodup_subsets(prepared, tmp_path):
 def test_features_over_the_standin(prepared, tmp_path):
     """MFCC and fbank of segmented two-channel mu-law SPHERE audio read through the
     ``sph2pipe ... |`` entries (needs make_mfcc.sh's segments support)."""
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     for x in ("train", "eval2000"):
         shutil.copytree(prepared["s5"] / "data" / x, s5 / "data" / x)
     p = run_script(["steps/make_mfcc.sh", "--nj", "2", "data/train", "exp/make_mfcc/train", "mfcc"],
@@ -329,7 +329,7 @@ def test_features_over_the_standin(prepared, tmp_path):
 def test_trigram_lm_and_grammar_over_the_standin(prepared, tmp_path):
     """Stage 3's script: utils/train_lm.sh (modified Kneser-Ney) on the transcripts less the
     held-out ones, the perplexity of those, and G.fst through utils/format_lm.sh."""
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     shutil.copytree(prepared["s5"] / "data", s5 / "data")
     # the stand-in's 17 transcripts are too few for modified Kneser-Ney's count-of-counts
     # (n3 = 0); 150 more, Zipf-distributed over its 28 words, give counts it can discount (seeded:

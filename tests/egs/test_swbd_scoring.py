@@ -49,7 +49,7 @@ def test_hub5_filter(glm, words, expected):
     assert hub5_filter(words.split(), glm) == expected.split()
 
 
-def recipe_copy(tmp_path: Path) -> Path:
+def link_recipe(tmp_path: Path) -> Path:
     s5 = tmp_path / "s5"
     s5.mkdir()
     for name in ("cmd.sh", "path.sh", "local", "steps", "utils", "bin", "conf"):
@@ -61,7 +61,7 @@ def test_score_eval2000_per_subset(tmp_path):
     """local/score.sh sends eval2000 (it has an stm) to score_eval2000.sh; stages 1-2 on known
     best paths give the WER of the whole set and of its Switchboard and CallHome parts."""
     speech, trans = swbd_standin.make_eval2000(tmp_path / "ldc")
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     prepare_eval2000(speech, trans, s5 / "data" / "eval2000")
     graph = s5 / "exp" / "graph"
     graph.mkdir(parents=True)
@@ -89,7 +89,7 @@ def test_score_eval2000_per_subset(tmp_path):
 
 
 def test_score_without_stm_goes_to_the_shared_scorer(tmp_path):
-    s5 = recipe_copy(tmp_path)
+    s5 = link_recipe(tmp_path)
     (s5 / "data" / "train_dev").mkdir(parents=True)
     (s5 / "data" / "train_dev" / "text").write_text("u1 yeah\n")
     (s5 / "exp" / "graph").mkdir(parents=True)

@@ -205,6 +205,16 @@ def test_step_lock_bash_entry_point(tmp_path):
     assert not (exp / LOCK_NAME).exists()  # the EXIT trap gave it back
 
 
+def _end_of(w: subprocess.Popen, job: list, limit: float = 60) -> str:
+    """The wrapper's stderr once it has ended, after waiting up to ``limit`` s for the job's
+    processes to go."""
+    _, err = w.communicate(timeout=120)
+    t0 = time.monotonic()
+    while _alive(job) and time.monotonic() - t0 < limit:
+        time.sleep(0.2)
+    return err
+
+
 def _alive(pids) -> list:
     return [p for p in pids if process_start(p)]
 
@@ -228,10 +238,7 @@ def test_killing_the_wrapper_ends_the_whole_job(task, reference, sig):
         assert "nnet-train-scheduler.py" in names and "mpiexec" in names, names
         assert names.count("nnet-train-mpi.py") >= 3  # mpiexec's argument and two ranks
         os.kill(w.pid, sig)
-        _, err = w.communicate(timeout=120)
-        t0 = time.monotonic()
-        while _alive(job) and time.monotonic() - t0 < 60:
-            time.sleep(0.2)
+        err = _end_of(w, job)
     finally:
         if w.poll() is None:
             w.kill()
@@ -274,10 +281,7 @@ def test_killing_the_scheduler_ends_its_mpi_job(task, reference, epoch):
                  if b"nnet-train-scheduler.py" in c and b"guard.py" not in c]
         assert len(sched) == 1, sched
         os.kill(sched[0], signal.SIGKILL)
-        _, err = w.communicate(timeout=120)
-        t0 = time.monotonic()
-        while _alive(job) and time.monotonic() - t0 < 60:
-            time.sleep(0.2)
+        err = _end_of(w, job)
     finally:
         if w.poll() is None:
             w.kill()

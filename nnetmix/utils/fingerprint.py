@@ -5,7 +5,7 @@ Tables are summed by content, not by file: a feature archive's checksum is over 
 matrix) pairs in key order, and the alignments of all ``ali.*.gz`` jobs form one table, so
 ``--nj 1`` and ``--nj 4`` runs that agree have the same fingerprint even though their archives
 are cut differently. Model files (``*.mdl``, ``*.nnet``, ``*.dbn``, ``final.feature_transform``)
-and scoring results are checksummed as bytes.
+are checksummed as bytes, and a decoding directory's ``wer_*`` files as one row.
 """
 from __future__ import annotations
 
@@ -92,8 +92,15 @@ def _exp_rows(recipe: str) -> Iterator[tuple[str, str]]:
         if alis:
             yield f"{name}/ali.*.gz (alignments)", md5_table(
                 [f"ark:gunzip -c {a} |" for a in alis], "ivec")
-        for wer in sorted(glob.glob(os.path.join(d, "decode*", "wer_*"))):
-            yield os.path.relpath(wer, recipe), md5_file(wer)
+        for dec in sorted(glob.glob(os.path.join(d, "decode*", ""))):
+            wers = sorted(glob.glob(os.path.join(dec, "wer_*")))
+            if wers:
+                h = hashlib.md5()
+                for w in wers:
+                    h.update(f"{os.path.basename(w)}\n".encode())
+                    with open(w, "rb") as f:
+                        h.update(f.read())
+                yield f"{os.path.relpath(dec, recipe).rstrip('/')}/wer_* (scores)", h.hexdigest()
 
 
 def recipe_fingerprint(recipe: str) -> list[tuple[str, str]]:

@@ -284,19 +284,36 @@ def read_key_list(path: str | os.PathLike) -> list[str]:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike) -> Iterator[IO[str]]:
-    """Open a temporary file next to ``path`` for writing; rename it onto ``path`` on success."""
+def atomic_open(path: str | os.PathLike, mode: str = "w", durable: bool = False) -> Iterator[IO]:
+    """Open a temporary file next to ``path`` for writing (``mode`` "w" or "wb"); rename it onto
+    ``path`` on success, remove it otherwise (the old file, if any, stays). ``durable``: fsync
+    the file before the rename and the directory after it (state a crash must not lose)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", newline="\n", **ENCODING) as fh:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"newline": "\n", **ENCODING})) as fh:
             yield fh
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if durable:
+        _fsync_dir(str(path.parent))
+
+
+def _fsync_dir(d: str) -> None:
+    """Make a rename durable (best effort: some file systems refuse a directory fd)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _umask() -> int:

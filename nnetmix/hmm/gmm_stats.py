@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
-from pathlib import Path
 from typing import IO, Optional, Sequence
 
 import numpy as np
 
+from nnetmix.data.io import atomic_open
 from nnetmix.errors import FormatError
 from nnetmix.exact_sum import ExactSum, ExactSumError
 from nnetmix.hmm.gmm_likelihood import StackedGmms
@@ -148,16 +147,8 @@ class GmmAccs:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write atomically (temporary file in the same folder, then rename)."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                self.write_to(f)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_open(path, "wb") as f:
+            self.write_to(f)
 
     @classmethod
     def load(cls, path: str | os.PathLike | io.BytesIO, name: str = "") -> "GmmAccs":

@@ -19,18 +19,17 @@ into place, so a reader sees the old file or the new one, never half of one.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import io
 import json
 import os
-import tempfile
 import zipfile
 from pathlib import Path
-from typing import IO, Any, Iterator, Mapping, Union
+from typing import Any, Mapping, Union
 
 import numpy as np
 
+from nnetmix.data.io import atomic_open
 from nnetmix.errors import FormatError
 
 __all__ = ["StateError", "Array", "read_npz", "check_arrays", "write_npz", "read_json",
@@ -215,46 +214,9 @@ def read_json(path: str | os.PathLike, what: str, fields: Mapping[str, type],
     return parse_json(text, fields, path, what, fix)
 
 
-def _fsync_dir(d: str) -> None:
-    """Make the rename itself durable (best effort: some file systems refuse a directory fd)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-@contextlib.contextmanager
-def _atomic(path: str | os.PathLike, mode: str) -> Iterator[IO]:
-    """A temporary file beside ``path``, fsync'ed and renamed onto it when the block ends
-    without error; removed otherwise (the old file, if any, stays)."""
-    path = Path(path)
-    d = str(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if "b" not in mode else {})) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(d)
-
-
 def write_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
-    """``np.savez`` of ``arrays`` to ``path`` atomically (see :func:`_atomic`)."""
-    with _atomic(path, "wb") as fh:
+    """``np.savez`` of ``arrays`` to ``path`` atomically (:func:`nnetmix.data.io.atomic_open`, durable)."""
+    with atomic_open(path, "wb", durable=True) as fh:
         np.savez(fh, **arrays)
 
 
@@ -265,13 +227,13 @@ def write_json(path: str | os.PathLike, data: Mapping[str, Any]) -> None:
 
 def write_text(path: str | os.PathLike, text: str) -> None:
     """``text`` to ``path`` atomically (Kaldi's small state files: .learn_rate, .mlp_best)."""
-    with _atomic(path, "w") as fh:
+    with atomic_open(path, "w", durable=True) as fh:
         fh.write(text)
 
 
 def copy_file(src: str | os.PathLike, dst: str | os.PathLike, chunk: int = 1 << 20) -> None:
     """Copy ``src`` to ``dst`` atomically (a state seeded from another model's)."""
-    with open(src, "rb") as fin, _atomic(dst, "wb") as fout:
+    with open(src, "rb") as fin, atomic_open(dst, "wb", durable=True) as fout:
         while True:
             block = fin.read(chunk)
             if not block:

@@ -9,7 +9,12 @@ own synthetic utterances (features and targets from a per-rank seed), then runs 
 nnet-train-mpi.py runs per rank: :func:`nnetmix.train.train_epoch` with the agreed number of
 minibatches and a hook that mixes every ``--average-every`` minibatches through a
 :class:`nnetmix.parallel.Mixer` (all-reduce by default), then the end-of-epoch exact average.
-Reading features from disk is left out: the measurement is training + mixing.
+Reading features from disk is left out: the measurement is training + mixing. With
+``--backend cuda`` every rank trains on a GPU (ranks share a node's GPUs round-robin, so 2 ranks
+on a one-GPU machine share it: the row then measures the mixing cost of device buffers, not a
+speedup); the buffers column says whether they went to MPI directly (``device``, CUDA-aware MPI)
+or through pinned host memory (``staged``). Aggregate time includes waiting for the GPU work
+queued before the mix.
 
 Reported per configuration: frames per second over all ranks (total frames / the slowest rank's
 wall time), speedup over 1 rank, and the seed 002 (table 4) split per rank (mean over ranks):
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -52,7 +58,7 @@ def worker(args) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from nnetmix.kernels import get_backend
+    from nnetmix.kernels import bind_device, get_backend
     from nnetmix.nnet import NnetTrainOptions
     from nnetmix.parallel import Mixer, agree_minibatches
     from nnetmix.train import TrainOptions, train_epoch
@@ -60,7 +66,9 @@ def worker(args) -> None:
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     dims = [int(x) for x in args.dims.split(",")]
-    nnet = _net(dims).to_backend(get_backend("cpu"))
+    if args.backend == "cuda":
+        bind_device(comm=comm)  # the ranks of a node share its GPUs round-robin
+    nnet = _net(dims).to_backend(get_backend(args.backend))
     mb, steps = args.minibatch, args.minibatches + 1  # +1: the untimed warm-up
     rng = np.random.default_rng(100 + rank)
     utt_len = 500
@@ -102,7 +110,12 @@ def worker(args) -> None:
             "ranks": size, "frames": int(tot[0]), "wall": float(mx[1]),
             "fps": float(tot[0] / mx[1]), "optimize": float(tot[2] / size),
             "aggregate": float(tot[3] / size), "mixes": t["mixes"] + 1,
-            "params": int(nnet.num_params)}), flush=True)
+            "params": int(nnet.num_params), "buffers": mixer_mode(mixer)}), flush=True)
+
+
+def mixer_mode(mixer) -> str:
+    """host, device (CUDA-aware MPI) or staged (device buffers through pinned host memory)."""
+    return getattr(getattr(mixer, "access", None), "mode", "?")
 
 
 def loadavg() -> str:
@@ -121,6 +134,8 @@ def main() -> int:
     ap.add_argument("--dims", default="440,2048,2048,2048,2048,2048,2048,8806")
     ap.add_argument("--mixing", default="allreduce")
     ap.add_argument("--allreduce", default="mpi")
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: every rank trains on a GPU (ranks share a node's GPUs)")
     ap.add_argument("--quick", action="store_true", help="a small network, for a smoke run")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -135,11 +150,12 @@ def main() -> int:
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    mpiexec = str(Path(sys.executable).parent / "mpiexec")
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    mpiexec = str(mpiexec) if mpiexec.exists() else (shutil.which("mpiexec") or "mpiexec")
     print(f"# network {args.dims.replace(',', '-')}, minibatch {args.minibatch}, "
           f"{args.mixing} mixing ({args.allreduce} all-reduce) every {args.average_every} "
           f"minibatches, {args.minibatches} timed minibatches per rank, 1 thread per rank, "
-          f"{os.cpu_count()} CPUs")
+          f"{os.cpu_count()} CPUs, backend {args.backend}")
     rows = []
     for r in [int(x) for x in args.ranks.split(",")]:
         before = loadavg()
@@ -156,10 +172,11 @@ def main() -> int:
         rows.append(res)
     base = rows[0]["fps"]
     print(f"{'ranks':>5} {'frames/s':>10} {'speedup':>8} {'optimize s':>11} {'aggregate s':>12} "
-          f"{'wall s':>8} {'mixes':>6}  load average (1/5/15 min) before -> after")
+          f"{'wall s':>8} {'mixes':>6} {'buffers':>8}  load average (1/5/15 min) before -> after")
     for x in rows:
         print(f"{x['ranks']:>5} {x['fps']:>10.1f} {x['fps'] / base:>8.2f} {x['optimize']:>11.2f} "
-              f"{x['aggregate']:>12.3f} {x['wall']:>8.2f} {x['mixes']:>6}  {x['load']}")
+              f"{x['aggregate']:>12.3f} {x['wall']:>8.2f} {x['mixes']:>6} {x['buffers']:>8}  "
+              f"{x['load']}")
     return 0
 
 

@@ -24,7 +24,10 @@ what torch gets by running torch in a worker of its own).
 With --backend cuda both run on the GPU (nnetmix: numba.cuda kernels + cuBLAS through CuPy;
 torch: its CUDA build, TF32 off as is its default for float32 matmul), every step ends with a
 device synchronisation, and the GEMM-bound limit uses the best cuBLAS sgemm rate through our
-backend on the big layer's shape.
+backend on the big layer's shape. nnetmix is timed twice: kernel by kernel, and replaying the
+step recorded once as a CUDA graph (Backend.capture), which is how nnetmix's trainer runs a
+plain-SGD step on a GPU. Neither side reads the loss back inside a step (torch's loss stays a
+tensor; ours is collected every xent_defer steps, as the trainer does).
 
 This machine is shared and noisy: per-step times are medians, and ratios measured side by side
 in one run are what to read.
@@ -125,8 +128,10 @@ class OursMLP:
         self.acts = [B.zeros((mb, d)) for d in dims]      # acts[0] is the input
         self.diffs = [B.zeros((mb, d)) for d in dims]     # diffs[k]: dLoss/d(pre-activation k)
         self.probs = B.zeros((mb, dims[-1]))
+        self.pending: list = []
 
-    def step(self, x, targets):
+    def compute(self, x, targets):
+        """The step's device work, reading nothing back (so it can be recorded as a graph)."""
         B, L = self.B, len(self.dims) - 1
         B.copy(self.acts[0], x)
         for k in range(L):
@@ -135,7 +140,7 @@ class OursMLP:
                 B.bias_sigmoid(self.acts[k + 1], self.b[k], self.acts[k + 1])
             else:
                 B.add_bias(self.acts[k + 1], self.b[k])
-        loss, correct = B.softmax_xent(self.acts[L], targets, self.probs, self.diffs[L])
+        B.softmax_xent_rows(self.acts[L], targets, self.probs, self.diffs[L])
         for k in range(L - 1, -1, -1):
             B.gemm(self.diffs[k + 1], self.acts[k], self.gW[k], trans_a=True)
             B.sum_rows(self.diffs[k + 1], self.gb[k])
@@ -144,7 +149,20 @@ class OursMLP:
                 B.sigmoid_backward(self.acts[k], self.diffs[k], self.diffs[k])
         B.sgd_update(self.params, self.grads, self.vel, self.lr, self.momentum,
                      num_frames=self.mb)
-        return loss
+
+    def step(self, x, targets, graph: bool = False):
+        """One training step as nnetmix's trainer takes it: eagerly, or (graph) as a replay of
+        the step recorded by Backend.capture; the loss is read back every xent_defer steps."""
+        if not graph:
+            self.compute(x, targets)
+        else:
+            if getattr(self, "graph", None) is None:
+                self.graph = self.B.capture(lambda: self.compute(x, targets))
+            self.graph.replay()
+        self.pending.append(self.B.xent_stash(self.mb))
+        if len(self.pending) >= self.B.xent_defer:
+            self.B.xent_collect(self.pending)
+            self.pending = []
 
 
 class TorchMLP:
@@ -165,7 +183,7 @@ class TorchMLP:
         loss = self.torch.nn.functional.cross_entropy(self.net(x), targets, reduction="sum")
         loss.backward()
         self.opt.step()
-        return float(loss)
+        return loss  # not read back: neither side waits for the GPU inside a step
 
 
 def time_block(fn, steps: int, sync=lambda: None) -> list[float]:
@@ -215,9 +233,12 @@ def worker(args) -> None:
             if use_ours:
                 ours = OursMLP(B, np, dims, mb)
                 row["params"] = ours.nparams
-                xb, tb = B.asarray(x), t
+                xb, tb = B.asarray(x), B.asarray(t)
                 for _ in range(2):
                     ours.step(xb, tb)
+                if gpu:
+                    for _ in range(2):
+                        ours.step(xb, tb, graph=True)
             if torch is not None:
                 tmodel = TorchMLP(torch, dims, device=dev)
                 tx = torch.from_numpy(x).to(dev)
@@ -225,15 +246,20 @@ def worker(args) -> None:
                 row["params"] = sum(p.numel() for p in tmodel.net.parameters())
                 for _ in range(2):
                     tmodel.step(tx, tt)
-            t_ours, t_torch = [], []
+            t_ours, t_graph, t_torch = [], [], []
             for _ in range(spec["rounds"]):
                 if ours is not None:
                     t_ours += time_block(lambda: ours.step(xb, tb), spec["steps"], sync_ours)
+                    if gpu:
+                        t_graph += time_block(lambda: ours.step(xb, tb, graph=True),
+                                              spec["steps"], sync_ours)
                 if tmodel is not None:
                     t_torch += time_block(lambda: tmodel.step(tx, tt), spec["steps"], sync_torch)
             row["sgemm_gflops"] = max(row["sgemm_gflops"], gemm_rate(mb))
             if ours is not None:
                 row["ours_fps"] = mb / float(np.median(t_ours))
+                if t_graph:
+                    row["graph_fps"] = mb / float(np.median(t_graph))
                 row["ours_finite"] = bool(B.all_finite(ours.params))
             if tmodel is not None:
                 row["torch_fps"] = mb / float(np.median(t_torch))
@@ -292,9 +318,11 @@ def main(argv=None) -> int:
 
 
 def print_table(rows: list[dict], have_torch: bool) -> None:
+    graphs = any("graph_fps" in r for r in rows)
+    extra = " nnetmix graph fr/s | graph/torch | graph/GEMM-bound |" if graphs else ""
     print("| network | backend | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s | nnetmix fr/s |"
-          " torch fr/s | nnetmix/torch | nnetmix/GEMM-bound |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          " torch fr/s | nnetmix/torch | nnetmix/GEMM-bound |" + extra)
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 3 if graphs else ""))
     for r in rows:
         name = "-".join(str(d) for d in r["dims"][:2]) + f"x{len(r['dims']) - 2}-{r['dims'][-1]}"
         bound = r["sgemm_gflops"] * 1e9 / (6.0 * r["params"])
@@ -304,7 +332,14 @@ def print_table(rows: list[dict], have_torch: bool) -> None:
         vs_b = f"{100 * ours / bound:.0f}%" if ours else "-"
         flag = "" if r.get("ours_finite", True) else " (NaN!)"
         print(f"| {name} | {r.get('backend', 'cpu')} | {r['mb']} | {r['threads']} | {r['sgemm_gflops']:.1f} | {bound:.0f} | "
-              f"{ours:.0f}{flag} | {f'{tfps:.0f}' if tfps else '-'} | {vs_t} | {vs_b} |")
+              f"{ours:.0f}{flag} | {f'{tfps:.0f}' if tfps else '-'} | {vs_t} | {vs_b} |"
+              + (graph_cells(r.get("graph_fps"), tfps, bound) if graphs else ""))
+
+
+def graph_cells(g, tfps, bound) -> str:
+    if not g:
+        return " - | - | - |"
+    return f" {g:.0f} | {f'{g / tfps:.2f}x' if tfps else '-'} | {100 * g / bound:.0f}% |"
 
 
 if __name__ == "__main__":

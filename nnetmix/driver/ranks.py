@@ -42,7 +42,7 @@ from nnetmix.log import KaldiFormatter
 from nnetmix.nnet import Nnet, read_nnet
 from nnetmix.parallel.agree import agree_minibatches, check_same, check_same_model
 from nnetmix.parallel.bmuf import BMUF
-from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.buffers import ParallelError, mpi_cuda_aware
 from nnetmix.parallel.failure import Watchdog, open_rank_status
 from nnetmix.utils.rankstatus import status_path
 from nnetmix.parallel.mixing import Mixer
@@ -223,6 +223,12 @@ class Workers:
         if name in ("cuda", "auto") and self.size > 1:
             if name == "cuda" or cuda_usable(allow_simulator=False)[0]:
                 self.log.info("rank %d: bound to GPU %d", self.rank, bind_device(comm=self.comm))
+                if self.rank == 0:
+                    how = ("CUDA-aware: the ranks mix device buffers directly"
+                           if mpi_cuda_aware(self.comm) else
+                           "not CUDA-aware: mixing stages the parameters through pinned host "
+                           "buffers (NNETMIX_MPI_CUDA_AWARE=1 overrides the detection)")
+                    self.log.info("MPI is %s", how)
         return get_backend(name)
 
     def read_model(self, path: str, be: Any, **kw) -> Nnet:

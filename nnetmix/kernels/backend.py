@@ -22,9 +22,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "StepGraph"]
 
 Array = Any  # numpy.ndarray on cpu, a numba.cuda DeviceNDArray (or CuPy array) on cuda
+
+
+class StepGraph:
+    """A step that replays by calling its function again (what a host backend captures)."""
+
+    captured = False
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def replay(self) -> None:
+        self.fn()
 
 
 class Backend(abc.ABC):
@@ -114,6 +126,38 @@ class Backend(abc.ABC):
         summed loss w.r.t. the logits); returns (sum over rows of -log p[target], number of rows
         whose argmax equals the target). grad_out may be logits.
         """
+
+    def softmax_xent_rows(self, logits: Array, targets: Array, probs_out: Array,
+                          grad_out: Array) -> None:
+        """softmax_xent without returning its host values: the loss and hit count stay with the
+        backend until :meth:`xent_stash` takes them, so a device backend need not wait for the
+        GPU every minibatch (and the call can be captured in a graph, see :meth:`capture`).
+
+        The default computes them at once (a host backend loses nothing by it).
+        """
+        self._xent_last = self.softmax_xent(logits, targets, probs_out, grad_out)
+
+    def xent_stash(self, rows: int):
+        """A token for the values of the last softmax_xent_rows over ``rows`` rows; queue work
+        only. Read tokens back with :meth:`xent_collect`."""
+        return self._xent_last
+
+    def xent_collect(self, tokens: list) -> list[tuple[float, int]]:
+        """(loss, correct) of each token, in order: the same numbers softmax_xent returns."""
+        return list(tokens)
+
+    #: how many minibatches a trainer may leave in xent_stash before collecting (1: every one)
+    xent_defer = 1
+
+    def capture(self, fn) -> "StepGraph":
+        """A replayable record of ``fn()``'s device work (a CUDA graph on cuda).
+
+        ``fn`` must only queue backend work on arrays that stay allocated, with no host reads
+        (no softmax_xent, all_finite, to_host); each ``replay()`` redoes that work on the
+        arrays' current contents. Host backends, and a device backend that cannot capture,
+        return a record that simply calls ``fn`` again. Nothing runs until the first replay.
+        """
+        return StepGraph(fn)
 
     @abc.abstractmethod
     def sum_rows(self, x: Array, out: Array, alpha: float = 1.0, beta: float = 0.0) -> None:

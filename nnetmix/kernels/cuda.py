@@ -1,11 +1,21 @@
 """The cuda backend: numba.cuda device arrays, kernels in cuda_kernels.py, GEMM in gemm_cuda.py.
 
 Arrays are numba DeviceNDArrays; anything exposing ``__cuda_array_interface__`` (a CuPy array)
-is accepted as input and viewed without a copy. Kernels are queued on the default stream and
-methods return without waiting, except those whose result is a host value (softmax_xent,
-all_finite), which wait for it. Call ``synchronize()`` before timing or handing device data to
-MPI. Bind the process to its GPU first (``nnetmix.kernels.bind_device``) when running several
-ranks per node.
+is accepted as input and viewed without a copy. Kernels, copies and cuBLAS calls are queued on
+one stream of the backend's and methods return without waiting, except those whose result is a
+host value (softmax_xent, all_finite, xent_collect), which wait for it. The stream is a
+blocking one (not created non-blocking), so work other code queues on the legacy default stream
+stays ordered with ours. Call ``synchronize()`` before timing or handing device data to MPI.
+Bind the process to its GPU first (``nnetmix.kernels.bind_device``) when running several ranks
+per node.
+
+Launch cost. numba-cuda spends about 25-35 µs of Python per kernel launch and CuPy about 10 µs
+per zero-copy view (bench/cuda_launch.py, H100), against a few µs of GPU time for a small
+layer's kernel; a training step of 440-3x512-500 makes about 30 launches. So a trainer records
+its step once with :meth:`CudaBackend.capture` (a CUDA graph, through CuPy's stream capture)
+and replays it: a replay costs about 1 µs per kernel. The loss of each minibatch stays on the
+device (``softmax_xent_rows``/``xent_stash``) and is read back every ``xent_defer``
+minibatches, so nothing in the step waits for the GPU.
 """
 from __future__ import annotations
 
@@ -13,11 +23,12 @@ import numpy as np
 from numba import cuda
 
 from ..errors import NnetmixError
-from .backend import Backend
-from .cuda_kernels import TPB, blocks_for, kernels_for
+from .backend import Backend, StepGraph
+from .cublas import Cublas, CublasError
+from .cuda_kernels import TPB, blocks_for, kernels_for, stash_kernel
 from .gemm_cuda import cupy_module, gemm_cupy, gemm_tiled
 
-__all__ = ["CudaBackend"]
+__all__ = ["CudaBackend", "CudaGraph"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _SIGMOID, _TANH, _IDENTITY = 0, 1, 2
@@ -61,13 +72,41 @@ def _2d(a, what):
 
 
 class CudaBackend(Backend):
-    """numba.cuda kernels; cuBLAS (CuPy) or the tiled kernel for GEMM."""
+    """numba.cuda kernels; cuBLAS (our ctypes handle, else CuPy's) or the tiled kernel for GEMM."""
 
     name = "cuda"
+
+    #: minibatches a trainer leaves on the device before reading their losses back
+    xent_defer = 32
+    #: slots of the device ring that xent_stash writes (more than xent_defer)
+    XENT_RING = 64
 
     def __init__(self) -> None:
         self._cupy = cupy_module()
         self._scratch: dict = {}
+        self._ring: dict = {}
+        self._launchers: dict = {}
+        self._xent_key = None
+        self._blas = None
+        if self._cupy is not None:
+            self._cp_stream = self._cupy.cuda.Stream(non_blocking=False)
+            self._stream = cuda.external_stream(self._cp_stream.ptr)
+            try:
+                self._blas = Cublas(self._cupy, self._cp_stream.ptr,
+                                    cuda.device_array(Cublas.workspace_bytes(), np.uint8))
+            except (CublasError, OSError, AttributeError):
+                self._blas = None  # CuPy's own cuBLAS wrapper still works, outside graphs
+        else:  # the simulator, or a GPU without CuPy: numba's own stream, no graphs
+            self._cp_stream = None
+            self._stream = cuda.stream()
+
+    def _go(self, kern, grid, block):
+        """kern configured for (grid, block) on the backend's stream, kept for the next call."""
+        key = (kern, grid, block)
+        cfg = self._launchers.get(key)
+        if cfg is None:
+            cfg = self._launchers[key] = kern[grid, block, self._stream]
+        return cfg
 
     # ---- memory ----
     def asarray(self, a, dtype=None):
@@ -93,14 +132,14 @@ class CudaBackend(Backend):
             raise NnetmixError(f"cuda backend: copy from shape {src.shape} into {dst.shape}")
         dst = _dev(dst)
         if isinstance(src, np.ndarray):
-            dst.copy_to_device(np.ascontiguousarray(src, dtype=dst.dtype))
+            dst.copy_to_device(np.ascontiguousarray(src, dtype=dst.dtype), stream=self._stream)
         else:
-            dst.copy_to_device(_dev(src))
+            dst.copy_to_device(_dev(src), stream=self._stream)
 
     def fill(self, a, value: float) -> None:
         f = _flat(a)
         if f.size:
-            _k(f).fill[blocks_for(f.size), TPB](f, f.dtype.type(value))
+            self._go(_k(f).fill, blocks_for(f.size), TPB)(f, f.dtype.type(value))
 
     # ---- BLAS ----
     def gemm(self, a, b, out, trans_a: bool = False, trans_b: bool = False,
@@ -111,10 +150,13 @@ class CudaBackend(Backend):
         if k != k2 or tuple(o.shape) != (m, n):
             raise NnetmixError(f"cuda backend: gemm shapes op(a) ({m}, {k}) @ op(b) ({k2}, {n}) "
                                f"-> {tuple(o.shape)}")
-        if self._cupy is not None:
-            gemm_cupy(self._cupy, a, b, o, trans_a, trans_b, alpha, beta)
+        if self._blas is not None and self._blas.supports(a, b, o):
+            self._blas.gemm(a, b, o, trans_a, trans_b, alpha, beta)
+        elif self._cupy is not None:
+            with self._cp_stream:
+                gemm_cupy(self._cupy, a, b, o, trans_a, trans_b, alpha, beta)
         else:
-            gemm_tiled(a, b, o, trans_a, trans_b, alpha, beta)
+            gemm_tiled(a, b, o, trans_a, trans_b, alpha, beta, self._stream)
         return out
 
     def axpy(self, alpha: float, x, y) -> None:
@@ -122,12 +164,12 @@ class CudaBackend(Backend):
         if xf.size != yf.size:
             raise NnetmixError(f"cuda backend: axpy sizes {xf.size} and {yf.size} differ")
         if yf.size:
-            _k(yf).axpy[blocks_for(yf.size), TPB](yf.dtype.type(alpha), xf, yf)
+            self._go(_k(yf).axpy, blocks_for(yf.size), TPB)(yf.dtype.type(alpha), xf, yf)
 
     def scale(self, a, alpha: float) -> None:
         f = _flat(a)
         if f.size:
-            _k(f).scale[blocks_for(f.size), TPB](f, f.dtype.type(alpha))
+            self._go(_k(f).scale, blocks_for(f.size), TPB)(f, f.dtype.type(alpha))
 
     # ---- fused elementwise forward ----
     def _bias_act(self, z, b, out, kind: int) -> None:
@@ -137,7 +179,7 @@ class CudaBackend(Backend):
             raise NnetmixError(f"cuda backend: bias {bf.shape} / output {o2.shape} do not fit {z2.shape}")
         zf, of = _flat(z2), _flat(o2)
         if zf.size:
-            _k(zf).bias_act[blocks_for(zf.size), TPB](zf, bf, of, kind)
+            self._go(_k(zf).bias_act, blocks_for(zf.size), TPB)(zf, bf, of, kind)
 
     def add_bias(self, z, b) -> None:
         self._bias_act(z, b, z, _IDENTITY)
@@ -152,7 +194,7 @@ class CudaBackend(Backend):
         xf, of = _flat(x), _flat(out)
         _same_size("activation", xf, of)
         if xf.size:
-            _k(xf).act[blocks_for(xf.size), TPB](xf, of, kind)
+            self._go(_k(xf).act, blocks_for(xf.size), TPB)(xf, of, kind)
 
     def sigmoid(self, x, out) -> None:
         self._act(x, out, _SIGMOID)
@@ -167,14 +209,14 @@ class CudaBackend(Backend):
         x2 = _2d(x, "x")
         _same_size("softmax", x2, out)
         if x2.size:
-            _k(x2).softmax[self._rows_grid(x2.shape[0]), TPB](x2, _2d(out, "out"))
+            self._go(_k(x2).softmax, self._rows_grid(x2.shape[0]), TPB)(x2, _2d(out, "out"))
 
     # ---- fused elementwise backward ----
     def _act_bwd(self, y, dy, out, kind):
         yf = _flat(y)
         _same_size("activation backward", yf, dy, out)
         if yf.size:
-            _k(yf).act_backward[blocks_for(yf.size), TPB](yf, _flat(dy), _flat(out), kind)
+            self._go(_k(yf).act_backward, blocks_for(yf.size), TPB)(yf, _flat(dy), _flat(out), kind)
 
     def sigmoid_backward(self, y, dy, out) -> None:
         self._act_bwd(y, dy, out, _SIGMOID)
@@ -182,7 +224,9 @@ class CudaBackend(Backend):
     def tanh_backward(self, y, dy, out) -> None:
         self._act_bwd(y, dy, out, _TANH)
 
-    def softmax_xent(self, logits, targets, probs_out, grad_out) -> tuple[float, int]:
+    def _xent_rows(self, logits, targets, probs_out, grad_out):
+        """Queue the softmax_xent kernel; returns the (loss, hit) row scratch it writes, or None
+        for no rows."""
         x = _2d(logits, "logits")
         _same_size("softmax_xent", x, probs_out, grad_out)
         n, m = x.shape
@@ -193,22 +237,76 @@ class CudaBackend(Backend):
             if n and (t_host.min() < 0 or t_host.max() >= m):
                 raise NnetmixError(f"cuda backend: softmax_xent target out of range [0, {m}) "
                                    f"(min {t_host.min()}, max {t_host.max()})")
-            t = cuda.to_device(t_host)
+            t = cuda.to_device(t_host, stream=self._stream)
         else:
             t = _flat(targets)
             if t.size != n:
                 raise NnetmixError(f"cuda backend: softmax_xent has {n} rows but {t.size} targets")
         if n == 0:
-            return 0.0, 0
+            return None
         key = (n, np.dtype(x.dtype))
         if key not in self._scratch:
             self._scratch[key] = (cuda.device_array(n, dtype=x.dtype),
                                   cuda.device_array(n, dtype=np.int32))
         loss_rows, hit_rows = self._scratch[key]
-        _k(x).softmax_xent[self._rows_grid(n), TPB](x, t, _2d(probs_out, "probs_out"),
-                                                    _2d(grad_out, "grad_out"), loss_rows, hit_rows)
-        return (float(loss_rows.copy_to_host().astype(np.float64).sum()),
-                int(hit_rows.copy_to_host().sum()))
+        self._go(_k(x).softmax_xent, self._rows_grid(n), TPB)(
+            x, t, _2d(probs_out, "probs_out"), _2d(grad_out, "grad_out"), loss_rows, hit_rows)
+        return key
+
+    def softmax_xent(self, logits, targets, probs_out, grad_out) -> tuple[float, int]:
+        key = self._xent_rows(logits, targets, probs_out, grad_out)
+        if key is None:
+            return 0.0, 0
+        loss_rows, hit_rows = self._scratch[key]
+        loss = loss_rows.copy_to_host(stream=self._stream)
+        hits = hit_rows.copy_to_host(stream=self._stream)
+        self._stream.synchronize()
+        return float(loss.astype(np.float64).sum()), int(hits.sum())
+
+    def softmax_xent_rows(self, logits, targets, probs_out, grad_out) -> None:
+        self._xent_key = self._xent_rows(logits, targets, probs_out, grad_out)
+
+    def xent_stash(self, rows: int):
+        """Copy the last softmax_xent_rows' per-row values into a slot of a device ring (one
+        launch, no wait); the token is (ring key, slot). At most XENT_RING tokens may wait."""
+        key = self._xent_key
+        if key is None or key[0] != rows:
+            return None
+        ring = self._ring.get(key)
+        if ring is None:
+            n, dt = key
+            ring = self._ring[key] = [cuda.device_array((self.XENT_RING, n), dtype=dt),
+                                      cuda.device_array((self.XENT_RING, n), dtype=np.int32), 0]
+        slot = ring[2]
+        ring[2] = (slot + 1) % self.XENT_RING
+        loss_rows, hit_rows = self._scratch[key]
+        self._go(stash_kernel(key[1]), blocks_for(key[0]), TPB)(loss_rows, hit_rows, ring[0],
+                                                                 ring[1], slot)
+        return key, slot
+
+    def xent_collect(self, tokens: list) -> list[tuple[float, int]]:
+        """One wait and one read-back of each ring in use; sums as softmax_xent sums."""
+        self._stream.synchronize()
+        host: dict = {}
+        out = []
+        for tok in tokens:
+            if tok is None:
+                out.append((0.0, 0))
+                continue
+            key, slot = tok
+            if key not in host:
+                ring = self._ring[key]
+                host[key] = (ring[0].copy_to_host(), ring[1].copy_to_host())
+            loss, hits = host[key]
+            out.append((float(loss[slot].astype(np.float64).sum()), int(hits[slot].sum())))
+        return out
+
+    def capture(self, fn) -> StepGraph:
+        """Record fn's launches into a CUDA graph (CuPy stream capture) on the backend's
+        stream; without CuPy (or on the simulator) a record that calls fn again."""
+        if self._cp_stream is None:
+            return StepGraph(fn)
+        return CudaGraph(fn, self._cp_stream)
 
     def sum_rows(self, x, out, alpha: float = 1.0, beta: float = 0.0) -> None:
         x2 = _2d(x, "x")
@@ -217,7 +315,7 @@ class CudaBackend(Backend):
             raise NnetmixError(f"cuda backend: sum_rows of {x2.shape} into {tuple(of.shape)}")
         if of.size:
             d = of.dtype.type
-            _k(of).sum_rows[(of.size + 31) // 32, (32, 8)](x2, of, d(alpha), d(beta))
+            self._go(_k(of).sum_rows, (of.size + 31) // 32, (32, 8))(x2, of, d(alpha), d(beta))
 
     # ---- parameter updates ----
     def sgd_update(self, param, grad, velocity, lr: float, momentum: float, l2: float = 0.0,
@@ -228,14 +326,14 @@ class CudaBackend(Backend):
                                f"velocity {v.size} differ")
         if p.size:
             d = p.dtype.type
-            _k(p).sgd_update[blocks_for(p.size), TPB](p, g, v, d(lr), d(momentum),
+            self._go(_k(p).sgd_update, blocks_for(p.size), TPB)(p, g, v, d(lr), d(momentum),
                                                       d(1.0 - lr * l2 * num_frames),
                                                       d(lr * l1 * num_frames))
 
     def max_norm(self, w, max_norm: float) -> None:
         w2 = _2d(w, "w")
         if max_norm > 0 and w2.size:
-            _k(w2).max_norm[self._rows_grid(w2.shape[0]), TPB](w2, w2.dtype.type(max_norm))
+            self._go(_k(w2).max_norm, self._rows_grid(w2.shape[0]), TPB)(w2, w2.dtype.type(max_norm))
 
     # ---- reductions and checks ----
     def argmax_rows(self, x, out) -> None:
@@ -244,15 +342,43 @@ class CudaBackend(Backend):
         if np.dtype(of.dtype) != np.int32 or of.size != x2.shape[0]:
             raise NnetmixError(f"cuda backend: argmax_rows output must be int32 of size {x2.shape[0]}")
         if x2.size:
-            _k(x2).argmax_rows[self._rows_grid(x2.shape[0]), TPB](x2, of)
+            self._go(_k(x2).argmax_rows, self._rows_grid(x2.shape[0]), TPB)(x2, of)
 
     def all_finite(self, a) -> bool:
         f = _flat(a)
         if f.size == 0:
             return True
-        flag = cuda.to_device(np.zeros(1, np.int32))
-        _k(f).count_nonfinite[blocks_for(f.size), TPB](f, flag)
-        return int(flag.copy_to_host()[0]) == 0
+        flag = cuda.to_device(np.zeros(1, np.int32), stream=self._stream)
+        self._go(_k(f).count_nonfinite, blocks_for(f.size), TPB)(f, flag)
+        bad = flag.copy_to_host(stream=self._stream)
+        self._stream.synchronize()
+        return int(bad[0]) == 0
 
     def synchronize(self) -> None:
+        self._stream.synchronize()
         cuda.synchronize()
+
+
+class CudaGraph(StepGraph):
+    """fn's device work captured once as a CUDA graph and replayed on the same stream.
+
+    The arrays fn touches must stay allocated while the graph lives (their addresses are in
+    it); scalars (learning rate, momentum) are fixed at capture, so a trainer captures again
+    when they change. A capture that fails (fn read something back to the host, say) raises
+    the CUDA error after the capture is closed, leaving the stream usable.
+    """
+
+    captured = True
+
+    def __init__(self, fn, stream) -> None:
+        super().__init__(fn)
+        self.stream = stream
+        stream.begin_capture()
+        try:
+            fn()
+        finally:
+            graph = stream.end_capture()
+        self.graph = graph
+
+    def replay(self) -> None:
+        self.graph.launch(self.stream)

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda, from_dtype
 
-__all__ = ["kernels_for", "TPB", "blocks_for"]
+__all__ = ["kernels_for", "stash_kernel", "TPB", "blocks_for"]
 
 TPB = 128          # threads per block, a power of two (the shared-memory reductions halve it)
 MAX_BLOCKS = 1024  # grid-stride loops cover the rest
@@ -265,4 +265,18 @@ def kernels_for(dtype) -> SimpleNamespace:
     return SimpleNamespace(fill=fill, scale=scale, axpy=axpy, bias_act=bias_act, act=act,
                            act_backward=act_backward, sgd_update=sgd_update, softmax=softmax,
                            softmax_xent=softmax_xent, argmax_rows=argmax_rows, max_norm=max_norm,
-                           sum_rows=sum_rows, count_nonfinite=count_nonfinite)
+                           sum_rows=sum_rows, count_nonfinite=count_nonfinite,
+                           block_sum=block_sum)
+
+
+@lru_cache(maxsize=None)
+def stash_kernel(dtype):
+    """ring_loss[slot, :] = loss; ring_hit[slot, :] = hit (one launch for xent_stash)."""
+
+    @cuda.jit
+    def stash(loss, hit, ring_loss, ring_hit, slot):
+        for i in range(cuda.grid(1), loss.size, cuda.gridsize(1)):
+            ring_loss[slot, i] = loss[i]
+            ring_hit[slot, i] = hit[i]
+
+    return stash

@@ -57,12 +57,13 @@ def _kernel(dtype):
     return gemm
 
 
-def gemm_tiled(a, b, out, trans_a: bool, trans_b: bool, alpha: float, beta: float) -> None:
+def gemm_tiled(a, b, out, trans_a: bool, trans_b: bool, alpha: float, beta: float,
+               stream=0) -> None:
     m, n = out.shape
     dt = np.dtype(out.dtype)
     grid = ((n + TILE - 1) // TILE, (m + TILE - 1) // TILE)
     if grid[0] and grid[1]:
-        _kernel(dt)[grid, (TILE, TILE)](a, b, out, bool(trans_a), bool(trans_b), dt.type(alpha),
+        _kernel(dt)[grid, (TILE, TILE), stream](a, b, out, bool(trans_a), bool(trans_b), dt.type(alpha),
                                         dt.type(beta))
 
 
@@ -82,8 +83,8 @@ def cupy_module():
 def gemm_cupy(cp, a, b, out, trans_a: bool, trans_b: bool, alpha: float, beta: float) -> None:
     """cuBLAS through CuPy on zero-copy CuPy views (__cuda_array_interface__) of our arrays.
 
-    cupy.cublas.gemm writes op(a) @ op(b) * alpha + beta * out into out in place. numba and
-    CuPy both queue on the legacy default stream here, so no extra synchronisation is needed.
+    cupy.cublas.gemm writes op(a) @ op(b) * alpha + beta * out into out in place, on CuPy's
+    current stream (the caller makes it the backend's).
     """
     ca, cb, cc = cp.asarray(a), cp.asarray(b), cp.asarray(out)
     cp.cublas.gemm("T" if trans_a else "N", "T" if trans_b else "N", ca, cb, out=cc,

@@ -75,6 +75,8 @@ def _c2d(a, what: str):
 class CpuNgsgdOps:
     """numpy arrays (the cpu backend, or any backend whose arrays are numpy arrays)."""
 
+    device = False
+
     def append_ones(self, x, out) -> None:
         if out.shape != (x.shape[0], x.shape[1] + 1):
             raise NnetmixError(f"ngsgd: append_ones of {x.shape} into {out.shape}")
@@ -103,40 +105,70 @@ def _ck():
 
 
 class CudaNgsgdOps:
-    """numba.cuda device arrays (the cuda backend)."""
+    """numba.cuda device arrays (the cuda backend), queued on the backend's stream.
 
-    def __init__(self) -> None:
+    ``device`` is True: NG-SGD then keeps the per-minibatch scalars (the Frobenius-norm ratio
+    gamma, the max-change norm and factor) in one-element float64 device arrays, so a step that
+    does not update the Fisher estimate never waits for the GPU.
+    """
+
+    device = True
+
+    def __init__(self, be=None) -> None:
         # imported here: numba.cuda is optional (the cpu backend never builds this class)
         from nnetmix.kernels.cuda_kernels import TPB, blocks_for
         self._tpb, self._blocks = TPB, blocks_for
+        self._stream = getattr(be, "_stream", 0)
 
     def _dev(self, a):
         from nnetmix.kernels.cuda import _dev  # optional: numba.cuda, as above
         return _dev(a)
+
+    def _k(self, dtype, name: str, size: int, single_block: bool = False):
+        kern = getattr(_ck()(np.dtype(dtype)), name)
+        return kern[1 if single_block else self._blocks(size), self._tpb, self._stream]
 
     def append_ones(self, x, out) -> None:
         x, out = self._dev(x), self._dev(out)
         if tuple(out.shape) != (x.shape[0], x.shape[1] + 1):
             raise NnetmixError(f"ngsgd: append_ones of {x.shape} into {out.shape}")
         if out.size:
-            _ck()(np.dtype(out.dtype)).append_ones[self._blocks(out.size), self._tpb](x, out)
+            self._k(out.dtype, "append_ones", out.size)(x, out)
 
     def scale_cols(self, a, c) -> None:
         a, c = self._dev(a), self._dev(c)
         if a.size:
-            _ck()(np.dtype(a.dtype)).scale_cols[self._blocks(a.size), self._tpb](a, c)
+            self._k(a.dtype, "scale_cols", a.size)(a, c)
 
     def scale_rows(self, src, c, out) -> None:
         src, c, out = self._dev(src), self._dev(c), self._dev(out)
         if src.size:
-            _ck()(np.dtype(src.dtype)).scale_rows[self._blocks(src.size), self._tpb](
-                src, c, out)
+            self._k(src.dtype, "scale_rows", src.size)(src, c, out)
 
     def row_sqnorms(self, a, out) -> None:
         a, out = self._dev(a), self._dev(out)
         if a.shape[0]:
             blocks = max(1, min(1024, a.shape[0]))
-            _ck()(np.dtype(a.dtype)).row_sqnorms[blocks, self._tpb](a, out)
+            getattr(_ck()(np.dtype(a.dtype)), "row_sqnorms")[blocks, self._tpb, self._stream](a, out)
+
+    # -- the device-side scalars (float64 arrays of one element) -------------------------------
+    def gamma(self, before, after, out) -> None:
+        """out[0] = sqrt(sum(before) / sum(after)), or 1 (see ngsgd_cuda.gamma)."""
+        self._k(np.float32, "gamma", 1, True)(before, after, out)
+
+    def change_norm(self, g_in, g_out, r_in, r_out, out) -> None:
+        self._k(np.float32, "change_norm", 1, True)(g_in, g_out, r_in, r_out, out)
+
+    def scale_by(self, a, s1, s2) -> None:
+        """a *= s1[0] * s2[0] (a flat or C-contiguous array)."""
+        a = self._dev(a)
+        if a.size:
+            a = a.reshape(a.size) if a.ndim > 1 else a
+            self._k(a.dtype, "scale_by", a.size)(a, s1, s2)
+
+    def max_change(self, change, lr_coef: float, allowed: float, factor, counter) -> None:
+        self._k(np.float32, "max_change", 1, True)(change, float(lr_coef), float(allowed),
+                                                   factor, counter)
 
     def cols(self, a, start: int, stop: int):
         from numba import config
@@ -152,11 +184,14 @@ class CudaNgsgdOps:
                              gpu_data=a.gpu_data.view(start * item, end))
 
     def host(self, a) -> np.ndarray:
-        return self._dev(a).copy_to_host()
+        out = self._dev(a).copy_to_host(stream=self._stream)
+        if self._stream:
+            self._stream.synchronize()
+        return out
 
 
 def ngsgd_ops(be):
     """The NG-SGD helper kernels for backend ``be`` (cpu-style numpy arrays unless cuda)."""
     if getattr(be, "name", "") == "cuda":
-        return CudaNgsgdOps()
+        return CudaNgsgdOps(be)
     return CpuNgsgdOps()

@@ -96,6 +96,8 @@ class OnlineNaturalGradient:
         self.t = 0                         # minibatches seen
         self._be = None
         self._scratch: dict = {}
+        self._e_version = 0          # bumped whenever d or rho change (the device copy of e)
+        self._e_dev_version = -1
 
     # -- storage ------------------------------------------------------------------------------
     def _buf(self, name: str, shape: tuple, dtype):
@@ -143,6 +145,7 @@ class OnlineNaturalGradient:
         self.R, self.d = R.copy(), d
         self.rho = float(arrays[f"{prefix}.rho"])
         self.t = int(arrays[f"{prefix}.t"])
+        self._e_version += 1
 
     # -- the algorithm ------------------------------------------------------------------------
     def eta(self, n: int) -> float:
@@ -150,6 +153,56 @@ class OnlineNaturalGradient:
 
     def updating(self) -> bool:
         return self.t < _EAGER_UPDATES or self.t % self.update_period == 0
+
+    def stays_on_device(self, ops) -> bool:
+        """True when this minibatch can be preconditioned without reading anything back: a
+        device backend, and no update of the Fisher estimate due (or rank 0)."""
+        return bool(getattr(ops, "device", False)) and (
+            self.rank == 0 or (self.R is not None and not self.updating()))
+
+    def before_replay(self, be, dtype) -> None:
+        """Bring the device copy of e up to date (after an update), outside any capture."""
+        if self.rank > 0 and self.R is not None:
+            self._e_on_device(be, dtype)
+
+    def after_replay(self) -> None:
+        """What precondition_on_device does on the host, for a replayed step: count it."""
+        if self.rank > 0 and self.R is not None:
+            self.t += 1
+
+    def _e_on_device(self, be, dtype):
+        """e = d / (d + beta) as a device array, uploaded again only after d or rho changed."""
+        buf = self._buf("e", (self.rank,), dtype)
+        if self._e_dev_version != self._e_version:
+            beta = self.rho * (1.0 + self.alpha) + self.alpha * float(self.d.sum()) / self.dim
+            be.copy(buf, np.asarray(self.d / (self.d + beta), dtype=dtype))
+            self._e_dev_version = self._e_version
+        return buf
+
+    def precondition_on_device(self, be, ops, X):
+        """precondition() for a minibatch where stays_on_device(): the same X̂ in place, with
+        gamma and the rows' squared norms left on the device; returns (gamma, rows), a float64
+        array of one element and one of N."""
+        n = int(X.shape[0])
+        if int(X.shape[1]) != self.dim:
+            raise NgsgdError(f"ngsgd: rows of dim {X.shape[1]} given to a preconditioner of dim "
+                             f"{self.dim}")
+        self._bind(be, X.dtype)
+        before = self._buf("rows", (n,), np.float64)
+        gamma = self._buf("gamma", (1,), np.float64)
+        ops.row_sqnorms(X, before)
+        if self.rank == 0:
+            ops.gamma(before, before, gamma)  # sqrt(xx / xx) = 1, or 1 for xx = 0
+            return gamma, before
+        H = self._buf("H", (n, self.rank), X.dtype)
+        be.gemm(X, self.R, H, trans_b=True)                       # H = X R^T
+        ops.scale_cols(H, self._e_on_device(be, X.dtype))         # H E
+        be.gemm(H, self.R, X, alpha=-1.0, beta=1.0)               # X̂ = X - H E R
+        self.t += 1  # the host path skips an all-zero minibatch here; X̂ = X = 0 is the same
+        after = self._buf("rows_after", (n,), np.float64)
+        ops.row_sqnorms(X, after)
+        ops.gamma(before, after, gamma)
+        return gamma, after
 
     def precondition(self, be, ops, X, rows: np.ndarray) -> float:
         n, dim = int(X.shape[0]), int(X.shape[1])
@@ -189,6 +242,7 @@ class OnlineNaturalGradient:
         self.R = be.asarray(np.ascontiguousarray(q.T), dtype=X.dtype)
         self.d = np.full(self.rank, _EPSILON)
         self.rho = _EPSILON
+        self._e_version += 1
         n = int(X.shape[0])
         H = self._buf("H", (n, self.rank), X.dtype)
         for _ in range(1 if n <= self.rank else _INIT_ITERS):
@@ -227,8 +281,9 @@ class OnlineNaturalGradient:
         Rn = self._buf("Rnew", (r, dim), dt)
         be.gemm(be.asarray(M, dtype=dt), Y, Rn)
         self._reorthogonalize(be, Rn)
-        self._scratch[("Rnew", np.dtype(dt))], self.R = self.R, Rn
+        be.copy(self.R, Rn)  # in place: a recorded step (CUDA graph) holds R's address
         self.rho, self.d = float(rho), d
+        self._e_version += 1
 
     def _reorthogonalize(self, be, Rn) -> None:
         """Rows of R drift from orthonormal in float32 when C is badly conditioned; restore
@@ -256,6 +311,17 @@ class _Layer:
     def __init__(self, inp: OnlineNaturalGradient, out: OnlineNaturalGradient):
         self.inp, self.out = inp, out
         self.change_norm = 0.0
+        #: device scalars (float64, one element each) of a minibatch kept on the device:
+        #: change norm, max-change factor, and how many updates were limited
+        self.dev: Optional[dict] = None
+        self.on_device = False
+
+    def device_scalars(self, be) -> dict:
+        if self.dev is None or self.dev["be"] is not be:
+            self.dev = {"be": be, "change": be.zeros(1, dtype=np.float64),
+                        "factor": be.zeros(1, dtype=np.float64),
+                        "limited": be.zeros(1, dtype=np.float64)}
+        return self.dev
 
 
 class NaturalGradient:
@@ -276,7 +342,8 @@ class NaturalGradient:
                 self.layers[i] = _Layer(
                     OnlineNaturalGradient(c.input_dim + 1, opts.ngsgd_rank_in, seed=seed + 2 * i, **kw),
                     OnlineNaturalGradient(c.output_dim, opts.ngsgd_rank_out, seed=seed + 2 * i + 1, **kw))
-        self.num_limited = 0        # updates scaled down by max-change-per-sample
+        self._limited_host = 0      # updates scaled down by max-change-per-sample, host path
+        self._one_dev = None
         self._flat: dict = {}
         self._ops = None
         self._ops_be = None
@@ -314,6 +381,16 @@ class NaturalGradient:
         g = self._scratch(be, "out", n, dout, x.dtype)
         ops.append_ones(x, xa)
         be.copy(g, dy)
+        layer.on_device = layer.inp.stays_on_device(ops) and layer.out.stays_on_device(ops)
+        if layer.on_device:
+            gin, rin_d = layer.inp.precondition_on_device(be, ops, xa)
+            gout, rout_d = layer.out.precondition_on_device(be, ops, g)
+            ops.scale_by(g, gin, gout)
+            be.gemm(g, ops.cols(xa, 0, din), comp.grads["W"], trans_a=True)
+            be.gemm(g, ops.cols(xa, din, din + 1), comp.grads["b"].reshape(dout, 1), trans_a=True)
+            if self.opts.max_change_per_sample > 0.0:
+                ops.change_norm(gin, gout, rin_d, rout_d, layer.device_scalars(be)["change"])
+            return True
         rin, rout = np.empty(n), np.empty(n)
         gamma = layer.inp.precondition(be, ops, xa, rin) * layer.out.precondition(be, ops, g, rout)
         if gamma != 1.0:
@@ -331,13 +408,54 @@ class NaturalGradient:
         limit = self.opts.max_change_per_sample
         if layer is None or limit <= 0.0:
             return
+        if layer.on_device:
+            dev = layer.device_scalars(be)
+            self._ops.max_change(dev["change"], opts.learn_rate * float(comp.learn_rate_coef),
+                                 limit * num_frames, dev["factor"], dev["limited"])
+            self._ops.scale_by(comp.grads["W"], dev["factor"], self._one(be))
+            self._ops.scale_by(comp.grads["b"], dev["factor"], self._one(be))
+            return
         change = opts.learn_rate * float(comp.learn_rate_coef) * layer.change_norm
         allowed = limit * num_frames
         if change > allowed:
             f = allowed / change
             be.scale(comp.grads["W"], f)
             be.scale(comp.grads["b"], f)
-            self.num_limited += 1
+            self._limited_host += 1
+
+    # -- recorded steps (CUDA graphs, see Backend.capture) ---------------------------------------
+    def capturable(self, be) -> bool:
+        """True when the coming minibatch updates no Fisher estimate on any layer, so its
+        whole NG-SGD step stays on the device and can be recorded or replayed."""
+        if self._ops_be is not be:
+            return False  # not run on this backend yet: the first step runs eagerly
+        return all(l.inp.stays_on_device(self._ops) and l.out.stays_on_device(self._ops)
+                   for l in self.layers.values())
+
+    def before_replay(self, be, dtype) -> None:
+        for l in self.layers.values():
+            l.inp.before_replay(be, dtype)
+            l.out.before_replay(be, dtype)
+
+    def after_replay(self) -> None:
+        for l in self.layers.values():
+            l.inp.after_replay()
+            l.out.after_replay()
+
+    def _one(self, be):
+        """A device 1.0 (float64), the second factor of scale_by."""
+        if self._one_dev is None or self._one_dev[0] is not be:
+            one = be.empty(1, dtype=np.float64)
+            be.fill(one, 1.0)
+            self._one_dev = (be, one)
+        return self._one_dev[1]
+
+    @property
+    def num_limited(self) -> int:
+        """Updates scaled down by max-change-per-sample (device counts read back here)."""
+        dev = sum(int(round(float(l.dev["be"].to_host(l.dev["limited"])[0])))
+                  for l in self.layers.values() if l.dev is not None)
+        return self._limited_host + dev
 
     # -- checkpoint ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, np.ndarray]:

@@ -21,7 +21,13 @@
   :func:`~nnetmix.train.randomizer.num_minibatches`); fewer available is an error.
 * NaN/Inf: a non-finite minibatch loss, or non-finite parameters (checked every
   ``check_params_every`` minibatches and at the end), raise :class:`TrainError`; callers then do
-  not save the model.
+  not save the model. The losses are read from the backend every ``Backend.xent_defer``
+  minibatches (1 on the cpu, 32 on a GPU, so a step never waits for the GPU); the error still
+  names the minibatch, though up to that many updates may have run after it.
+* On a device backend each minibatch size's step is recorded once (``Backend.capture``, a
+  CUDA graph) on its second occurrence and replayed after that: the minibatch is copied into
+  fixed input buffers first. With NG-SGD only the minibatches that update no Fisher estimate
+  are replayed (``NaturalGradient.capturable``); the others run kernel by kernel.
 
 The network must have a final <Softmax> (it is skipped in the forward pass and folded into the
 loss, as nnet1's Xent receives the softmax output and passes the diff straight through).
@@ -73,8 +79,24 @@ class _DnnRule:
         mb = opts.minibatch_size
         self.probs = self.be.empty((mb, self.out_dim), dtype=nnet.dtype)
         self.grad = self.be.empty((mb, self.out_dim), dtype=nnet.dtype)
+        # the minibatch's input and targets are copied into these, so a captured step
+        # (Backend.capture) finds them where it recorded them
+        self.xbuf = self.be.empty((mb, nnet.input_dim), dtype=nnet.dtype)
+        self.ybuf = self.be.empty(mb, dtype=np.int32)
         self.prog_frames = 0
         self.prog_loss = 0.0
+        #: minibatches whose loss is still with the backend: (token, rows, index, frames before)
+        self.pending: list = []
+        self.defer = max(1, int(self.be.xent_defer))
+        #: captured steps by (rows, update options); None once capturing failed
+        self.graphs: Optional[dict] = {} if self._can_capture() else None
+        self.warm: set = set()
+
+    def _can_capture(self) -> bool:
+        """Replay recorded steps on a device backend; with NG-SGD only the minibatches that
+        update no Fisher estimate (the others read statistics back and run eagerly)."""
+        pre = self.model.preconditioner
+        return self.be.name != "cpu" and (pre is None or hasattr(pre, "capturable"))
 
     # -- per utterance ----------------------------------------------------------------------
     def prepare(self, item: Utterance):
@@ -119,36 +141,91 @@ class _DnnRule:
 
     # -- per minibatch ------------------------------------------------------------------------
     def step(self, xh: np.ndarray, yh: np.ndarray) -> None:
-        st, be, nnet = self.stats, self.be, self.model
-        x = be.asarray(xh, dtype=nnet.dtype)
-        y = be.asarray(yh, dtype=np.int32)
-        logits = nnet.propagate(x, through_softmax=False)
-        loss, correct = be.softmax_xent(logits, y, self.probs, self.grad)
+        st, be = self.stats, self.be
         n = int(xh.shape[0])
-        if not math.isfinite(loss):
-            raise TrainError(f"'nan' or 'inf' loss ({kaldi_float(loss)}) in minibatch "
-                             f"{st.minibatches + 1} (after {st.frames} frames): the features or "
-                             f"the network went bad; {_STOPS}")
+        x, y = self.xbuf[:n], self.ybuf[:n]
+        be.copy(x, np.asarray(xh, dtype=self.model.dtype))
+        be.copy(y, np.asarray(yh, dtype=np.int32))
+        pre = self.model.preconditioner if self.train else None
+        graph = None
+        if pre is None or pre.capturable(be):
+            if pre is not None:
+                pre.before_replay(be, self.model.dtype)
+            graph, recorded = self._graph(n, x, y)
+        if graph is not None:
+            graph.replay()
+            if pre is not None and not recorded:
+                pre.after_replay()  # recording ran the step's host side once already
+        else:
+            self._compute(x, y, n)
+        self.pending.append((be.xent_stash(n), n, st.minibatches + 1, st.frames))
         st.minibatches += 1
         st.frames += n
-        st.xent_sum += loss
-        st.correct += correct
+        if len(self.pending) >= self.defer:
+            self.collect()
+        every = self.opts.check_params_every
+        if self.train and every > 0 and st.minibatches % every == 0:
+            self.check_params()
+
+    def _compute(self, x, y, n: int) -> None:
+        """The minibatch's device work: forward, loss rows, and in training backward + update."""
+        nnet = self.model
+        logits = nnet.propagate(x, through_softmax=False)
+        self.be.softmax_xent_rows(logits, y, self.probs, self.grad)
         if self.train:
             nnet.backpropagate(self.grad, input_diff=False)
             nnet.update(self.update_opts, n)
-            every = self.opts.check_params_every
-            if every > 0 and st.minibatches % every == 0:
-                self.check_params()
-        self.prog_frames += n
-        self.prog_loss += loss
-        if self.prog_frames > PROGRESS_FRAMES:
-            v = self.prog_loss / self.prog_frames
-            vlog(self.log, 1, "ProgressLoss[last %dh of %dh]: %s (Xent)",
-                 int(self.prog_frames / 100 / 3600), int(st.frames / 100 / 3600), kaldi_float(v))
-            st.progress.append(v)
-            self.prog_frames, self.prog_loss = 0, 0.0
+
+    def _graph(self, n: int, x, y):
+        """(the recorded step for these rows and update options, whether it was recorded just
+        now): recorded on the second minibatch of its kind (the first runs eagerly, so kernels
+        and buffers exist); (None, False) to run eagerly."""
+        if self.graphs is None:
+            return None, False
+        key = (n, tuple(sorted(vars(self.update_opts).items())))
+        graph = self.graphs.get(key)
+        if graph is not None:
+            return graph, False
+        if key not in self.warm:
+            self.warm.add(key)
+            return None, False
+        try:
+            graph = self.be.capture(lambda: self._compute(x, y, n))
+        except Exception as e:  # a step that cannot be recorded still trains, eagerly
+            self.log.warning("cannot record the training step as a CUDA graph (%s: %s); "
+                             "running it kernel by kernel", type(e).__name__, e)
+            self.graphs = None
+            return None, False
+        self.graphs[key] = graph
+        return graph, True
+
+    def collect(self) -> None:
+        """Read the waiting minibatches' losses back, in order: the 'nan' check, the epoch's
+        sums and the progress lines."""
+        if not self.pending:
+            return
+        pending, self.pending = self.pending, []
+        st = self.stats
+        values = self.be.xent_collect([p[0] for p in pending])
+        for (loss, correct), (_, n, index, frames) in zip(values, pending):
+            if not math.isfinite(loss):
+                raise TrainError(f"'nan' or 'inf' loss ({kaldi_float(loss)}) in minibatch "
+                                 f"{index} (after {frames} frames): the features or "
+                                 f"the network went bad; {_STOPS}")
+            st.xent_sum += loss
+            st.correct += correct
+            self.prog_frames += n
+            self.prog_loss += loss
+            if self.prog_frames > PROGRESS_FRAMES:
+                v = self.prog_loss / self.prog_frames
+                vlog(self.log, 1, "ProgressLoss[last %dh of %dh]: %s (Xent)",
+                     int(self.prog_frames / 100 / 3600), int((frames + n) / 100 / 3600),
+                     kaldi_float(v))
+                st.progress.append(v)
+                self.prog_frames, self.prog_loss = 0, 0.0
 
     def check_params(self) -> None:
+        self.collect()
         if not self.be.all_finite(self.model.params):
             raise TrainError(f"'nan' or 'inf' in the network parameters after minibatch "
                              f"{self.stats.minibatches}; {_STOPS}")
@@ -156,6 +233,7 @@ class _DnnRule:
     def finish(self, loop: MinibatchLoop) -> EpochStats:
         """The end-of-epoch checks: too much dropped, too little data."""
         st, opts = self.stats, self.opts
+        self.collect()
         if self.train:
             self.check_params()
         dropped = st.num_no_tgt + st.num_other_error

@@ -39,6 +39,7 @@ def gpu_tiled():
     from nnetmix.kernels.cuda import CudaBackend
     backend = CudaBackend()
     backend._cupy = None
+    backend._blas = None
     return backend
 
 
@@ -61,7 +62,13 @@ if not config.ENABLE_CUDASIM:     # cuBLAS needs a real GPU (the simulator never
         if gpu._cupy is None:
             pytest.fail("CuPy does not import on this GPU machine: install nnetmix[gpu]")
         from kernel_checks import check_gemm
+        assert gpu._blas is not None, "cuBLAS could not be bound through ctypes"
         check_gemm(gpu, dtype, shape)
+        saved, gpu._blas = gpu._blas, None   # CuPy's wrapper, the fallback
+        try:
+            check_gemm(gpu, dtype, shape)
+        finally:
+            gpu._blas = saved
 
 
 def test_cuda_matches_cpu_training_step():
@@ -92,3 +99,53 @@ def test_bind_device(monkeypatch):
     monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3")
     from numba import cuda
     assert bind_device() == 3 % len(cuda.gpus)   # the simulator has one GPU: 3 mod 1
+
+
+def test_xent_stash_collects_what_softmax_xent_returns(gpu):
+    """Losses left on the device (softmax_xent_rows, xent_stash) read back in order as
+    softmax_xent returns them (on a GPU over more minibatches than one collect takes)."""
+    rng = np.random.default_rng(5)
+    n, m = 3, 130
+    probs, grad = gpu.empty((n, m)), gpu.empty((n, m))
+    tokens, expect = [], []
+    for _ in range(4 if config.ENABLE_CUDASIM else gpu.XENT_RING + 3):
+        x = gpu.asarray(rng.normal(size=(n, m)).astype(np.float32) * 3)
+        t = gpu.asarray(rng.integers(0, m, n).astype(np.int32))
+        expect.append(gpu.softmax_xent(x, t, probs, grad))
+        gpu.softmax_xent_rows(x, t, probs, grad)
+        tokens.append(gpu.xent_stash(n))
+        if len(tokens) == gpu.xent_defer:
+            assert gpu.xent_collect(tokens) == expect
+            tokens, expect = [], []
+    assert gpu.xent_collect(tokens) == expect
+
+
+def test_captured_step_replays_the_eager_step(gpu):
+    """A recorded step (a CUDA graph on a GPU with CuPy) replayed twice does what two eager
+    runs do, reading the inputs' current contents at each replay."""
+    rng = np.random.default_rng(6)
+    x0, w0 = rng.normal(size=(33, 20)).astype(np.float32), rng.normal(size=(9, 20)).astype(np.float32)
+    b0 = rng.normal(size=9).astype(np.float32)
+    results = []
+    for record in (False, True):
+        x, w, b = gpu.asarray(x0), gpu.asarray(w0), gpu.asarray(b0)
+        z, vel = gpu.empty((33, 9)), gpu.zeros(w0.shape)
+        gz = gpu.empty(w0.shape)
+
+        def step():
+            gpu.gemm(x, w, z, trans_b=True)
+            gpu.bias_sigmoid(z, b, z)
+            gpu.gemm(z, x, gz, trans_a=True)
+            gpu.sgd_update(w, gz, vel, 0.01, 0.9)
+        if record:
+            g = gpu.capture(step)
+            assert g.captured == (gpu._cp_stream is not None)
+            g.replay()
+            gpu.copy(x, x0 * 0.5)
+            g.replay()
+        else:
+            step()
+            gpu.copy(x, x0 * 0.5)
+            step()
+        results.append(gpu.to_host(w))
+    np.testing.assert_array_equal(results[0], results[1])

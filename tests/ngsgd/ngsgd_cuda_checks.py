@@ -95,3 +95,54 @@ def test_training_step_matches_cpu(backends, tmp_path):
         for k in a.files:
             if k != "meta":
                 np.testing.assert_allclose(b[k], a[k], rtol=1e-6, atol=1e-9)
+
+
+def test_device_path_matches_host_path(backends, dtype=np.float64):
+    """A minibatch that updates nothing: precondition_on_device (scalars left on the device)
+    gives precondition's X̂, gamma and row norms."""
+    cpu, gpu = backends
+    rng = np.random.default_rng(4)
+    ps = [OnlineNaturalGradient(7, 3, update_period=4, num_samples_history=50) for _ in range(2)]
+    X0 = (rng.standard_normal((5, 7)) * np.linspace(0.3, 3, 7)).astype(dtype)
+    for p in ps:   # the same estimate on both: initialised on the cpu
+        p.precondition(cpu, ngsgd_ops(cpu), X0.copy(), np.empty(5))
+        p.t = 11
+    X = (rng.standard_normal((5, 7)) * np.linspace(0.3, 3, 7)).astype(dtype)
+    rows = np.empty(5)
+    g_host = ps[0].precondition(cpu, ngsgd_ops(cpu), Xh := X.copy(), rows)
+    ops = ngsgd_ops(gpu)
+    assert ps[1].stays_on_device(ops) and not ps[0].stays_on_device(ngsgd_ops(cpu))
+    Xd = gpu.asarray(X)
+    g_dev, rows_dev = ps[1].precondition_on_device(gpu, ops, Xd)
+    np.testing.assert_allclose(gpu.to_host(Xd), Xh, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gpu.to_host(g_dev)[0], g_host, rtol=1e-12)
+    np.testing.assert_allclose(gpu.to_host(rows_dev), rows, rtol=1e-12)
+    assert ps[0].t == ps[1].t == 12
+
+
+def test_steps_on_device_match_cpu_with_max_change(backends):
+    """Steps past the eager phase that update no estimate run on the device (gamma, the change
+    norm and the max-change factor never read back) and give the cpu's parameters and the
+    same count of limited updates."""
+    rng = np.random.default_rng(5)
+    batches = [(rng.standard_normal((2, 6)), np.array([1, 4], np.int32)) for _ in range(3)]
+    opts = OptimizerOptions(optimizer="ngsgd", ngsgd_rank_in=3, ngsgd_rank_out=2,
+                            ngsgd_update_period=4, max_change_per_sample=1e-3)
+    out = []
+    for be in backends:
+        nnet = softmax_layer(np.random.default_rng(3)).to_backend(be, dtype=np.float64)
+        ng = setup_optimizer(nnet, opts)
+        for step, (x, t) in enumerate(batches):
+            if step >= 1:
+                for layer in ng.layers.values():   # past the eager phase; 11, 13: no update
+                    layer.inp.t = layer.out.t = 9 + 2 * step
+            logits = nnet.propagate(be.asarray(x), through_softmax=False)
+            grad = be.empty(tuple(logits.shape), dtype=np.float64)
+            be.softmax_xent(logits, t, be.empty(tuple(logits.shape), dtype=np.float64), grad)
+            nnet.backpropagate(grad, input_diff=False)
+            nnet.update(NnetTrainOptions(learn_rate=0.1), len(t))
+            if step >= 1:
+                assert all(l.on_device == (be.name == "cuda") for l in ng.layers.values())
+        out.append((be.to_host(nnet.params), ng.num_limited))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-9, atol=1e-12)
+    assert out[1][1] == out[0][1] > 0

@@ -125,3 +125,30 @@ def test_feature_transform_is_applied_per_utterance():
     a = train_epoch(net, utts, cv, feature_transform=transf)
     b = train_epoch(net2, mapped, cv)
     assert a.avg_loss == pytest.approx(b.avg_loss, rel=1e-5)
+
+
+class _DeferringCpu(type(get_backend("cpu"))):
+    """The cpu backend leaving 5 minibatches' losses uncollected, as the cuda backend leaves
+    xent_defer of them on the GPU."""
+
+    name = "cpu-deferring"
+    xent_defer = 5
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_deferred_loss_collection_changes_nothing():
+    """Statistics, model and the minibatch a 'nan' is reported in do not depend on how many
+    minibatches the backend keeps before the trainer reads their losses."""
+    runs = {}
+    for be in (get_backend("cpu"), _DeferringCpu()):
+        utts, net = _setup()
+        net = net.to_backend(be)
+        st = train_epoch(net, utts, OPTS, UPD)
+        bad = [(k, f.copy(), t) for k, f, t in utts]
+        bad[20][1][3, 2] = np.nan
+        with pytest.raises(TrainError) as e:
+            train_epoch(net, bad, OPTS, UPD)
+        runs[be.name] = (st.as_vector().tolist(), np.asarray(net.params).copy(), str(e.value))
+    (sa, pa, ea), (sb, pb, eb) = runs.values()
+    assert sa == sb and ea == eb and "in minibatch" in ea
+    np.testing.assert_array_equal(pa, pb)

@@ -178,6 +178,16 @@ class Backend(abc.ABC):
     def max_norm(self, w: Array, max_norm: float) -> None:
         """Rescale each row of w whose L2 norm exceeds max_norm down to max_norm (in place)."""
 
+    # ---- CD-1 ----
+    @abc.abstractmethod
+    def binarize(self, probs: Array, u: Array, out: Array) -> None:
+        """out = 1 where probs > u, else 0 (Bernoulli sampling from given uniforms; u may be a
+        host array, and of another float type than probs: compared as the wider type)."""
+
+    @abc.abstractmethod
+    def sq_diff_rows(self, a: Array, b: Array, out: Array) -> None:
+        """out[i] = sum_j (a[i, j] - b[i, j])^2 in float64 (out: float64 of a's rows)."""
+
     # ---- reductions and checks ----
     @abc.abstractmethod
     def argmax_rows(self, x: Array, out: Array) -> None:

@@ -265,6 +265,13 @@ class CpuBackend(Backend):
             K.max_norm_k(_c2d(w, "w", True), float(max_norm))
 
     # ---- reductions and checks ----
+    def binarize(self, probs, u, out) -> None:
+        np.greater(probs, u, out=out, casting="unsafe")
+
+    def sq_diff_rows(self, a, b, out) -> None:
+        d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+        np.einsum("ij,ij->i", d, d, out=out)
+
     def argmax_rows(self, x, out) -> None:
         x = _c2d(x, "x")
         if out.dtype != np.int32 or out.size != x.shape[0]:

@@ -336,6 +336,21 @@ class CudaBackend(Backend):
             self._go(_k(w2).max_norm, self._rows_grid(w2.shape[0]), TPB)(w2, w2.dtype.type(max_norm))
 
     # ---- reductions and checks ----
+    def binarize(self, probs, u, out) -> None:
+        pf, of = _flat(probs), _flat(out)
+        uf = _flat(self.asarray(u) if isinstance(u, np.ndarray) else u)
+        _same_size("binarize", pf, uf, of)
+        if pf.size:
+            self._go(_k(of).binarize, blocks_for(pf.size), TPB)(pf, uf, of)
+
+    def sq_diff_rows(self, a, b, out) -> None:
+        a2, b2, of = _2d(a, "a"), _2d(b, "b"), _flat(out)
+        if tuple(a2.shape) != tuple(b2.shape) or of.size != a2.shape[0]:
+            raise NnetmixError(f"cuda backend: sq_diff_rows of {a2.shape} and {b2.shape} into "
+                               f"{tuple(of.shape)}")
+        if a2.shape[0]:
+            self._go(_k(a2).sq_diff_rows, self._rows_grid(a2.shape[0]), TPB)(a2, b2, of, True)
+
     def argmax_rows(self, x, out) -> None:
         x2 = _2d(x, "x")
         of = _flat(out)

@@ -14,7 +14,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
-from numba import cuda, from_dtype
+from numba import cuda, float64, from_dtype
 
 __all__ = ["kernels_for", "stash_kernel", "TPB", "blocks_for"]
 
@@ -257,6 +257,27 @@ def kernels_for(dtype) -> SimpleNamespace:
                 out[j] = alpha * acc + beta * out[j]
 
     @cuda.jit
+    def binarize(probs, u, out):
+        for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+            out[i] = ONE if probs[i] > u[i] else ZERO
+
+    @cuda.jit
+    def sq_diff_rows(a, b, out, has_b):
+        """out[i] = sum_j (a[i, j] - b[i, j])^2 in float64, one block per row; without b
+        (has_b False) the squared row norms of a (NG-SGD's row_sqnorms)."""
+        sh = cuda.shared.array(TPB, float64)
+        t = cuda.threadIdx.x
+        m = a.shape[1]
+        for i in range(cuda.blockIdx.x, a.shape[0], cuda.gridDim.x):
+            s = 0.0
+            for j in range(t, m, TPB):
+                d = float64(a[i, j]) - float64(b[i, j]) if has_b else float64(a[i, j])
+                s += d * d
+            s = block_sum(sh, s)
+            if t == 0:
+                out[i] = s
+
+    @cuda.jit
     def count_nonfinite(a, flag):
         for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
             if not math.isfinite(a[i]):
@@ -266,7 +287,7 @@ def kernels_for(dtype) -> SimpleNamespace:
                            act_backward=act_backward, sgd_update=sgd_update, softmax=softmax,
                            softmax_xent=softmax_xent, argmax_rows=argmax_rows, max_norm=max_norm,
                            sum_rows=sum_rows, count_nonfinite=count_nonfinite,
-                           block_sum=block_sum)
+                           block_sum=block_sum, binarize=binarize, sq_diff_rows=sq_diff_rows)
 
 
 @lru_cache(maxsize=None)

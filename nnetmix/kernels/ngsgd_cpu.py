@@ -104,6 +104,12 @@ def _ck():
     return kernels_for
 
 
+def _shared():
+    # imported here: numba.cuda is optional, and the cpu path must not import it
+    from nnetmix.kernels.cuda_kernels import kernels_for
+    return kernels_for
+
+
 class CudaNgsgdOps:
     """numba.cuda device arrays (the cuda backend), queued on the backend's stream.
 
@@ -149,7 +155,9 @@ class CudaNgsgdOps:
         a, out = self._dev(a), self._dev(out)
         if a.shape[0]:
             blocks = max(1, min(1024, a.shape[0]))
-            getattr(_ck()(np.dtype(a.dtype)), "row_sqnorms")[blocks, self._tpb, self._stream](a, out)
+            # the backend's per-row reduction without a second matrix
+            shared = _shared()(np.dtype(a.dtype)).sq_diff_rows
+            shared[blocks, self._tpb, self._stream](a, a, out, False)
 
     # -- the device-side scalars (float64 arrays of one element) -------------------------------
     def gamma(self, before, after, out) -> None:

@@ -21,7 +21,7 @@ __all__ = ["kernels_for"]
 
 @lru_cache(maxsize=None)
 def kernels_for(dtype):
-    """numba.cuda kernels for one dtype (grid-stride loops; one block per row for norms)."""
+    """numba.cuda kernels for one dtype (grid-stride loops; one block for the scalars)."""
     dtype = np.dtype(dtype)
     ONE = dtype.type(1)
     CAST = dtype.type
@@ -50,20 +50,6 @@ def kernels_for(dtype):
             i = k // m
             j = k - i * m
             out[i, j] = c[i] * src[i, j]
-
-    @cuda.jit
-    def row_sqnorms(a, out):
-        sh = cuda.shared.array(TPB, float64)
-        t = cuda.threadIdx.x
-        m = a.shape[1]
-        for i in range(cuda.blockIdx.x, a.shape[0], cuda.gridDim.x):
-            s = 0.0
-            for j in range(t, m, TPB):
-                v = float64(a[i, j])
-                s += v * v
-            s = block_sum64(sh, s)
-            if t == 0:
-                out[i] = s
 
     @cuda.jit
     def gamma(before, after, out):
@@ -115,5 +101,5 @@ def kernels_for(dtype):
                 factor[0] = 1.0
 
     return SimpleNamespace(append_ones=append_ones, scale_cols=scale_cols, scale_rows=scale_rows,
-                           row_sqnorms=row_sqnorms, gamma=gamma, change_norm=change_norm,
+                           gamma=gamma, change_norm=change_norm,
                            scale_by=scale_by, max_change=max_change)

@@ -97,8 +97,10 @@ class Cd1:
         if rows != self._rows:
             be, dt = self.be, self.nnet.dtype
             i, o = self.rbm.input_dim, self.rbm.output_dim
-            self._bufs = {"pos_hid": be.empty((rows, o), dt), "hid_state": be.empty((rows, o), dt),
-                          "neg_vis": be.empty((rows, i), dt), "neg_hid": be.empty((rows, o), dt)}
+            self._bufs = {"pos_vis": be.empty((rows, i), dt), "neg_vis": be.empty((rows, i), dt),
+                          "pos_hid": be.empty((rows, o), dt), "hid_state": be.empty((rows, o), dt),
+                          "neg_hid": be.empty((rows, o), dt),
+                          "err_rows": be.empty(rows, np.float64)}  # per-frame squared error
             self._rows = rows
         return self._bufs
 
@@ -128,10 +130,13 @@ class Cd1:
         shape = tuple(probs.shape)
         if self.rbm.hid_type == "bern":
             u = self.rng.random(shape, dtype=np.float32) if uniforms is None else uniforms
-            if be.name == "cpu":
-                np.greater(probs, u, out=out, casting="unsafe")
-            else:
-                be.copy(out, be.asarray((be.to_host(probs) > u).astype(dt), dtype=dt))
+            if be.name != "cpu":  # into a buffer kept on the device, in u's own type
+                key = f"uniform_{np.dtype(u.dtype).str}"
+                if key not in self._bufs:
+                    self._bufs[key] = be.empty(shape, np.dtype(u.dtype))
+                be.copy(self._bufs[key], u)
+                u = self._bufs[key]
+            be.binarize(probs, u, out)
         else:
             noise = self.rng.standard_normal(shape, dtype=np.float32) if uniforms is None \
                 else uniforms
@@ -144,16 +149,23 @@ class Cd1:
         be, nnet = self.be, self.nnet
         rows = int(pos_vis_host.shape[0])
         b = self._buffers(rows)
-        pos_vis = be.asarray(pos_vis_host, dtype=nnet.dtype)
+        pos_vis = b["pos_vis"]
+        be.copy(pos_vis, np.asarray(pos_vis_host, dtype=nnet.dtype))
         pos_hid, hid_state = b["pos_hid"], b["hid_state"]
         neg_vis, neg_hid = b["neg_vis"], b["neg_hid"]
         self.propagate(pos_vis, pos_hid)
         self.sample_hidden(pos_hid, hid_state, uniforms)
         self.reconstruct(hid_state, neg_vis)
         self.propagate(neg_vis, neg_hid)
-        neg_host = be.to_host(neg_vis)
-        diff = neg_host.astype(np.float64) - np.asarray(pos_vis_host, dtype=np.float64)
-        mse = 0.5 * float(np.einsum("ij,ij->", diff, diff))
+        if be.name == "cpu":
+            neg_host = neg_vis
+            diff = neg_host.astype(np.float64) - np.asarray(pos_vis_host, dtype=np.float64)
+            mse = 0.5 * float(np.einsum("ij,ij->", diff, diff))
+        else:  # on a device: read back one float64 per frame, not the reconstruction
+            err = b["err_rows"]
+            be.sq_diff_rows(neg_vis, pos_vis, err)
+            mse = 0.5 * float(be.to_host(err).sum())
+            neg_host = be.to_host(neg_vis) if self.rbm.vis_type == "gauss" else None
         if not math.isfinite(mse):
             raise RbmError(f"'nan' or 'inf' in the reconstruction of a minibatch of {rows} frames "
                            "(need a lower learning rate, or a Gaussian input layer with "

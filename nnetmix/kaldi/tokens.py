@@ -179,6 +179,49 @@ class TokenReader:
         return np.ascontiguousarray(read(self.src, self._where, False), dtype=np.float32)
 
 
+    def sp_matrix(self, what: str = "a packed symmetric matrix") -> np.ndarray:
+        """SpMatrix<BaseFloat>::Read: binary ``FP``/``DP`` then the lower triangle row by row;
+        text ``[`` rows ``]`` (or the old ``FP n values``). Returns the full symmetric matrix
+        in float64 (a float file's values exactly)."""
+        tok = self.token(what)
+        if tok in ("FP", "DP"):
+            n = self.int32(f"{what}: size")
+            if n < 0:
+                raise self.fail(f"bad {what}", f"negative size {n}")
+            count = n * (n + 1) // 2
+            if self.binary:
+                dt = np.dtype("<f4" if tok == "FP" else "<f8")
+                raw = self.src.read(count * dt.itemsize)
+                if len(raw) < count * dt.itemsize:
+                    raise self.fail("truncated", f"{what}: expected {count} values")
+                packed = np.frombuffer(raw, dtype=dt).astype(np.float64)
+            else:
+                packed = np.array([self.float32(what) for _ in range(count)], dtype=np.float64)
+        elif tok == "[" or tok.startswith("["):
+            values = []
+            if tok != "[":
+                raise self.fail(f"bad {what}", f"expected '[', got {tok[:40]!r}")
+            while True:
+                word = self._text_word(what, "a number or ']'")
+                if word == "]":
+                    break
+                try:
+                    values.append(float(word))
+                except ValueError:
+                    raise self.fail(f"bad {what}", f"expected a number, got {word[:40]!r}") from None
+            n = int(round((np.sqrt(8 * len(values) + 1) - 1) / 2))
+            if n * (n + 1) // 2 != len(values):
+                raise self.fail(f"bad {what}", f"{len(values)} values do not fill a triangle")
+            packed = np.asarray(values, dtype=np.float64)
+        else:
+            raise self.fail(f"bad {what}", f"expected FP, DP or '[', got {tok[:40]!r}")
+        full = np.zeros((n, n), dtype=np.float64)
+        rows, cols = np.tril_indices(n)
+        full[rows, cols] = packed
+        full[cols, rows] = packed
+        return full
+
+
 class TokenWriter:
     """Collects the bytes Kaldi's WriteToken/WriteBasicType/... write (no ``\\0B`` header)."""
 
@@ -227,6 +270,26 @@ class TokenWriter:
 
     def matrix(self, value: np.ndarray) -> None:
         self._object(np.asarray(value, dtype=np.float32), "mat")
+
+    def sp_matrix(self, value: np.ndarray) -> None:
+        """SpMatrix<BaseFloat>::Write of a symmetric matrix (its lower triangle, as float)."""
+        a = np.asarray(value)
+        n = int(a.shape[0])
+        packed = a[np.tril_indices(n)].astype(np.float32)
+        if self.binary:
+            self.token("FP")
+            self.int32(n)
+            self._parts.append(packed.astype("<f4").tobytes())
+            return
+        if n == 0:
+            self._parts.append(b"[ ]\n")
+            return
+        out, i = ["[\n"], 0
+        for j in range(n):
+            out.append("".join(format_float(x) + " " for x in packed[i:i + j + 1]))
+            out.append("]\n" if j == n - 1 else "\n")
+            i += j + 1
+        self._parts.append("".join(out).encode("ascii"))
 
 
 def open_object(rxfilename: str) -> TokenReader:

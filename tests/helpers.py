@@ -1217,9 +1217,15 @@ def summary_line(ranks, frames, wall, optimize, aggregate, validate, io, cv=Fals
 def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epochs: int = 3,
               rejected_last: bool = True, words: int = 400, wall: float = 10.0,
               aggregate: float = 0.5, minibatches: int = 100, mixes: int = 10,
-              seconds: int = 60, done: bool = True) -> Path:
+              seconds: int = 60, done: bool = True, error_seed: int = 0) -> Path:
     """A finished run: ``epochs`` ITERATION lines (the last rejected when asked), per-epoch job
-    logs with MPI summary lines, wer files (the best = ``wer``), .done and stages67_seconds."""
+    logs with MPI summary lines, wer files (the best = ``wer``), .done and stages67_seconds.
+
+    The best wer file's texts are there too, as local/score.sh leaves them (``scoring/
+    test_filt.txt`` and ``scoring/11.0.5.tra.filt``): ``words`` / 10 utterances of 10 words, the
+    errors substitutions at the first positions of one seeded order of the words (``error_seed``),
+    so two runs of the same seed have nested errors: one with k errors more differs from the
+    other in exactly k words."""
     log = d / "log"
     log.mkdir(parents=True, exist_ok=True)
     lines = ["# nnet-train-scheduler.py ...",
@@ -1254,6 +1260,16 @@ def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epoch
     dec.mkdir(exist_ok=True)
     errors = round(wer * words / 100)
     best = 100.0 * errors / words
+    assert words % 10 == 0, "ten words per utterance"
+    wrong = set(np.random.default_rng(error_seed).permutation(words)[:errors].tolist())
+    (dec / "scoring").mkdir(exist_ok=True)
+    with open(dec / "scoring" / "test_filt.txt", "w") as ref, \
+            open(dec / "scoring" / "11.0.5.tra.filt", "w") as hyp:
+        for u in range(words // 10):
+            ws = [f"w{(u * 10 + i) % 7}" for i in range(10)]
+            ref.write(f"utt{u:04d} {' '.join(ws)}\n")
+            hyp.write(f"utt{u:04d} " + " ".join("x" if u * 10 + i in wrong else w
+                                                for i, w in enumerate(ws)) + "\n")
     for name, e in (("wer_10_0.0", errors + 3), ("wer_11_0.5", errors), ("wer_12_1.0", errors + 1)):
         (dec / name).write_text(f"%WER {100.0 * e / words:.2f} [ {e} / {words}, 1 ins, 2 del, "
                                 f"{max(0, e - 3)} sub ]\n%SER 10.00 [ 3 / 30 ]\nScored 30 "

@@ -68,4 +68,6 @@ def test_run_sh_end_to_end_on_a_subset(tmp_path):
     assert f"| monophone GMM (`mono`) | 3-4 | {mono_wer:.2f} (" in text
     assert f"| DNN (`dnn_rand_w1`) | 5-7 | {dnn_wer:.2f} (" in text
     assert "| 3 | monophone GMM + alignment |" in text
+    # the DNN against the monophone on the same 90 utterances (compare-wer.py's tests)
+    assert re.search(r"\| `dnn_rand_w1` - `mono` \| \d+ vs \d+ of 90 \| [+-]\d+\.\d\d \| \[", text)
     assert "Run at commit " in text and "unknown" not in (exp / "commit").read_text()

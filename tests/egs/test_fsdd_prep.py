@@ -340,6 +340,12 @@ def test_make_results_reads_every_split(tmp_path):
     assert comps[1].endswith("| **significant**: dnn_rbm_w2 better |")
     assert "| 80 vs 16 of 800 | -8.00 |" in comps[3] and "pooled" in comps[3]
     assert "| monophone GMM (`mono`) | 10.00 (80/800) | [" in text
+    summary = text.split("## Summary: each DNN against the monophone GMM")[1].split("## ")[0]
+    rows = [ln for ln in summary.splitlines() if ln.startswith("| `") or ln.startswith("| 2 ")]
+    assert [r.split(" | ")[0] for r in rows] == ["| `official`", "| `loso_lucas`",
+                                                 "| `loso_theo`", "| 2 left-out speakers pooled"]
+    assert rows[1].startswith("| `loso_lucas` | 400 | 10.00 [") and "| -8.00 [" in rows[1]
+    assert rows[3].endswith("| **significant**: dnn_rbm_w2 better |")
     assert f"%WER 0.25 [ 1 / 400, 0 ins, 0 del, 1 sub ] {exp}/official/mono/decode_test/wer_9_0.5" in text
     assert "| 6 | DNN training (`dnn_rbm_w2`) | 200 |" in text
     assert "| | all of the above | 301 |" in text

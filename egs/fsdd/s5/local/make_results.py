@@ -101,7 +101,8 @@ def comparison_row(what: str, c: Comparison) -> str:
     """One row of a comparison table: B - A with its interval, MAPSSWE and the verdict."""
     b, t = c.bootstrap, c.mapsswe
     return (f"| {what} | {c.errors[0]} vs {c.errors[1]} of {c.ref_words} | {b.diff.value:+.2f} "
-            f"| {_ci(b.diff.low, b.diff.high)} | {t.p_value:.2g} ({t.num_segments} segments) "
+            f"| {_ci(b.diff.low, b.diff.high)} | {t.p_value:.2g} ({t.num_segments} segment"
+            f"{'' if t.num_segments == 1 else 's'}) "
             f"| {_verdict(c)} |")
 
 
@@ -109,8 +110,23 @@ COMPARISON_HEAD = ["| comparison (B - A) | errors A vs B of words | %WER B - A |
                    "| MAPSSWE p | verdict |", "| --- | ---: | ---: | --- | ---: | --- |"]
 
 
-def split_section(split_dir: Path) -> list[str]:
-    """The markdown section of one split directory (empty when nothing is decoded)."""
+SUMMARY_HEAD = ["| split | test words | monophone %WER [95% interval] | DNN | DNN %WER [95% "
+                "interval] | DNN - monophone [95% interval] | MAPSSWE p | verdict |",
+                "| --- | ---: | --- | --- | --- | --- | ---: | --- |"]
+
+
+def summary_row(split: str, dnn: str, c: Comparison) -> str:
+    """One line of the summary table at the top: both WERs and their comparison."""
+    b, t = c.bootstrap, c.mapsswe
+    return (f"| {split} | {c.ref_words} | {b.wer_a.value:.2f} {_ci(b.wer_a.low, b.wer_a.high)} "
+            f"| `{dnn}` | {b.wer_b.value:.2f} {_ci(b.wer_b.low, b.wer_b.high)} "
+            f"| {b.diff.value:+.2f} {_ci(b.diff.low, b.diff.high)} | {t.p_value:.2g} "
+            f"| {_verdict(c)} |")
+
+
+def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
+    """The markdown section of one split directory (empty when nothing is decoded); each DNN's
+    :func:`summary_row` is appended to ``summary`` when given."""
     rows, lines, comps = [], [], []
     times = [(n, STAGES[n], t) for n, t in sorted(_seconds(split_dir).items()) if n < 6]
     mono_dir = split_dir / "mono" / "decode_test"
@@ -132,6 +148,8 @@ def split_section(split_dir: Path) -> list[str]:
                                     names=("mono", d), opts=OPTS)[0]
             ci = _ci(c.bootstrap.wer_b.low, c.bootstrap.wer_b.high)
             comps.append(comparison_row(f"`{d}` - `mono`", c))
+            if summary is not None:
+                summary.append(summary_row(f"`{split_dir.name}`", d, c))
         rows.append(f"| DNN (`{d}`) | 5-7 | {run.wer:.2f} ({run.wer_errors}/{run.wer_words}) "
                     f"| {ci} | {run.wer_file} | {run.epochs} epochs ({run.rejected} rejected), "
                     f"CV frame accuracy {run.cv_acc:.2f}%{_cv_note(split_dir / d)} |")
@@ -173,11 +191,12 @@ def _pooled_texts(decode_dirs: list[Path]) -> tuple[list, dict]:
     return refs, hyps
 
 
-def pooled_section(exp: Path, dnn: str = "dnn_rbm_w2") -> list[str]:
+def pooled_section(exp: Path, dnn: str = "dnn_rbm_w2", summary: list | None = None
+                   ) -> list[str]:
     """The leave-one-speaker-out folds with both the monophone and ``dnn`` decoded, pooled:
     each fold's test set is one speaker, so the pooled test set holds each speaker's recordings
     once, every one decoded by models that never heard its speaker. Empty with fewer than two
-    such folds."""
+    such folds; the :func:`summary_row` is appended to ``summary`` when given."""
     folds = [d for d in sorted(exp.glob("loso_*"))
              if best_wer(d / "mono" / "decode_test") and best_wer(d / dnn / "decode_test")]
     if len(folds) < 2:
@@ -188,6 +207,8 @@ def pooled_section(exp: Path, dnn: str = "dnn_rbm_w2") -> list[str]:
                         ("mono", dnn), OPTS)
     b = c.bootstrap
     speakers = ", ".join(d.name[5:] for d in folds)
+    if summary is not None:
+        summary.append(summary_row(f"{len(folds)} left-out speakers pooled", dnn, c))
     return [f"## Leave one speaker out, {len(folds)} folds pooled ({speakers})", "",
             f"Each fold's test set is its left-out speaker, so together they hold each of these "
             f"speakers' {c.num_utterances // len(folds)} recordings once; each fold's own models "
@@ -223,7 +244,8 @@ def results(exp: Path, note: str = "") -> list[str]:
         raise DataDirError(f"no such directory {exp} (run ./run.sh first)")
     dirs = sorted((d for d in exp.iterdir() if d.is_dir() and d.name != "make_mfcc"),
                   key=lambda d: (d.name != "official", d.name))     # the official split first
-    sections = [split_section(d) for d in dirs] + [pooled_section(exp)]
+    summary: list[str] = []
+    sections = [split_section(d, summary) for d in dirs] + [pooled_section(exp, summary=summary)]
     sections = [s for s in sections if s]
     if not sections:
         raise DataDirError(f"{exp}: no decoded split (no */mono/decode_test/wer_*): run ./run.sh "
@@ -242,6 +264,9 @@ def results(exp: Path, note: str = "") -> list[str]:
             "only when MAPSSWE's p is below 0.05 and the interval of the difference excludes 0; "
             "otherwise it is not significant, a tie, whichever WER is lower.",
             "", machine_line() + (f" {note}" if note else ""), ""]
+    if summary:
+        head += ["## Summary: each DNN against the monophone GMM", "", *SUMMARY_HEAD, *summary,
+                 ""]
     return head + [line for s in sections for line in s]
 
 

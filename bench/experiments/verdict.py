@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from nnetmix.score import CompareOptions, align_ops, best_scoring, bootstrap, \
-    compare_decode_dirs, iter_token_table, mapsswe, read_token_table
+    compare_decode_dirs, format_p, iter_token_table, mapsswe, read_token_table
 from nnetmix.score.wer import ScoreError
 
 __all__ = ["ALPHA", "ACC_TOL", "HELD", "NOT_HELD", "TIE", "NOT_MEASURED", "WerTest", "Claim",
@@ -61,7 +61,7 @@ class WerTest:
 
     def cell(self) -> str:
         """'+0.98 [-0.49, +2.46], p 0.21' for the table's "here" column."""
-        return f"{self.diff:+.2f} [{self.low:+.2f}, {self.high:+.2f}], p {self.p_value:.2g}"
+        return f"{self.diff:+.2f} [{self.low:+.2f}, {self.high:+.2f}], p {format_p(self.p_value)}"
 
 
 def cell(t: Optional[WerTest]) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 from nnetmix.data.io import c_sorted, write_lines
 from nnetmix.errors import DataDirError
 from nnetmix.score import CompareOptions, Comparison, best_scoring, compare_decode_dirs, \
-    compare_systems, iter_token_table, read_token_table
+    compare_systems, format_p, iter_token_table, read_token_table
 from nnetmix.train.runlog import best_wer, read_run
 
 from local_script import run_script, script_parser
@@ -101,7 +101,7 @@ def comparison_row(what: str, c: Comparison) -> str:
     """One row of a comparison table: B - A with its interval, MAPSSWE and the verdict."""
     b, t = c.bootstrap, c.mapsswe
     return (f"| {what} | {c.errors[0]} vs {c.errors[1]} of {c.ref_words} | {b.diff.value:+.2f} "
-            f"| {_ci(b.diff.low, b.diff.high)} | {t.p_value:.2g} ({t.num_segments} segment"
+            f"| {_ci(b.diff.low, b.diff.high)} | {format_p(t.p_value)} ({t.num_segments} segment"
             f"{'' if t.num_segments == 1 else 's'}) "
             f"| {_verdict(c)} |")
 
@@ -120,7 +120,7 @@ def summary_row(split: str, dnn: str, c: Comparison) -> str:
     b, t = c.bootstrap, c.mapsswe
     return (f"| {split} | {c.ref_words} | {b.wer_a.value:.2f} {_ci(b.wer_a.low, b.wer_a.high)} "
             f"| `{dnn}` | {b.wer_b.value:.2f} {_ci(b.wer_b.low, b.wer_b.high)} "
-            f"| {b.diff.value:+.2f} {_ci(b.diff.low, b.diff.high)} | {t.p_value:.2g} "
+            f"| {b.diff.value:+.2f} {_ci(b.diff.low, b.diff.high)} | {format_p(t.p_value)} "
             f"| {_verdict(c)} |")
 
 

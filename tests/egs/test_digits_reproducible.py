@@ -1,7 +1,7 @@
 """The digits recipe gives the same corpus, features, alignments and models, byte for byte,
 whatever --nj and however many numba/OpenMP threads (BLAS runs one thread per process, see
-nnetmix/kernel_pin.py): run at a small size twice, in two directories, and compare every model
-file and the recipes' fingerprints."""
+nnetmix/kernel_pin.py): run at a small size twice, at the same time in two directories, and
+compare every model file and the recipes' fingerprints."""
 import os
 import shutil
 import signal

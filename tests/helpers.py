@@ -1217,9 +1217,13 @@ def summary_line(ranks, frames, wall, optimize, aggregate, validate, io, cv=Fals
 def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epochs: int = 3,
               rejected_last: bool = True, words: int = 400, wall: float = 10.0,
               aggregate: float = 0.5, minibatches: int = 100, mixes: int = 10,
-              seconds: int = 60, done: bool = True) -> Path:
+              seconds: int = 60, done: bool = True, error_seed: int = 0,
+              utt_prefix: str = "utt") -> Path:
     """A finished run: ``epochs`` ITERATION lines (the last rejected when asked), per-epoch job
-    logs with MPI summary lines, wer files (the best = ``wer``), .done and stages67_seconds."""
+    logs with MPI summary lines, wer files (the best = ``wer``), .done and stages67_seconds.
+
+    ``decode_test`` is :func:`write_decode`'s (``wer``, ``words``, ``error_seed``,
+    ``utt_prefix``)."""
     log = d / "log"
     log.mkdir(parents=True, exist_ok=True)
     lines = ["# nnet-train-scheduler.py ...",
@@ -1250,21 +1254,43 @@ def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epoch
     (log / "iter00.initial.log").write_text(
         summary_line(workers, 2000, 1.0, 0.1, 0.0, 0.6, 0.3, cv=True) + "\n")
     (log / "train_scheduler.log").write_text("\n".join(lines) + "\n")
-    dec = d / "decode_test"
-    dec.mkdir(exist_ok=True)
-    errors = round(wer * words / 100)
-    best = 100.0 * errors / words
-    for name, e in (("wer_10_0.0", errors + 3), ("wer_11_0.5", errors), ("wer_12_1.0", errors + 1)):
-        (dec / name).write_text(f"%WER {100.0 * e / words:.2f} [ {e} / {words}, 1 ins, 2 del, "
-                                f"{max(0, e - 3)} sub ]\n%SER 10.00 [ 3 / 30 ]\nScored 30 "
-                                "sentences, 0 not present in hyp.\n")
+    write_decode(d / "decode_test", wer, words, error_seed, utt_prefix)
     (d / "final.nnet").write_text("")
     if done:
         (d / ".done").write_text("")
     (d / "stages67_seconds").write_text(f"{seconds}\n")
     (d / "loadavg").write_text("1.00 1.00 1.00 -> 2.00 2.00 2.00\n")
-    assert abs(best - wer) < 100.0 / words
     return d
+
+
+def write_decode(dec: Path, wer: float, words: int = 400, error_seed: int = 0,
+                 utt_prefix: str = "utt", best: tuple[int, str] = (11, "0.5")) -> Path:
+    """A decode directory as local/score.sh leaves it: wer_<LMWT>_<WIP> files (the best, ``best``,
+    at ``wer``; two neighbours worse) and the best one's texts, ``scoring/test_filt.txt`` and
+    ``scoring/<LMWT>.<WIP>.tra.filt``: ``words`` / 10 utterances (``<utt_prefix>NNNN``) of 10
+    words, the errors substitutions at the first positions of one seeded order of the words
+    (``error_seed``), so two decodes of the same seed have nested errors: one with k errors more
+    differs from the other in exactly k words."""
+    dec.mkdir(parents=True, exist_ok=True)
+    errors = round(wer * words / 100)
+    assert abs(100.0 * errors / words - wer) < 100.0 / words and words % 10 == 0
+    wrong = set(np.random.default_rng(error_seed).permutation(words)[:errors].tolist())
+    lmwt, wip = best
+    (dec / "scoring").mkdir(exist_ok=True)
+    with open(dec / "scoring" / "test_filt.txt", "w") as ref, \
+            open(dec / "scoring" / f"{lmwt}.{wip}.tra.filt", "w") as hyp:
+        for u in range(words // 10):
+            ws = [f"w{(u * 10 + i) % 7}" for i in range(10)]
+            ref.write(f"{utt_prefix}{u:04d} {' '.join(ws)}\n")
+            hyp.write(f"{utt_prefix}{u:04d} " + " ".join("x" if u * 10 + i in wrong else w
+                                                         for i, w in enumerate(ws)) + "\n")
+    for name, e, ins, dels in ((f"wer_{lmwt - 1}_0.0", errors + 3, 1, 2),
+                               (f"wer_{lmwt}_{wip}", errors, 0, 0),
+                               (f"wer_{lmwt + 1}_1.0", errors + 1, 1, 0)):
+        (dec / name).write_text(f"%WER {100.0 * e / words:.2f} [ {e} / {words}, {ins} ins, "
+                                f"{dels} del, {max(0, e - ins - dels)} sub ]\n%SER 10.00 [ 3 / 30 "
+                                f"]\nScored {words // 10} sentences, 0 not present in hyp.\n")
+    return dec
 
 
 def allreduce_rows(alpha: float, beta: float, algorithms=("ring", "tree", "recursive-doubling",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.report import header, num, table, wer_cell, words_delta, write_atomic
-from bench.experiments.verdict import (WER_TOL, Claim, all_of, claims_markdown, close,
-                                       degrades_more, not_worse)
+from bench.experiments.verdict import (Claim, all_of, cell, change_test, claims_markdown,
+                                       higher, lower, same, wer_test)
 from nnetmix.train.runlog import read_run
 
 __all__ = ["COMPARISONS", "claims", "build"]
@@ -37,12 +37,14 @@ def claims(res: dict, size: Size) -> list:
     w = {k: (r.wer if r else None) for k, r in res.items()}
     cores = os.cpu_count() or 1
     out = []
+    t = {k: wer_test(res.get(f"avg10/{n}"), res.get(f"avg{k}/{n}")) for k in (20, 50)}
     out.append(Claim(
         "seed 001, Table 3", "averaging less often costs accuracy",
         "every 10: 15.1, every 20: 15.8 (SWB, 16 GPUs)",
-        "WER(every 20) >= WER(every 10) and WER(every 50) >= WER(every 10)",
-        ", ".join(f"every {k}: {num(w.get(f'avg{k}/{n}'))}" for k in (5, 10, 20, 50)),
-        all_of([not_worse(w.get(f"avg10/{n}"), w.get(f"avg{k}/{n}")) for k in (20, 50)])))
+        "WER(every 20) - WER(every 10) and WER(every 50) - WER(every 10) significantly above 0",
+        ", ".join(f"every {k}: {num(w.get(f'avg{k}/{n}'))}" for k in (5, 10, 20, 50))
+        + "; " + "; ".join(f"{k} - 10: {cell(x)}" for k, x in t.items()),
+        all_of([higher(x) for x in t.values()])))
     agg = {k: (res[f"avg{k}/{n}"].split_per_epoch()["aggregate"] if res.get(f"avg{k}/{n}")
                else None) for k in (10, 20)}
     out.append(Claim(
@@ -51,42 +53,54 @@ def claims(res: dict, size: Size) -> list:
         f"{num(agg[20], '{:.2f}')} vs {num(agg[10], '{:.2f}')} s",
         None if None in agg.values() else agg[20] < agg[10],
         "oversubscribed timings" if n > cores else "measured"))
+    mb = {m: wer_test(res.get(f"mb256/{m}"), res.get(f"mb1024/{m}")) for m in (1, n)}
     out.append(Claim(
         "seed 001, Table 4", "minibatch 1024 is better than 256, at 1 and at N workers",
-        "14.7 vs 15.3 (1), 15.1 vs 15.6 (16)", "WER(1024) <= WER(256) at 1 and at N",
-        f"1: {num(w.get('mb1024/1'))} vs {num(w.get('mb256/1'))}; {n}: "
-        f"{num(w.get(f'mb1024/{n}'))} vs {num(w.get(f'mb256/{n}'))}",
-        all_of([not_worse(w.get(f"mb1024/{m}"), w.get(f"mb256/{m}")) for m in (1, n)])))
+        "14.7 vs 15.3 (1), 15.1 vs 15.6 (16)",
+        "WER(1024) - WER(256) significantly below 0 at 1 and at N",
+        f"1: {num(w.get('mb1024/1'))} vs {num(w.get('mb256/1'))}, {cell(mb[1])}; {n}: "
+        f"{num(w.get(f'mb1024/{n}'))} vs {num(w.get(f'mb256/{n}'))}, {cell(mb[n])}",
+        all_of([lower(x) for x in mb.values()])))
+    sc = {m: wer_test(res.get(f"newbob/{m}"), res.get(f"exponential/{m}")) for m in (1, n)}
     out.append(Claim(
         "seed 001, Table 5", "Newbob and exponential decay give similar WER",
-        "14.9 vs 14.7 (1), 15.4 vs 15.1 (16)", f"|WER(exp) - WER(newbob)| <= {WER_TOL} at 1 and N",
-        f"1: {num(w.get('exponential/1'))} vs {num(w.get('newbob/1'))}; {n}: "
-        f"{num(w.get(f'exponential/{n}'))} vs {num(w.get(f'newbob/{n}'))}",
-        all_of([close(w.get(f"exponential/{m}"), w.get(f"newbob/{m}"), WER_TOL) for m in (1, n)])))
+        "14.9 vs 14.7 (1), 15.4 vs 15.1 (16)",
+        "WER(exp) - WER(newbob) not significantly different from 0 at 1 and N",
+        f"1: {num(w.get('exponential/1'))} vs {num(w.get('newbob/1'))}, {cell(sc[1])}; {n}: "
+        f"{num(w.get(f'exponential/{n}'))} vs {num(w.get(f'newbob/{n}'))}, {cell(sc[n])}",
+        all_of([same(x) for x in sc.values()])))
+    sgd = wer_test(res.get("sgd/1"), res.get(f"sgd/{n}"))
+    more = change_test(res.get("sgd/1"), res.get(f"sgd/{n}"), res.get("ngsgd/1"),
+                       res.get(f"ngsgd/{n}"))
     out.append(Claim(
         "seed 001, Table 6", "NG-SGD is crucial under model averaging: plain SGD loses more "
         "going from 1 to N workers", "SGD 14.9 -> 16.3 (+1.4), NG-SGD 14.7 -> 15.1 (+0.4)",
-        "WER_sgd(N) > WER_sgd(1) and WER_sgd(N) - WER_sgd(1) > WER_ngsgd(N) - WER_ngsgd(1)",
-        f"SGD {num(w.get('sgd/1'))} -> {num(w.get(f'sgd/{n}'))}, NG-SGD "
-        f"{num(w.get('ngsgd/1'))} -> {num(w.get(f'ngsgd/{n}'))}",
-        degrades_more(w.get("sgd/1"), w.get(f"sgd/{n}"), w.get("ngsgd/1"), w.get(f"ngsgd/{n}"))))
+        "WER_sgd(N) - WER_sgd(1) significantly above 0, and above WER_ngsgd(N) - WER_ngsgd(1) "
+        "significantly (the two changes tested together)",
+        f"SGD {num(w.get('sgd/1'))} -> {num(w.get(f'sgd/{n}'))}, {cell(sgd)}; NG-SGD "
+        f"{num(w.get('ngsgd/1'))} -> {num(w.get(f'ngsgd/{n}'))}; difference of the changes "
+        f"{cell(more)}", all_of([higher(sgd), higher(more)])))
+    t = wer_test(res.get(f"sgd/{n}"), res.get(f"ngsgd/{n}"))
     out.append(Claim(
         "seed 001, Table 6", "NG-SGD beats plain SGD at N workers", "15.1 vs 16.3 (16)",
-        "WER_ngsgd(N) <= WER_sgd(N)", f"{num(w.get(f'ngsgd/{n}'))} vs {num(w.get(f'sgd/{n}'))}",
-        not_worse(w.get(f"ngsgd/{n}"), w.get(f"sgd/{n}"))))
+        "WER_ngsgd(N) - WER_sgd(N) significantly below 0",
+        f"{num(w.get(f'ngsgd/{n}'))} vs {num(w.get(f'sgd/{n}'))}: {cell(t)}", lower(t)))
+    t = wer_test(res.get("rbm/1"), res.get("random/1"))
     out.append(Claim(
         "seed 001, Table 2", "random initialisation is worse than RBM pretraining",
-        "15.6 vs 14.7 (1 GPU)", "WER_random(1) >= WER_rbm(1)",
-        f"{num(w.get('random/1'))} vs {num(w.get('rbm/1'))}",
-        not_worse(w.get("rbm/1"), w.get("random/1"))))
+        "15.6 vs 14.7 (1 GPU)", "WER_random(1) - WER_rbm(1) significantly above 0",
+        f"{num(w.get('random/1'))} vs {num(w.get('rbm/1'))}: {cell(t)}", higher(t)))
+    rnd = wer_test(res.get("random/1"), res.get(f"random/{n}"))
+    more = change_test(res.get("random/1"), res.get(f"random/{n}"), res.get("rbm/1"),
+                       res.get(f"rbm/{n}"))
     out.append(Claim(
         "seed 001, Table 2", "random initialisation degrades more under model averaging",
         "random 15.6 -> 16.4 (+0.8), RBM 14.7 -> 15.2 (+0.5), 1 -> 32 GPUs",
-        "WER_random(N) > WER_random(1) and WER_random(N) - WER_random(1) > WER_rbm(N) - WER_rbm(1)",
-        f"random {num(w.get('random/1'))} -> {num(w.get(f'random/{n}'))}, RBM "
-        f"{num(w.get('rbm/1'))} -> {num(w.get(f'rbm/{n}'))}",
-        degrades_more(w.get("random/1"), w.get(f"random/{n}"), w.get("rbm/1"),
-                      w.get(f"rbm/{n}"))))
+        "WER_random(N) - WER_random(1) significantly above 0, and above WER_rbm(N) - "
+        "WER_rbm(1) significantly (the two changes tested together)",
+        f"random {num(w.get('random/1'))} -> {num(w.get(f'random/{n}'))}, {cell(rnd)}; RBM "
+        f"{num(w.get('rbm/1'))} -> {num(w.get(f'rbm/{n}'))}; difference of the changes "
+        f"{cell(more)}", all_of([higher(rnd), higher(more)])))
     return out
 
 

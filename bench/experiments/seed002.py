@@ -16,8 +16,8 @@ from pathlib import Path
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.report import header, num, table, wer_cell, write_atomic
 from nnetmix.train.runlog import read_run
-from bench.experiments.verdict import (WER_TOL, Claim, all_of, claims_markdown, not_worse,
-                                       within)
+from bench.experiments.verdict import (Claim, all_of, cell, claims_markdown, higher, lower,
+                                       no_higher, wer_test)
 
 __all__ = ["METHODS", "AGG_SHARE", "AGG_BMUF_OVER_MA", "claims", "build"]
 
@@ -32,32 +32,40 @@ def claims(res: dict, size: Size) -> list:
     cores = os.cpu_count() or 1
     over = "oversubscribed timings" if any(n > cores for n in ns) else "measured"
     out = []
+    bmuf = {(m, n): wer_test(res.get(f"ar/{n}"), res.get(f"{m}/{n}"))
+            for n in ns for m in ("cbm", "nbm")}
     out.append(Claim(
         "seed 002, Table 3", "BMUF (CBM and NBM) is more accurate than model averaging",
         "Eval2000 MA 14.2 / 14.8, CBM 13.4 / 13.4, NBM 13.3 / 13.4 (8 / 16 GPUs)",
-        "WER_cbm(N) <= WER_ma(N) and WER_nbm(N) <= WER_ma(N), every N",
-        "; ".join(f"{n}: MA {num(w.get(f'ar/{n}'))}, CBM {num(w.get(f'cbm/{n}'))}, NBM "
-                  f"{num(w.get(f'nbm/{n}'))}" for n in ns),
-        all_of([not_worse(w.get(f"{m}/{n}"), w.get(f"ar/{n}"))
-                for n in ns for m in ("cbm", "nbm")])))
+        "WER_cbm(N) - WER_ma(N) and WER_nbm(N) - WER_ma(N) significantly below 0, every N",
+        "; ".join(f"{n}: MA {num(w.get(f'ar/{n}'))}, CBM {num(w.get(f'cbm/{n}'))} "
+                  f"({cell(bmuf['cbm', n])}), NBM {num(w.get(f'nbm/{n}'))} "
+                  f"({cell(bmuf['nbm', n])})" for n in ns),
+        all_of([lower(t) for t in bmuf.values()])))
+    nbm = {n: wer_test(res.get(f"cbm/{n}"), res.get(f"nbm/{n}")) for n in ns}
     out.append(Claim(
         "seed 002, Table 3", "NBM is better than CBM", "13.3 vs 13.4 (8), 13.4 vs 13.4 (16); "
-        "RT03S 17.8 vs 18.0, 17.9 vs 18.1", "WER_nbm(N) <= WER_cbm(N), every N",
-        "; ".join(f"{n}: {num(w.get(f'nbm/{n}'))} vs {num(w.get(f'cbm/{n}'))}" for n in ns),
-        all_of([not_worse(w.get(f"nbm/{n}"), w.get(f"cbm/{n}")) for n in ns])))
+        "RT03S 17.8 vs 18.0, 17.9 vs 18.1", "WER_nbm(N) - WER_cbm(N) significantly below 0, "
+        "every N",
+        "; ".join(f"{n}: {num(w.get(f'nbm/{n}'))} vs {num(w.get(f'cbm/{n}'))}, {cell(t)}"
+                  for n, t in nbm.items()),
+        all_of([lower(t) for t in nbm.values()])))
+    one = {n: wer_test(res.get("baseline/1"), res.get(f"nbm/{n}")) for n in ns}
     out.append(Claim(
         "seed 002, Table 3", "BMUF-NBM loses nothing against one worker",
-        "13.3 / 13.4 vs single-GPU 14.0", f"WER_nbm(N) <= WER(1) + {WER_TOL}, every N",
+        "13.3 / 13.4 vs single-GPU 14.0", "WER_nbm(N) - WER(1) not significantly above 0, "
+        "every N",
         f"1: {num(w.get('baseline/1'))}; "
-        + ", ".join(f"{n}: {num(w.get(f'nbm/{n}'))}" for n in ns),
-        all_of([within(w.get(f"nbm/{n}"), w.get("baseline/1"), WER_TOL) for n in ns])))
+        + "; ".join(f"{n}: {num(w.get(f'nbm/{n}'))}, {cell(t)}" for n, t in one.items()),
+        all_of([no_higher(t) for t in one.values()])))
     if len(ns) > 1:
         a, b = ns[0], ns[-1]
+        t = wer_test(res.get(f"ar/{a}"), res.get(f"ar/{b}"))
         out.append(Claim(
             "seed 002, Table 3", "model averaging degrades as workers are added",
-            "MA 14.2 (8) -> 14.8 (16) -> 15.5 (32)", f"WER_ma({b}) >= WER_ma({a})",
-            f"{num(w.get(f'ar/{a}'))} -> {num(w.get(f'ar/{b}'))}",
-            not_worse(w.get(f"ar/{a}"), w.get(f"ar/{b}"))))
+            "MA 14.2 (8) -> 14.8 (16) -> 15.5 (32)", f"WER_ma({b}) - WER_ma({a}) significantly "
+            "above 0", f"{num(w.get(f'ar/{a}'))} -> {num(w.get(f'ar/{b}'))}: {cell(t)}",
+            higher(t)))
     shares, here = [], []
     for n in ns:
         for m, _ in METHODS:

@@ -37,7 +37,9 @@ def combined(texts: dict, out: Path) -> Path:
     """<out>/RESULTS_experiments.md: every group's table, in GROUPS order."""
     parts = ["# Reproducing the seeds on egs/digits (bench/run_experiments.sh)", "",
              "Each section tests the claims of one seed on the digits recipe and says whether each "
-             "held here, by the rule written beside it (bench/experiments/verdict.py).", ""]
+             "held here, was refuted (not held) or rests on a difference that is not significant "
+             "(a tie), by the rule written beside it (bench/experiments/verdict.py: WER "
+             "differences through bin/compare-wer.py's MAPSSWE and bootstrap interval).", ""]
     for g in GROUPS:
         if texts.get(g):
             parts.append(texts[g])

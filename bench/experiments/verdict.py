@@ -2,27 +2,182 @@
 """The rules that decide whether a seed's claim held on egs/digits, written out so that a reader
 can check each verdict against the numbers in the same table.
 
-A claim is tested by one explicit comparison of measured numbers (:func:`within`,
-:func:`worse_by`, :func:`not_worse`, :func:`close`, :func:`degrades_more`), with the tolerances
-below. A claim whose runs are missing is "not measured", never "held".
+**WER claims go through the significance tests of bin/compare-wer.py** (issue 16):
+:func:`wer_test` compares two runs' best-scoring decodes of the same test set with
+:func:`nnetmix.score.compare_decode_dirs` (MAPSSWE as sclite's ``sc_stats``, and the Bisani and
+Ney bootstrap interval of the WER difference). A difference is significant only when both say
+so: MAPSSWE p < ``ALPHA`` and the 95% bootstrap interval of the difference excludes 0. A claim
+that one run is better or worse than another then **held** or is **not held** (refuted); a
+difference inside the interval is **not significant**, a tie, which neither confirms nor refutes
+the claim, whatever the two WERs are. Claims that two WERs are the same ("similar", "loses
+nothing", "keeps WER close") can be refuted by a significant difference but never confirmed by
+its absence: they read "not significant" at best (:func:`same`, :func:`no_higher`). A claim about
+how much a change *costs* (plain SGD loses more than NG-SGD going from 1 to N workers) is a
+difference of two differences: :func:`change_test` resamples the four runs' per-utterance errors
+together (the bootstrap) and tests the per-utterance contrast with MAPSSWE on utterances.
 
-Tolerances. ``WER_TOL`` = 0.5 absolute %WER: seed 001 calls its 0.3-0.4 degradation from 1 to
-16-32 GPUs "limited decoding accuracy loss", so a difference up to 0.5 counts as no change.
+Claims on other numbers (CV frame accuracy, time shares, scaling factors) have no per-utterance
+test and keep explicit comparisons with tolerances (:func:`close`, :func:`worse_by`):
 ``ACC_TOL`` = 1.0 absolute % CV frame accuracy (seed 000 Table 1 moves 59.3-60.2% across 2-16
-nodes with all-reduce and calls it converged). On the digits test sets one word is 0.08% (full,
-1198 words) to about 0.3% (quick) absolute, so every WER cell also shows its errors / words: a
-verdict resting on a difference of a word or two is noted as such by the word counts beside it.
+nodes with all-reduce and calls it converged). A claim whose runs are missing is "not measured".
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+from pathlib import Path
+from typing import Optional, Sequence, Union
 
-__all__ = ["WER_TOL", "ACC_TOL", "Claim", "within", "worse_by", "not_worse", "close",
-           "degrades_more", "all_of", "status", "claims_markdown"]
+from nnetmix.score import CompareOptions, align_ops, best_scoring, bootstrap, \
+    compare_decode_dirs, format_p, iter_token_table, mapsswe, read_token_table
+from nnetmix.score.wer import ScoreError
 
-WER_TOL = 0.5
+__all__ = ["ALPHA", "ACC_TOL", "HELD", "NOT_HELD", "TIE", "NOT_MEASURED", "WerTest", "Claim",
+           "wer_test", "change_test", "cell", "lower", "higher", "no_higher", "same", "close",
+           "worse_by", "all_of", "as_verdict", "status", "claims_markdown"]
+
+ALPHA = 0.05
 ACC_TOL = 1.0
+
+HELD, NOT_HELD, TIE, NOT_MEASURED = "held", "not held", "not significant", "not measured"
+
+Verdict = str
+Outcome = Union[Optional[bool], Verdict]
+
+
+@dataclasses.dataclass(frozen=True)
+class WerTest:
+    """WER(b) - WER(a) on the same test set, with its interval and the matched-pairs test."""
+
+    diff: float                 #: % absolute, b minus a
+    low: float                  #: the bootstrap interval of ``diff`` at level 1 - ALPHA
+    high: float
+    p_value: float              #: MAPSSWE's two-sided p
+    significant: bool           #: p < ALPHA and the interval excludes 0
+
+    @property
+    def sign(self) -> int:
+        """+1: b significantly higher, -1: significantly lower, 0: not significant."""
+        return 0 if not self.significant else (1 if self.diff > 0 else -1)
+
+    def cell(self) -> str:
+        """'+0.98 [-0.49, +2.46], p 0.21' for the table's "here" column."""
+        return f"{self.diff:+.2f} [{self.low:+.2f}, {self.high:+.2f}], p {format_p(self.p_value)}"
+
+
+def cell(t: Optional[WerTest]) -> str:
+    """:meth:`WerTest.cell`, or '-' when a run is missing."""
+    return "-" if t is None else t.cell()
+
+
+def _decode_dir(run) -> Path:
+    return Path(run.path) / "decode_test"
+
+
+def wer_test(a, b) -> Optional[WerTest]:
+    """Run b's WER against run a's (:class:`nnetmix.train.runlog.RunResult`, or None when the
+    run is missing or undecoded: then None). Raises :class:`ScoreError` when the decode
+    directories lack local/score.sh's per-utterance texts or hold different test sets."""
+    if a is None or b is None or a.wer is None or b.wer is None:
+        return None
+    cmp, _, _ = compare_decode_dirs(_decode_dir(a), _decode_dir(b),
+                                    opts=CompareOptions(alpha=ALPHA))
+    boot, t = cmp.bootstrap, cmp.mapsswe
+    return WerTest(boot.diff.value, boot.diff.low, boot.diff.high, t.p_value,
+                   t.significant and boot.significant)
+
+
+def _utterance_errors(run) -> tuple[dict[str, int], dict[str, int]]:
+    """(errors, reference words) per utterance of a run's best-scoring decode."""
+    best = best_scoring(_decode_dir(run))
+    if best.ref is None:
+        raise ScoreError(f"{_decode_dir(run)}: no scoring/test_filt.txt (run local/score.sh)")
+    hyps = read_token_table(f"ark:{best.hyp}")
+    errors, words = {}, {}
+    for key, ref in iter_token_table(f"ark:{best.ref}"):
+        if key not in hyps:
+            raise ScoreError(f"{best.hyp}: no hypothesis for utterance {key} of {best.ref}")
+        errors[key] = sum(op != "C" for op in align_ops(ref, hyps[key]))
+        words[key] = len(ref)
+    return errors, words
+
+
+def change_test(a1, an, b1, bn) -> Optional[WerTest]:
+    """(WER(an) - WER(a1)) - (WER(bn) - WER(b1)): does going from a1 to an cost more than going
+    from b1 to bn? The four runs' per-utterance errors are resampled together (Bisani and Ney's
+    bootstrap of ``errors(an) + errors(b1)`` against ``errors(a1) + errors(bn)``) and the
+    per-utterance contrast is tested with MAPSSWE, one segment per utterance. None when a run is
+    missing."""
+    runs = (a1, an, b1, bn)
+    if any(r is None or r.wer is None for r in runs):
+        return None
+    per = [_utterance_errors(r) for r in runs]
+    words = per[0][1]
+    for r, (_, w) in zip(runs[1:], per[1:]):
+        if w != words:
+            raise ScoreError(f"{_decode_dir(r)}: not the test set of {_decode_dir(a1)}")
+    keys = sorted(words)
+    base = [per[0][0][k] + per[3][0][k] for k in keys]      # a1 + bn
+    other = [per[1][0][k] + per[2][0][k] for k in keys]     # an + b1
+    nw = [words[k] for k in keys]
+    opts = CompareOptions(alpha=ALPHA)
+    boot = bootstrap(base, other, nw, opts.num_bootstrap, opts.seed, ALPHA)
+    segs = [(n, x, y) for n, x, y in zip(nw, base, other) if x or y]
+    test = mapsswe(segs, ALPHA, "utterance")
+    return WerTest(boot.diff.value, boot.diff.low, boot.diff.high, test.p_value,
+                   test.significant and boot.significant)
+
+
+def lower(t: Optional[WerTest]) -> Verdict:
+    """The claim "b's WER is lower than a's"."""
+    return NOT_MEASURED if t is None else {-1: HELD, 1: NOT_HELD, 0: TIE}[t.sign]
+
+
+def higher(t: Optional[WerTest]) -> Verdict:
+    """The claim "b's WER is higher than a's" (b degrades)."""
+    return NOT_MEASURED if t is None else {1: HELD, -1: NOT_HELD, 0: TIE}[t.sign]
+
+
+def no_higher(t: Optional[WerTest]) -> Verdict:
+    """The claim "b loses nothing against a": refuted by a significantly higher WER, held by a
+    significantly lower one, not significant otherwise (no difference found is no proof of
+    none)."""
+    return lower(t) if t is None or t.sign != 0 else TIE
+
+
+def same(t: Optional[WerTest]) -> Verdict:
+    """The claim "b and a give similar WER": refuted by a significant difference either way;
+    otherwise not significant (never held)."""
+    return NOT_MEASURED if t is None else NOT_HELD if t.significant else TIE
+
+
+def close(a: Optional[float], b: Optional[float], tol: float) -> Optional[bool]:
+    """|a - b| <= tol (numbers without a per-utterance test: CV frame accuracy)."""
+    return None if a is None or b is None else abs(a - b) <= tol + 1e-9
+
+
+def worse_by(a: Optional[float], ref: Optional[float], margin: float) -> Optional[bool]:
+    """a is more than margin above ref (a > ref + margin)."""
+    return None if a is None or ref is None else a > ref + margin + 1e-9
+
+
+def as_verdict(x: Outcome) -> Verdict:
+    """A verdict from a rule's result: True held, False not held, None not measured; a verdict
+    string is kept."""
+    if isinstance(x, str):
+        if x not in (HELD, NOT_HELD, TIE, NOT_MEASURED):
+            raise ValueError(f"unknown verdict {x!r}")
+        return x
+    return NOT_MEASURED if x is None else HELD if x else NOT_HELD
+
+
+def all_of(results: Sequence[Outcome]) -> Verdict:
+    """Every part must hold: not held when any part is refuted; else not measured when any part
+    is missing (or there are none); else not significant when any part is a tie; else held."""
+    v = [as_verdict(r) for r in results]
+    for kind in (NOT_HELD, NOT_MEASURED, TIE):
+        if kind in v or (kind == NOT_MEASURED and not v):
+            return kind
+    return HELD
 
 
 @dataclasses.dataclass
@@ -32,62 +187,30 @@ class Claim:
     source: str                 #: where the seed says it, e.g. "seed 000, Table 3"
     claim: str                  #: the claim in words
     seed: str                   #: the seed's own numbers behind it
-    rule: str                   #: the comparison made here, with its tolerance
+    rule: str                   #: the comparison made here
     here: str                   #: our numbers
-    held: Optional[bool]        #: None: not measured (a run is missing)
+    verdict: Outcome            #: HELD, NOT_HELD, TIE, NOT_MEASURED (a bool or None is read so)
     note: str = ""              #: e.g. "oversubscribed timings"
 
-
-def _num(x: Optional[float]) -> bool:
-    return x is not None
-
-
-def within(a: Optional[float], ref: Optional[float], tol: float) -> Optional[bool]:
-    """a is at most tol above ref (a <= ref + tol)."""
-    return None if not (_num(a) and _num(ref)) else a <= ref + tol + 1e-9
+    def __post_init__(self):
+        self.verdict = as_verdict(self.verdict)
 
 
-def worse_by(a: Optional[float], ref: Optional[float], margin: float) -> Optional[bool]:
-    """a is more than margin above ref (a > ref + margin): a is clearly worse."""
-    return None if not (_num(a) and _num(ref)) else a > ref + margin + 1e-9
-
-
-def not_worse(a: Optional[float], ref: Optional[float]) -> Optional[bool]:
-    """a <= ref (for WER: a is at least as good)."""
-    return None if not (_num(a) and _num(ref)) else a <= ref + 1e-9
-
-
-def close(a: Optional[float], b: Optional[float], tol: float) -> Optional[bool]:
-    """|a - b| <= tol."""
-    return None if not (_num(a) and _num(b)) else abs(a - b) <= tol + 1e-9
-
-
-def degrades_more(a1, an, b1, bn) -> Optional[bool]:
-    """an > a1 and (an - a1) > (bn - b1): going from 1 to N workers costs a something, and more
-    than it costs b (when a does not degrade at all, the claim that it degrades more fails)."""
-    if not all(_num(x) for x in (a1, an, b1, bn)):
-        return None
-    return an > a1 + 1e-9 and (an - a1) > (bn - b1) + 1e-9
-
-
-def all_of(results: Sequence[Optional[bool]]) -> Optional[bool]:
-    """True when every result is True; None when any is unknown (and none is False)."""
-    if any(r is False for r in results):
-        return False
-    if not results or any(r is None for r in results):
-        return None
-    return True
-
-
-def status(held: Optional[bool]) -> str:
-    return "not measured" if held is None else "**held**" if held else "**not held**"
+def status(verdict: Outcome) -> str:
+    v = as_verdict(verdict)
+    return {HELD: "**held**", NOT_HELD: "**not held**", TIE: "not significant (a tie)",
+            NOT_MEASURED: "not measured"}[v]
 
 
 def claims_markdown(claims: Sequence[Claim]) -> str:
     """The verdict table: claim, the seed's numbers, the rule, ours, verdict."""
-    out = ["| seed claim | seed's numbers | rule applied here | here | verdict |",
+    out = [f"WER differences are b - a in % absolute with their {1 - ALPHA:.0%} bootstrap interval "
+           "and MAPSSWE p (bin/compare-wer.py's tests); one is significant when p < "
+           f"{ALPHA:g} and the interval excludes 0, and a claim resting on a difference that is "
+           "not significant is a tie: neither held nor refuted.", "",
+           "| seed claim | seed's numbers | rule applied here | here | verdict |",
            "|---|---|---|---|---|"]
     for c in claims:
-        verdict = status(c.held) + (f" ({c.note})" if c.note else "")
+        verdict = status(c.verdict) + (f" ({c.note})" if c.note else "")
         out.append(f"| {c.claim} ({c.source}) | {c.seed} | {c.rule} | {c.here} | {verdict} |")
     return "\n".join(out) + "\n"

@@ -39,7 +39,7 @@ import numpy as np
 from nnetmix.score.wer import ScoreError
 
 __all__ = ["SEGMENTATIONS", "Mapsswe", "Interval", "Bootstrap", "check_settings",
-           "sclite_segments", "mapsswe", "bootstrap"]
+           "sclite_segments", "mapsswe", "bootstrap", "format_p"]
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +138,12 @@ class Mapsswe:
         d = asdict(self)
         d["z"] = _finite(self.z)
         return d
+
+
+def format_p(p: float) -> str:
+    """A p-value for a table: two significant digits, or '< 0.0001' below that. MAPSSWE's normal
+    tail reaches 1e-50 when a few segments all differ one way, digits that mean nothing."""
+    return "< 0.0001" if p < 1e-4 else f"{p:.2g}"
 
 
 def _finite(x: float):

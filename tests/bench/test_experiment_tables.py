@@ -9,6 +9,7 @@ import pytest
 from helpers import ROOT, allreduce_rows, write_allreduce, write_run
 
 from bench.experiments import plan, seed000, seed001, seed002, seed004, tables, verdict
+from nnetmix.score import ScoreError
 from nnetmix.train import runlog as results
 
 RUN_SH = ROOT / "egs" / "digits" / "s5" / "run.sh"
@@ -103,18 +104,53 @@ def test_read_run_bad_log(tmp_path):
         results.read_run(d)
 
 
-def test_verdict_rules():
-    assert verdict.within(3.9, 3.5, 0.5) and not verdict.within(4.1, 3.5, 0.5)
+def test_verdict_numeric_rules():
     assert verdict.worse_by(4.1, 3.5, 0.5) and not verdict.worse_by(3.9, 3.5, 0.5)
-    assert verdict.not_worse(3.5, 3.5) and not verdict.not_worse(3.6, 3.5)
     assert verdict.close(3.0, 3.5, 0.5) and not verdict.close(3.0, 3.6, 0.5)
-    assert verdict.degrades_more(3.0, 4.0, 3.0, 3.5) and not verdict.degrades_more(3, 3.5, 3, 4)
-    assert not verdict.degrades_more(3.0, 2.9, 3.0, 2.0)   # a improves: it does not degrade
-    assert verdict.within(None, 3.5, 0.5) is None
-    assert verdict.all_of([True, True]) is True and verdict.all_of([True, None]) is None
-    assert verdict.all_of([None, False]) is False and verdict.all_of([]) is None
-    md = verdict.claims_markdown([verdict.Claim("s", "c", "n", "r", "h", None)])
-    assert "not measured" in md
+    assert verdict.close(None, 3.5, 0.5) is None
+    H, N, T, M = verdict.HELD, verdict.NOT_HELD, verdict.TIE, verdict.NOT_MEASURED
+    assert [verdict.as_verdict(x) for x in (True, False, None, T)] == [H, N, M, T]
+    assert verdict.all_of([True, H]) == H and verdict.all_of([True, None]) == M
+    assert verdict.all_of([None, False]) == N and verdict.all_of([]) == M
+    assert verdict.all_of([H, T]) == T and verdict.all_of([T, None]) == M
+    with pytest.raises(ValueError, match="unknown verdict"):
+        verdict.as_verdict("held up")
+    md = verdict.claims_markdown([verdict.Claim("s", "c", "n", "r", "h", None),
+                                  verdict.Claim("s", "d", "n", "r", "h", T)])
+    assert "| not measured |" in md and "| not significant (a tie) |" in md
+    assert "MAPSSWE" in md
+
+
+def test_verdict_wer_rules_go_through_the_significance_tests(tmp_path):
+    """1200 words, nested errors (write_run): 3 more errors is a tie, 24 more is significant;
+    a tie is never held nor refuted, whatever the claim."""
+    run = lambda name, wer: results.read_run(write_run(tmp_path / name, wer=wer, words=1200))
+    a, tie, worse, better = run("a", 4.0), run("tie", 4.25), run("worse", 6.0), run("better", 2.0)
+    t = verdict.wer_test(a, tie)
+    assert not t.significant and t.sign == 0 and t.diff == pytest.approx(0.25)
+    assert t.low <= 0.0 <= t.high
+    for rule in (verdict.lower, verdict.higher, verdict.no_higher, verdict.same):
+        assert rule(t) == verdict.TIE
+    t = verdict.wer_test(a, worse)
+    assert t.significant and t.sign == 1 and t.low > 0 and t.p_value < verdict.ALPHA
+    assert (verdict.higher(t), verdict.lower(t)) == (verdict.HELD, verdict.NOT_HELD)
+    assert (verdict.no_higher(t), verdict.same(t)) == (verdict.NOT_HELD, verdict.NOT_HELD)
+    t = verdict.wer_test(a, better)
+    assert t.sign == -1 and verdict.no_higher(t) == verdict.HELD
+    assert verdict.same(t) == verdict.NOT_HELD
+    assert re.fullmatch(r"-2\.00 \[-\d\.\d\d, -\d\.\d\d\], p < 0\.0001", t.cell())
+    assert verdict.wer_test(a, None) is None and verdict.lower(None) == verdict.NOT_MEASURED
+    assert verdict.cell(None) == "-"
+    # (6.0 - 4.0) - (4.25 - 4.0): the first change costs 21 words more than the second
+    t = verdict.change_test(a, worse, a, tie)
+    assert t.diff == pytest.approx(1.75) and t.significant and verdict.higher(t) == verdict.HELD
+    t = verdict.change_test(a, worse, a, worse)             # the same change twice
+    assert t.diff == 0.0 and verdict.higher(t) == verdict.TIE
+    assert verdict.change_test(a, worse, None, tie) is None
+    other = run("other", 4.0)
+    (other.path / "decode_test" / "scoring" / "test_filt.txt").write_text("utt0000 w0\n")
+    with pytest.raises(ScoreError):
+        verdict.change_test(a, worse, other, tie)
 
 
 def make_workspace(work, size, wers):
@@ -127,24 +163,26 @@ def make_workspace(work, size, wers):
 
 def test_seed002_verdicts(tmp_path):
     size = plan.SIZES["smoke"]
-    # BMUF better than MA, NBM better than CBM: the seed's claims hold
-    make_workspace(tmp_path, size, lambda r: {"cbm": 4.5, "nbm": 4.0}.get(r.mix, 5.0)
-                   if r.workers > 1 else 4.2)
+    # BMUF better than MA, NBM better than CBM, each by 12 of 1200 words (nested errors):
+    # the seed's claims hold; NBM against one worker: 4.0 against 4.1 (1 word), a tie
+    make_workspace(tmp_path, size, lambda r: {"cbm": 4.0, "nbm": 3.0}.get(r.mix, 5.0)
+                   if r.workers > 1 else 3.1)
     claims = {c.claim: c for c in seed002.claims(
         {k: results.read_run(tmp_path / r.dnn_dir)
          for k, r in plan.group_runs("seed002", size).items()}, size)}
-    assert claims["BMUF (CBM and NBM) is more accurate than model averaging"].held is True
-    assert claims["NBM is better than CBM"].held is True
-    assert claims["BMUF-NBM loses nothing against one worker"].held is True
+    assert claims["BMUF (CBM and NBM) is more accurate than model averaging"].verdict == \
+        verdict.HELD
+    assert claims["NBM is better than CBM"].verdict == verdict.HELD
+    assert claims["BMUF-NBM loses nothing against one worker"].verdict == verdict.TIE
     text = seed002.build(size, tmp_path, tmp_path / "out")
-    assert "**held**" in text and "BMUF-NBM" in text
+    assert "**held**" in text and "BMUF-NBM" in text and "not significant (a tie)" in text
     assert (tmp_path / "out" / "seed002.md").read_text() == text
 
 
 def test_seed001_verdicts(tmp_path):
     size = plan.SIZES["smoke"]
-    # plain SGD degrades 1 -> N by 2.0, NG-SGD by 0.25: the NG-SGD claim holds; the
-    # exponential schedule is 1.0 worse: "similar" does not hold
+    # plain SGD degrades 1 -> N by 2.0 (24 of 1200 words), NG-SGD by 0.25 (3): the NG-SGD claim
+    # holds; the exponential schedule is 1.0 (12 words) worse: "similar" does not hold
     def wer(r):
         w = 4.0 + (0.25 if r.workers > 1 else 0.0)
         if r.optimizer == "sgd":
@@ -170,7 +208,7 @@ def test_seed000_table_small_size(tmp_path, monkeypatch):
     text = seed000.build(size, tmp_path, out)
     assert "### Table 1" in text and "### Table 3" in text
     claim = next(ln for ln in text.splitlines() if "keeps WER close to 1 worker" in ln)
-    assert "**held**" in claim                      # 4.2 <= 4.1 + 0.5
+    assert "not significant (a tie)" in claim       # 4.2 against 4.1: one word of 1200
     scal = next(ln for ln in text.splitlines() if ln.startswith("| all-reduce | 2 |"))
     assert "(measured)" in scal
 
@@ -208,12 +246,13 @@ def test_seed004_claims():
     rows = allreduce_rows(5e-6, 1 / 3e9, ranks=(4, 8))   # at 2, ring = recursive doubling
     for r in rows:                                  # MPI's own: slower on large messages
         r["mpi"] = r["tree"] * (1.0 if r["bytes"] < 1 << 20 else 2.0 * r["ranks"])
-    got = {c.claim.split(" ")[0] + str(i): c.held for i, c in enumerate(seed004.claims(rows, 2))}
-    assert got["ring0"] is True and got["ring1"] is True and got["the2"] is True
-    assert got["butterfly3"] is True                # log2 P messages beat 2(P-1) at 4 KB
+    got = {c.claim.split(" ")[0] + str(i): c.verdict
+           for i, c in enumerate(seed004.claims(rows, 2))}
+    assert got["ring0"] == got["ring1"] == got["the2"] == verdict.HELD
+    assert got["butterfly3"] == verdict.HELD        # log2 P messages beat 2(P-1) at 4 KB
     assert "oversubscribed" in seed004.claims(rows, 2)[0].note
     rows[-1]["ring"] = rows[-1]["ring-async"] = 10.0          # a slow ring at 8 ranks, 64 MB
-    assert seed004.claims(rows, 8)[0].held is False
+    assert seed004.claims(rows, 8)[0].verdict == verdict.NOT_HELD
 
 
 def test_tables_main_writes_every_group(tmp_path, monkeypatch):

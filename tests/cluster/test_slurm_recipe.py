@@ -39,6 +39,7 @@ def test_digits_recipe_through_slurm(slurm, tmp_path):
     s5 = link_recipe(tmp_path / "s5")
     p = run(slurm, ["./run.sh", "--num-train-utts", "200", "--num-test-utts", "40", "--nj", "2",
                     "--dnn-num-workers", "2", "--dnn-hid-dim", "64", "--pretrain", "false",
+                    "--scoring-opts", "--min-lmwt 9 --max-lmwt 11 --word-ins-penalty 0.0",
                     "--corpus", tmp_path / "corpus"], s5, timeout=1500)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert "--cmd utils/slurm.py" in p.stdout

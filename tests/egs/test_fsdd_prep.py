@@ -6,6 +6,7 @@ counts (3000 short 8 kHz wavs), so they run on any clone.
 """
 import math
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from nnetmix.lang.symbols import LangError, read_symbol_table
 
 from helpers import (ROOT, arcs_of, best_cost, read_fst, read_lines, link_recipe, run_script,
-                     symbol_table, write_run, write_wav)
+                     symbol_table, write_decode, write_run, write_wav)
 
 RECIPE = ROOT / "egs" / "fsdd" / "s5"
 FSDD = ROOT.parent / "shared" / "corpora" / "fsdd"
@@ -298,14 +299,15 @@ def test_lang_and_one_word_grammar(tmp_path):
 # --------------------------------------------------------------------------- RESULTS.md
 
 def test_make_results_reads_every_split(tmp_path):
+    """Every WER with its interval, each DNN against the monophone through compare-wer.py's
+    tests, and the leave-one-out folds pooled (write_decode: nested errors, 40 utterances of 10
+    words per test set)."""
     exp = tmp_path / "exp"
-    for split, mono_errors in (("official", 1), ("loso_theo", 40)):
-        dec = exp / split / "mono" / "decode_test"
-        dec.mkdir(parents=True)
-        for name, e in (("wer_7_0.0", mono_errors + 2), ("wer_9_0.5", mono_errors)):
-            (dec / name).write_text(f"%WER {100 * e / 400:.2f} [ {e} / 400, 0 ins, 0 del, {e} "
-                                    "sub ]\n")
-        write_run(exp / split / "dnn_rbm_w2", wer=2.0)
+    for split, mono_wer in (("official", 0.25), ("loso_theo", 10.0), ("loso_lucas", 10.0)):
+        prefix = f"{split}_"
+        write_decode(exp / split / "mono" / "decode_test", mono_wer, best=(9, "0.5"),
+                     utt_prefix=prefix)
+        write_run(exp / split / "dnn_rbm_w2", wer=2.0, utt_prefix=prefix)
         (exp / split / "commit").write_text("abc1234\n")
         (exp / split / "dnn_rbm_w2" / "cv.scp").write_text("jackson_0_5 x\njackson_1_7 x\n")
         for d, n, t in (("", 0, 1), ("", 3, 100), ("dnn_rbm_w2", 6, 200)):
@@ -317,16 +319,59 @@ def test_make_results_reads_every_split(tmp_path):
     assert p.returncode == 0, p.stderr
     text = (tmp_path / "RESULTS.md").read_text()
     assert text.index("## Official split: takes 0-4") < text.index(
-        "## Leave one speaker out: test speaker theo")
-    assert "| monophone GMM (`mono`) | 3-4 | 0.25 (1/400) | wer_9_0.5 | - |" in text
-    assert "| monophone GMM (`mono`) | 3-4 | 10.00 (40/400) | wer_9_0.5 | - |" in text
-    assert ("| DNN (`dnn_rbm_w2`) | 5-7 | 2.00 (8/400) | wer_11_0.5 | 3 epochs (1 rejected), "
-            "CV frame accuracy 68.00%; CV set 2 utterances, held-out speaker jackson |") in text
+        "## Leave one speaker out: test speaker lucas") < text.index(
+        "## Leave one speaker out: test speaker theo") < text.index(
+        "## Leave one speaker out, 2 folds pooled (lucas, theo)")
+    row = r"\| monophone GMM \(`mono`\) \| 3-4 \| {} \| \[(\S+), (\S+)\] \| wer_9_0.5 \| - \|"
+    low, high = map(float, re.search(row.format(r"0\.25 \(1/400\)"), text).groups())
+    assert low == 0.0 and 0.25 < high < 1.5
+    low, high = map(float, re.search(row.format(r"10\.00 \(40/400\)"), text).groups())
+    assert 5.0 < low < 10.0 < high < 15.0
+    assert re.search(r"\| DNN \(`dnn_rbm_w2`\) \| 5-7 \| 2.00 \(8/400\) \| \[\S+, \S+\] \| "
+                     r"wer_11_0.5 \| 3 epochs \(1 rejected\), CV frame accuracy 68.00%; CV set 2 "
+                     r"utterances, held-out speaker jackson \|", text)
+    # 1 against 8 errors of 400 (nested): 7 segments all one way, sign test p = 2^-6, and the
+    # interval above 0; 40 against 8: significant, the DNN better; pooled: 80 against 16
+    comps = [ln for ln in text.splitlines() if ln.startswith("| `dnn_rbm_w2` - `mono`")]
+    assert len(comps) == 4
+    assert comps[0].startswith("| `dnn_rbm_w2` - `mono` | 1 vs 8 of 400 | +1.75 | [")
+    assert comps[0].endswith("| **significant**: mono better |")
+    assert "| 40 vs 8 of 400 | -8.00 |" in comps[1]
+    assert comps[1].endswith("| **significant**: dnn_rbm_w2 better |")
+    assert "| 80 vs 16 of 800 | -8.00 |" in comps[3] and "pooled" in comps[3]
+    assert "| monophone GMM (`mono`) | 10.00 (80/800) | [" in text
+    summary = text.split("## Summary: each DNN against the monophone GMM")[1].split("## ")[0]
+    rows = [ln for ln in summary.splitlines() if ln.startswith("| `") or ln.startswith("| 2 ")]
+    assert [r.split(" | ")[0] for r in rows] == ["| `official`", "| `loso_lucas`",
+                                                 "| `loso_theo`", "| 2 left-out speakers pooled"]
+    assert rows[1].startswith("| `loso_lucas` | 400 | 10.00 [") and "| -8.00 [" in rows[1]
+    assert rows[3].endswith("| **significant**: dnn_rbm_w2 better |")
     assert f"%WER 0.25 [ 1 / 400, 0 ins, 0 del, 1 sub ] {exp}/official/mono/decode_test/wer_9_0.5" in text
     assert "| 6 | DNN training (`dnn_rbm_w2`) | 200 |" in text
     assert "| | all of the above | 301 |" in text
     assert "cores" in text and "Loaded machine." in text
     assert f"Run at commit abc1234 (`{exp}/official/commit`, written by run.sh)." in text
+
+
+def test_make_results_tie_and_pooled_duplicates(tmp_path):
+    """A difference of one word is not significant (a tie) whichever WER is lower; folds whose
+    utterance ids repeat cannot be pooled."""
+    exp = tmp_path / "exp"
+    for split in ("loso_theo", "loso_lucas"):
+        write_decode(exp / split / "mono" / "decode_test", 2.0)
+        write_run(exp / split / "dnn_rbm_w2", wer=1.75)
+    p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--prog",
+                    "make_results.py", "--exp", exp, "--out", tmp_path / "RESULTS.md"])
+    assert p.returncode == 1 and not (tmp_path / "RESULTS.md").exists()
+    assert p.stderr.strip().splitlines()[-1].startswith("make_results.py: ")
+    assert "utt0000 is in the test sets of two folds" in p.stderr
+    (exp / "loso_lucas").rename(tmp_path / "lucas")
+    p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--exp", exp,
+                    "--out", tmp_path / "RESULTS.md"])
+    assert p.returncode == 0, p.stderr
+    comp = next(ln for ln in (tmp_path / "RESULTS.md").read_text().splitlines()
+                if ln.startswith("| `dnn_rbm_w2` - `mono`"))
+    assert "| 8 vs 7 of 400 | -0.25 |" in comp and comp.endswith("| not significant (a tie) |")
 
 
 def test_make_results_without_runs(tmp_path):

@@ -3,7 +3,8 @@
 Stage 0 prepares the official split of the whole corpus; the test then keeps 3 speakers' takes
 5-19 for training (450 utterances; takes 5-9 are the DNN's CV set) and takes 0-2 for testing
 (90), and runs stages 1-7 with a
-small randomly initialised DNN on one worker, down to a WER for the monophone GMM and the DNN.
+small randomly initialised DNN on one worker (4 epochs; scoring over LM weights 9-11), down to a
+WER for the monophone GMM and the DNN.
 """
 import os
 import re
@@ -50,8 +51,11 @@ def test_run_sh_end_to_end_on_a_subset(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert keep(s5, "train", range(5, 20), "train") == 450
     assert keep(s5, "test", range(0, 3), "test") == 90
+    # 4 DNN epochs (to its CV frame accuracy of 72-73%) and 3 LM weights in scoring keep it short
     p = run_script(["./run.sh", "--stage", "1", "--pretrain", "false", "--dnn-num-workers", "1",
-                    "--dnn-hid-layers", "1", "--dnn-hid-dim", "64"], cwd=s5, timeout=900)
+                    "--dnn-hid-layers", "1", "--dnn-hid-dim", "64", "--dnn-opts", "--max-iters 4",
+                    "--scoring-opts", "--min-lmwt 9 --max-lmwt 11 --word-ins-penalty 0.0"],
+                   cwd=s5, timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     exp = s5 / "exp" / "official"
     mono_wer, words = best(exp / "mono" / "decode_test")
@@ -68,4 +72,6 @@ def test_run_sh_end_to_end_on_a_subset(tmp_path):
     assert f"| monophone GMM (`mono`) | 3-4 | {mono_wer:.2f} (" in text
     assert f"| DNN (`dnn_rand_w1`) | 5-7 | {dnn_wer:.2f} (" in text
     assert "| 3 | monophone GMM + alignment |" in text
+    # the DNN against the monophone on the same 90 utterances (compare-wer.py's tests)
+    assert re.search(r"\| `dnn_rand_w1` - `mono` \| \d+ vs \d+ of 90 \| [+-]\d+\.\d\d \| \[", text)
     assert "Run at commit " in text and "unknown" not in (exp / "commit").read_text()

@@ -16,7 +16,7 @@ import pytest
 from helpers import load_bin, write_lines
 from nnetmix.score import CompareOptions, ScoreError, align_ops, best_scoring, bootstrap, \
     compare_decode_dirs, compare_systems, compute_wer, edit_distance, format_comparison, \
-    format_wer, mapsswe, score_sweep, sclite_segments
+    format_p, format_wer, mapsswe, score_sweep, sclite_segments
 
 compare_wer_bin = load_bin("compare-wer.py")
 
@@ -388,3 +388,8 @@ def test_decode_dir_from_score_sweep(tmp_path):
     cmp, ba, _ = compare_decode_dirs(tmp_path / "a", tmp_path / "b", f"ark:{tmp_path / 'ref'}",
                                      opts=CompareOptions(num_bootstrap=100))
     assert ba.hyp.endswith("scoring_kaldi/penalty_0.5/7.txt") and cmp.num_utterances == len(refs)
+
+
+def test_format_p():
+    assert [format_p(p) for p in (1.0, 0.0456, 0.00012, 9.9e-5, 7.3e-51)] == \
+        ["1", "0.046", "0.00012", "< 0.0001", "< 0.0001"]

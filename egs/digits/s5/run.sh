@@ -29,6 +29,8 @@ dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD (seed 001: what makes avera
 dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
+scoring_opts=          # local/score.sh options for both decodes, e.g. "--min-lmwt 9 --max-lmwt 11
+                       # --word-ins-penalty 0.0" (a quick run); empty: each decode script's own sweep
 # End configuration section.
 
 . ./cmd.sh
@@ -84,7 +86,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   # HCLG from data/lang_test (the bigram G); lattices with Kaldi's decode.sh defaults (acwt
   # 0.083333, beam 13, lattice beam 8); local/score.sh sweeps LM weight and insertion penalty.
   utils/mkgraph.sh data/lang_test exp/mono exp/mono/graph
-  steps/decode.sh --nj $nj --cmd "$decode_cmd" exp/mono/graph data/test exp/mono/decode_test
+  steps/decode.sh --nj $nj --cmd "$decode_cmd" ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/mono/graph data/test exp/mono/decode_test
   grep -H WER exp/mono/decode_test/wer_* | utils/best_wer.sh
 fi
 
@@ -136,6 +138,7 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   # silence state, spn) would be boosted by -log(prior), about +13; --prior-cutoff 1 excludes
   # them, as Kaldi's PdfPrior excludes classes under its (much smaller) default cutoff.
   steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
+    ${scoring_opts:+--scoring-opts "$scoring_opts"} \
     exp/mono/graph data/test $dnn_dir/decode_test
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
 fi

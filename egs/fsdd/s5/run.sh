@@ -24,6 +24,8 @@
 #   --dnn-hid-layers N --dnn-hid-dim N --pretrain true|false --dnn-num-workers N
 #   --dnn-average-every N --dnn-optimizer ngsgd|sgd --dnn-prior-cutoff X --dnn-opts "..."
 #   --dnn-tag TAG             the DNN options, as egs/digits/s5/run.sh
+#   --scoring-opts "..."      local/score.sh options for both decodes (default: each decode
+#                             script's own LM-weight and penalty sweep)
 #   --dnn-cv auto|takes|speaker  Newbob's CV set: the training takes under 10 (5-9 in the official
 #                             split), or a held-out speaker; auto: takes for official, else speaker
 #
@@ -53,6 +55,8 @@ dnn_cv=auto            # Newbob's CV set: takes (the training takes under 10 of 
 dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
+scoring_opts=          # local/score.sh options for both decodes, e.g. "--min-lmwt 9 --max-lmwt 11
+                       # --word-ins-penalty 0.0" (a quick run); empty: each decode script's own sweep
 # End configuration section.
 
 . ./cmd.sh
@@ -162,7 +166,8 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: monophone graph (one-word grammar), decoding of $data/test and WER scoring"
   t0=$SECONDS
   utils/mkgraph.sh data/lang_test $exp/mono $exp/mono/graph
-  steps/decode.sh --nj $(nj_for $data/test) --cmd "$decode_cmd" $exp/mono/graph $data/test $exp/mono/decode_test
+  steps/decode.sh --nj $(nj_for $data/test) --cmd "$decode_cmd" ${scoring_opts:+--scoring-opts "$scoring_opts"} \
+    $exp/mono/graph $data/test $exp/mono/decode_test
   grep -H WER $exp/mono/decode_test/wer_* | utils/best_wer.sh
   stage_done 4 $t0
 fi
@@ -220,6 +225,7 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: DNN decoding of $data/test with the monophone graph and WER scoring"
   t0=$SECONDS
   steps/nnet/decode.sh --nj $(nj_for $data/test) --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
+    ${scoring_opts:+--scoring-opts "$scoring_opts"} \
     $exp/mono/graph $data/test $dnn_dir/decode_test
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
   stage_done 7 $t0 $dnn_dir

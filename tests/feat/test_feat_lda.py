@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 import scipy.linalg
-from helpers import FIXTURES, load_bin
+from helpers import FIXTURES, load_bin, split_feature_ark
 
 from nnetmix.feat.lda import LdaError, LdaOptions, LdaStats, rand_prune, read_lda_stats
 from nnetmix.kaldi import SequentialReader, TableWriter, read_object, write_object
@@ -91,16 +91,10 @@ def test_acc_and_est_lda_solve_the_generalized_eigenproblem(yesno_task, tmp_path
 def test_stats_add_across_files_and_survive_text(yesno_task, tmp_path):
     """Two halves' files sum to the whole's statistics; text and binary files agree."""
     d, tm, _ = yesno_task
-    feats = dict(SequentialReader(f"ark:{d / 'feats.ark'}", "mat"))
-    keys = sorted(feats)
-    for name, part in (("a", keys[::2]), ("b", keys[1::2]), ("all", keys)):
-        with TableWriter(f"ark:{tmp_path / name}.ark", "mat") as w:
-            for k in part:
-                w.write(k, feats[k])
+    for name, spec in split_feature_ark(d / "feats.ark", tmp_path).items():
         assert load_bin("acc-lda.py").main([
-            f"--binary={'false' if name == 'b' else 'true'}", str(YESNO / "40.mdl"),
-            f"ark:{tmp_path / name}.ark", f"ark:{d / 'post.ark'}", str(tmp_path / f"{name}.acc")
-        ]) == 0
+            f"--binary={'false' if name == 'b' else 'true'}", str(YESNO / "40.mdl"), spec,
+            f"ark:{d / 'post.ark'}", str(tmp_path / f"{name}.acc")]) == 0
     both = read_lda_stats([str(tmp_path / "a.acc"), str(tmp_path / "b.acc")])
     whole = read_lda_stats([str(tmp_path / "all.acc")])
     np.testing.assert_allclose(both.zero, whole.zero)

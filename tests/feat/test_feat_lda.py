@@ -44,7 +44,8 @@ def test_stats_file_is_kaldis_bytes():
     assert w.getvalue() == expect
     t = TokenWriter(False)
     st.write(t)
-    assert t.getvalue().decode().startswith("<LDAACCS> <VECSIZE> 2 <NUMCLASSES> 2 <ZERO_ACCS>  [ 1.5 2 ]")
+    assert t.getvalue().decode().startswith(
+        "<LDAACCS> <VECSIZE> 2 <NUMCLASSES> 2 <ZERO_ACCS>  [ 1.5 2 ]")
     assert "<SECOND_ACCS> [\n" in t.getvalue().decode()
 
 
@@ -162,3 +163,38 @@ def test_bad_input(yesno_task, tmp_path, capsys):
     (tmp_path / "junk.acc").write_bytes(b"\0B<LDAACCS> <VECSIZE> \x04\x02\x00\x00\x00<NUMCL")
     assert load_bin("est-lda.py").main([str(tmp_path / "m"), str(tmp_path / "junk.acc")]) != 0
     assert "junk.acc" in capsys.readouterr().err and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("b_affine", [False, True], ids=["b-linear", "b-affine"])
+def test_compose_transforms_equals_applying_both(tmp_path, b_affine):
+    """transform-feats with compose-transforms A B equals B then A, for an affine A after a
+    linear or an affine B; tables compose key by key."""
+    rng = np.random.default_rng(5)
+    x = {f"u{i}": rng.normal(size=(6, 4)).astype(np.float32) for i in range(2)}
+    with TableWriter(f"ark:{tmp_path / 'f.ark'}", "mat") as w:
+        for k, v in x.items():
+            w.write(k, v)
+    a = rng.normal(size=(3, 4)).astype(np.float32)           # affine on B's 3 outputs
+    b = rng.normal(size=(3, 5 if b_affine else 4)).astype(np.float32)
+    write_object(str(tmp_path / "a.mat"), a, "mat")
+    write_object(str(tmp_path / "b.mat"), b, "mat")
+    opts = ["--b-is-affine=true"] if b_affine else []
+    assert load_bin("compose-transforms.py").main(
+        [*opts, str(tmp_path / "a.mat"), str(tmp_path / "b.mat"), str(tmp_path / "c.mat")]) == 0
+    tf = load_bin("transform-feats.py").main
+    for mat, src, dst in (("b", "f", "fb"), ("a", "fb", "fab"), ("c", "f", "fc")):
+        assert tf([str(tmp_path / f"{mat}.mat"), f"ark:{tmp_path / src}.ark",
+                   f"ark:{tmp_path / dst}.ark"]) == 0
+    two = dict(SequentialReader(f"ark:{tmp_path / 'fab.ark'}", "mat"))
+    one = dict(SequentialReader(f"ark:{tmp_path / 'fc.ark'}", "mat"))
+    for k in x:
+        np.testing.assert_allclose(one[k], two[k], rtol=1e-4, atol=1e-5)
+    with TableWriter(f"ark:{tmp_path / 'bt.ark'}", "mat") as w:
+        w.write("u0", b)
+    assert load_bin("compose-transforms.py").main(
+        [*opts, str(tmp_path / "a.mat"), f"ark:{tmp_path / 'bt.ark'}",
+         f"ark:{tmp_path / 'ct.ark'}"]) == 0
+    ct = dict(SequentialReader(f"ark:{tmp_path / 'ct.ark'}", "mat"))
+    np.testing.assert_allclose(ct["u0"], read_object(str(tmp_path / "c.mat"), "mat"))
+    assert load_bin("compose-transforms.py").main(
+        [str(tmp_path / "a.mat"), f"ark:{tmp_path / 'bt.ark'}", str(tmp_path / "x.mat")]) != 0

@@ -8,7 +8,7 @@ from helpers import FIXTURES, load_bin, split_feature_ark
 
 from nnetmix.hmm.gmm_tools import read_model, write_model
 from nnetmix.hmm.mllt import MlltError, MlltStats, mllt_objective, mllt_update, read_mllt_stats
-from nnetmix.kaldi import SequentialReader, TableWriter, read_object
+from nnetmix.kaldi import SequentialReader, TableWriter, read_object, write_object
 from nnetmix.kaldi.tokens import TokenWriter
 
 YESNO = FIXTURES / "yesno"
@@ -120,3 +120,23 @@ def test_bad_input(rotated_task, tmp_path, capsys):
     assert not (tmp_path / "x.macc").exists()
     with pytest.raises(MlltError, match="singular"):
         mllt_update(100.0, np.zeros((2, 2, 2)))
+
+
+def test_gmm_transform_means(rotated_task, tmp_path):
+    """Means become M mu (+ offset); variances are kept."""
+    d, _ = rotated_task
+    rng = np.random.default_rng(4)
+    for cols in (3, 4):
+        m = rng.normal(size=(3, cols)).astype(np.float32)
+        write_object(str(tmp_path / "m.mat"), m, "mat")
+        assert load_bin("gmm-transform-means.py").main(
+            [str(tmp_path / "m.mat"), str(d / "final.mdl"), str(tmp_path / "t.mdl")]) == 0
+        before, after = read_model(str(d / "final.mdl")), read_model(str(tmp_path / "t.mdl"))
+        for g0, g1 in zip(before.am, after.am):
+            want = g0.means @ m[:, :3].T + (m[:, 3] if cols == 4 else 0.0)
+            np.testing.assert_allclose(g1.means, want, rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(g1.vars, g0.vars, rtol=1e-6)
+    write_object(str(tmp_path / "bad.mat"), np.eye(2, dtype=np.float32), "mat")
+    assert load_bin("gmm-transform-means.py").main(
+        [str(tmp_path / "bad.mat"), str(d / "final.mdl"), str(tmp_path / "u.mdl")]) != 0
+    assert not (tmp_path / "u.mdl").exists()

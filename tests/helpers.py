@@ -251,6 +251,20 @@ def write_text(path: Path, utts, override: dict[str, str] | None = None) -> None
 # Audio and features
 # ---------------------------------------------------------------------------------------------
 
+def split_feature_ark(feats_ark: Path, out: Path) -> dict:
+    """The archive's utterances in two halves ('a': even, 'b': odd keys) and whole ('all'),
+    each an archive in ``out``; returns name -> rspecifier (statistics tools' summing tests)."""
+    feats = dict(SequentialReader(f"ark:{feats_ark}", "mat"))
+    keys = sorted(feats)
+    specs = {}
+    for name, part in (("a", keys[::2]), ("b", keys[1::2]), ("all", keys)):
+        specs[name] = f"ark:{out / name}.ark"
+        with TableWriter(specs[name], "mat") as w:
+            for k in part:
+                w.write(k, feats[k])
+    return specs
+
+
 def dummy_samples(num_samples: int, seed: int = 0, rate: int = 16000) -> np.ndarray:
     """int16 samples: a few sines plus noise, so every mel band has energy."""
     rng = np.random.default_rng(seed)

@@ -30,7 +30,7 @@ import numpy as np
 from nnetmix.errors import NnetmixError
 from nnetmix.feat.pipeline import open_features
 from nnetmix.kaldi import RandomAccessReader, write_object
-from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter, add_objects, write_object_bytes
 from nnetmix.kaldi.transition_model import read_transition_model
 
 __all__ = ["LdaStats", "LdaError", "LdaOptions", "rand_prune", "read_lda_stats",
@@ -236,12 +236,7 @@ def _vec(v: np.ndarray) -> str:
 def read_lda_stats(paths: list) -> LdaStats:
     """Sum the statistics files (rxfilenames) into one LdaStats, as est-lda reads them."""
     stats = LdaStats()
-    for path in paths:
-        r = open_object(path)
-        try:
-            stats.add_from(r)
-        finally:
-            r.src.close(check=False)
+    add_objects(paths, stats)
     return stats
 
 

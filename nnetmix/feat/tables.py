@@ -25,7 +25,8 @@ from nnetmix.feat.textio import (TextTableWriter, is_rspecifier, is_wspecifier,
 from nnetmix.kaldi import RandomAccessReader, TableWriter, read_object, write_object
 
 __all__ = ["Counts", "copy_feats", "transform_feats", "add_deltas_table", "splice_feats_table",
-           "apply_transform", "transform_feats_table",
+           "apply_transform", "transform_feats_table", "compose_transforms",
+           "compose_transforms_tables",
            "feat_to_dim", "feat_to_len", "compute_cmvn_stats", "apply_cmvn_table"]
 
 logger = logging.getLogger(__name__)
@@ -124,6 +125,95 @@ def apply_transform(feats: np.ndarray, trans: np.ndarray) -> np.ndarray | None:
     if trans.shape[1] == d + 1:
         return _as_float32(feats) @ trans[:, :d].T + trans[:, d]
     return None
+
+
+def compose_transforms(a: np.ndarray, b: np.ndarray, b_is_affine: bool = False
+                       ) -> np.ndarray | None:
+    """Kaldi's ComposeTransforms: A B (B applied to the features first). An affine A (one
+    more column than B has rows) multiplies B extended by the row [0 ... 0 1] (b_is_affine:
+    B's last column is its offset) or by [B 0; 0 1] (B linear: A's offset is kept). None, with
+    a warning, when the sizes fit neither."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    if b.shape[0] == 0 or a.shape[1] == 0:
+        logger.warning("Empty matrix in ComposeTransforms")
+        return None
+    if a.shape[1] == b.shape[0]:
+        return a @ b
+    if a.shape[1] == b.shape[0] + 1:
+        if b_is_affine:
+            ext = np.zeros((b.shape[0] + 1, b.shape[1]), np.float32)
+            ext[:-1] = b
+            ext[-1, -1] = 1.0
+        else:
+            ext = np.zeros((b.shape[0] + 1, b.shape[1] + 1), np.float32)
+            ext[:-1, :-1] = b
+            ext[-1, -1] = 1.0
+        return a @ ext
+    logger.warning("ComposeTransforms: mismatched dimensions, a has %d columns and b has %d "
+                   "rows.", a.shape[1], b.shape[0])
+    return None
+
+
+def compose_transforms_tables(a_in: str, b_in: str, c_out: str, b_is_affine: bool = False,
+                              utt2spk: str = "", binary: bool = True) -> Counts:
+    """Kaldi's compose-transforms: matrices, or tables keyed alike (A per utterance and B per
+    speaker with ``utt2spk``; Kaldi there looks B up by the utterance, a bug we do not copy)."""
+    a_tab, b_tab = is_rspecifier(a_in), is_rspecifier(b_in)
+    if (a_tab or b_tab) != is_wspecifier(c_out):
+        raise UsageError("Formats of the input and output rspecifiers/rxfilenames do not match "
+                         "(if either a or b is an rspecifier, then the output must be a "
+                         "wspecifier.")
+    if utt2spk and not (a_tab and b_tab):
+        raise UsageError("utt2spk option provided compose transforms but at least one of the "
+                         "inputs is a global transform.")
+    counts = Counts()
+    if not (a_tab or b_tab):
+        a, b = read_object(a_in, "mat"), read_object(b_in, "mat")
+        if (not b_is_affine and a.shape[0] == a.shape[1] + 1 and a.shape == b.shape):
+            logger.warning("It looks like you are trying to compose two affine transforms, but "
+                           "you omitted the --b-is-affine option.")
+        c = compose_transforms(a, b, b_is_affine)
+        if c is None:
+            raise NnetmixError(f"cannot compose {a_in} ({a.shape[0]}x{a.shape[1]}) with "
+                               f"{b_in} ({b.shape[0]}x{b.shape[1]})")
+        write_object(c_out, c, "mat", binary)
+        counts.done = 1
+        return counts
+    spk_of = dict((k, v[0]) for k, v in read_token_table(utt2spk) if v) if utt2spk else None
+    with TableWriter(c_out, "mat") as writer:
+        if a_tab:
+            fixed_b = None if b_tab else read_object(b_in, "mat")
+            b_reader = RandomAccessReader(b_in, "mat") if b_tab else contextlib.nullcontext()
+            with open_features(a_in) as a_reader, b_reader as b_lookup:
+                for key, a in a_reader:
+                    bkey = key if spk_of is None else spk_of.get(key)
+                    if bkey is None:
+                        logger.warning("No speaker provided for utterance %s (perhaps you "
+                                       "wrongly provided utt2spk option to  compose-transforms?)",
+                                       key)
+                        counts.err += 1
+                        continue
+                    if b_tab and bkey not in b_lookup:
+                        logger.warning("Second table does not have key %s", bkey)
+                        counts.err += 1
+                        continue
+                    c = compose_transforms(a, b_lookup[bkey] if b_tab else fixed_b, b_is_affine)
+                    if c is None:
+                        counts.err += 1
+                        continue
+                    writer.write(key, c)
+                    counts.done += 1
+        else:
+            a = read_object(a_in, "mat")
+            with open_features(b_in) as b_reader:
+                for key, b in b_reader:
+                    c = compose_transforms(a, b, b_is_affine)
+                    if c is None:
+                        counts.err += 1
+                        continue
+                    writer.write(key, c)
+                    counts.done += 1
+    return counts
 
 
 def _logdet(trans: np.ndarray, d: int) -> float:

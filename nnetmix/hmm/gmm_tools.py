@@ -178,6 +178,26 @@ def boost_silence(model: GmmModel, phones: Sequence[int], boost: float) -> int:
     return len(pdfs)
 
 
+def transform_means(model: GmmModel, mat: np.ndarray) -> None:
+    """gmm-transform-means: every mean mu becomes M mu (M square) or M [mu; 1] (M affine,
+    dim x (dim+1)); variances are kept (an MLLT step of train_lda_mllt.sh)."""
+    dim = model.dim
+    mat = np.asarray(mat, dtype=np.float64)
+    if mat.shape[0] != dim:
+        raise FormatError(f"Transform matrix has {mat.shape[0]} rows but model has dimension "
+                          f"{dim}")
+    if mat.shape[1] not in (dim, dim + 1):
+        raise FormatError(f"Transform matrix has {mat.shape[1]} columns but model has dimension "
+                          f"{dim} (neither a linear nor an affine transform)")
+    for g in model.am:
+        m = g.means
+        new = m @ mat[:, :dim].T
+        if mat.shape[1] == dim + 1:
+            new += mat[:, dim]
+        g.means = new  # the setter recomputes the gconsts
+    model._stacked = None
+
+
 # -- gmm-acc-stats-ali ----------------------------------------------------------------------------
 @dataclass
 class AccCounts:

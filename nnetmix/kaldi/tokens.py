@@ -28,7 +28,8 @@ import nnetmix.kaldi.codec as codec
 from nnetmix.kaldi.codec import Where
 from nnetmix.kaldi.stream import InputStream, open_input, open_output
 
-__all__ = ["TokenReader", "TokenWriter", "open_object", "write_object_bytes", "format_float"]
+__all__ = ["TokenReader", "TokenWriter", "open_object", "write_object_bytes", "format_float",
+           "add_objects"]
 
 _WS = b" \t\n\r\v\f"
 
@@ -159,6 +160,19 @@ class TokenReader:
         except ValueError:
             raise self.fail(f"bad {what}", f"expected a number, got {word[:40]!r}") from None
 
+    def float64(self, what: str = "a double") -> float:
+        """ReadBasicType<double>: binary size byte 8 (double) or 4 (float, widened)."""
+        self._begin()
+        if self.binary:
+            if self.src.peek(1) == b"\x04":
+                return float(self._sized(4, "<f", what))
+            return float(self._sized(8, "<d", what))
+        word = self._text_word(what, "a number")
+        try:
+            return float(word)
+        except ValueError:
+            raise self.fail(f"bad {what}", f"expected a number, got {word[:40]!r}") from None
+
     # -- objects ------------------------------------------------------------------------------
     def int_vector(self, what: str = "an integer vector") -> np.ndarray:
         """ReadIntegerVector<int32> (e.g. Splice's frame offsets, a topology's phones)."""
@@ -258,6 +272,11 @@ class TokenWriter:
         self._parts.append(b"\x04" + np.float32(value).astype("<f4").tobytes() if self.binary
                            else (format_float(value) + " ").encode("ascii"))
 
+    def float64(self, value: float) -> None:
+        """WriteBasicType<double>: size byte 8 and the double; text as the float's."""
+        self._parts.append(b"\x08" + struct.pack("<d", float(value)) if self.binary
+                           else ("{:.7g}".format(float(value)) + " ").encode("ascii"))
+
     def _object(self, value: np.ndarray, kind: str) -> None:
         data = codec.encode_value(value, kind, self.binary, self._where, table=False)
         self._parts.append(data[2:] if self.binary else data)
@@ -271,22 +290,24 @@ class TokenWriter:
     def matrix(self, value: np.ndarray) -> None:
         self._object(np.asarray(value, dtype=np.float32), "mat")
 
-    def sp_matrix(self, value: np.ndarray) -> None:
-        """SpMatrix<BaseFloat>::Write of a symmetric matrix (its lower triangle, as float)."""
+    def sp_matrix(self, value: np.ndarray, double: bool = False) -> None:
+        """SpMatrix::Write of a symmetric matrix (its lower triangle): ``FP`` floats, or with
+        ``double`` ``DP`` doubles (SpMatrix<double>, as MlltAccs writes its G)."""
         a = np.asarray(value)
         n = int(a.shape[0])
-        packed = a[np.tril_indices(n)].astype(np.float32)
+        packed = a[np.tril_indices(n)].astype(np.float64 if double else np.float32)
         if self.binary:
-            self.token("FP")
+            self.token("DP" if double else "FP")
             self.int32(n)
-            self._parts.append(packed.astype("<f4").tobytes())
+            self._parts.append(packed.astype("<f8" if double else "<f4").tobytes())
             return
         if n == 0:
             self._parts.append(b"[ ]\n")
             return
         out, i = ["[\n"], 0
         for j in range(n):
-            out.append("".join(format_float(x) + " " for x in packed[i:i + j + 1]))
+            out.append("".join(("{:.7g}".format(float(x)) if double else format_float(x)) + " "
+                               for x in packed[i:i + j + 1]))
             out.append("]\n" if j == n - 1 else "\n")
             i += j + 1
         self._parts.append("".join(out).encode("ascii"))
@@ -304,6 +325,17 @@ def open_object(rxfilename: str) -> TokenReader:
         src.read(2)
         return TokenReader(src, True, name)
     return TokenReader(src, False, name)
+
+
+def add_objects(rxfilenames, acc) -> None:
+    """``acc.add_from(reader)`` for each file in turn (Kaldi's Read(..., add=true) over the
+    statistics files a tool sums, e.g. est-lda's and est-mllt's)."""
+    for path in rxfilenames:
+        r = open_object(path)
+        try:
+            acc.add_from(r)
+        finally:
+            r.src.close(check=False)
 
 
 def write_object_bytes(wxfilename: str, data: bytes, binary: bool) -> None:

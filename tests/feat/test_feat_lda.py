@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 import scipy.linalg
-from helpers import FIXTURES, load_bin
+from helpers import FIXTURES, load_bin, split_feature_ark
 
 from nnetmix.feat.lda import LdaError, LdaOptions, LdaStats, rand_prune, read_lda_stats
 from nnetmix.kaldi import SequentialReader, TableWriter, read_object, write_object
@@ -44,7 +44,8 @@ def test_stats_file_is_kaldis_bytes():
     assert w.getvalue() == expect
     t = TokenWriter(False)
     st.write(t)
-    assert t.getvalue().decode().startswith("<LDAACCS> <VECSIZE> 2 <NUMCLASSES> 2 <ZERO_ACCS>  [ 1.5 2 ]")
+    assert t.getvalue().decode().startswith(
+        "<LDAACCS> <VECSIZE> 2 <NUMCLASSES> 2 <ZERO_ACCS>  [ 1.5 2 ]")
     assert "<SECOND_ACCS> [\n" in t.getvalue().decode()
 
 
@@ -91,16 +92,10 @@ def test_acc_and_est_lda_solve_the_generalized_eigenproblem(yesno_task, tmp_path
 def test_stats_add_across_files_and_survive_text(yesno_task, tmp_path):
     """Two halves' files sum to the whole's statistics; text and binary files agree."""
     d, tm, _ = yesno_task
-    feats = dict(SequentialReader(f"ark:{d / 'feats.ark'}", "mat"))
-    keys = sorted(feats)
-    for name, part in (("a", keys[::2]), ("b", keys[1::2]), ("all", keys)):
-        with TableWriter(f"ark:{tmp_path / name}.ark", "mat") as w:
-            for k in part:
-                w.write(k, feats[k])
+    for name, spec in split_feature_ark(d / "feats.ark", tmp_path).items():
         assert load_bin("acc-lda.py").main([
-            f"--binary={'false' if name == 'b' else 'true'}", str(YESNO / "40.mdl"),
-            f"ark:{tmp_path / name}.ark", f"ark:{d / 'post.ark'}", str(tmp_path / f"{name}.acc")
-        ]) == 0
+            f"--binary={'false' if name == 'b' else 'true'}", str(YESNO / "40.mdl"), spec,
+            f"ark:{d / 'post.ark'}", str(tmp_path / f"{name}.acc")]) == 0
     both = read_lda_stats([str(tmp_path / "a.acc"), str(tmp_path / "b.acc")])
     whole = read_lda_stats([str(tmp_path / "all.acc")])
     np.testing.assert_allclose(both.zero, whole.zero)
@@ -168,3 +163,38 @@ def test_bad_input(yesno_task, tmp_path, capsys):
     (tmp_path / "junk.acc").write_bytes(b"\0B<LDAACCS> <VECSIZE> \x04\x02\x00\x00\x00<NUMCL")
     assert load_bin("est-lda.py").main([str(tmp_path / "m"), str(tmp_path / "junk.acc")]) != 0
     assert "junk.acc" in capsys.readouterr().err and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("b_affine", [False, True], ids=["b-linear", "b-affine"])
+def test_compose_transforms_equals_applying_both(tmp_path, b_affine):
+    """transform-feats with compose-transforms A B equals B then A, for an affine A after a
+    linear or an affine B; tables compose key by key."""
+    rng = np.random.default_rng(5)
+    x = {f"u{i}": rng.normal(size=(6, 4)).astype(np.float32) for i in range(2)}
+    with TableWriter(f"ark:{tmp_path / 'f.ark'}", "mat") as w:
+        for k, v in x.items():
+            w.write(k, v)
+    a = rng.normal(size=(3, 4)).astype(np.float32)           # affine on B's 3 outputs
+    b = rng.normal(size=(3, 5 if b_affine else 4)).astype(np.float32)
+    write_object(str(tmp_path / "a.mat"), a, "mat")
+    write_object(str(tmp_path / "b.mat"), b, "mat")
+    opts = ["--b-is-affine=true"] if b_affine else []
+    assert load_bin("compose-transforms.py").main(
+        [*opts, str(tmp_path / "a.mat"), str(tmp_path / "b.mat"), str(tmp_path / "c.mat")]) == 0
+    tf = load_bin("transform-feats.py").main
+    for mat, src, dst in (("b", "f", "fb"), ("a", "fb", "fab"), ("c", "f", "fc")):
+        assert tf([str(tmp_path / f"{mat}.mat"), f"ark:{tmp_path / src}.ark",
+                   f"ark:{tmp_path / dst}.ark"]) == 0
+    two = dict(SequentialReader(f"ark:{tmp_path / 'fab.ark'}", "mat"))
+    one = dict(SequentialReader(f"ark:{tmp_path / 'fc.ark'}", "mat"))
+    for k in x:
+        np.testing.assert_allclose(one[k], two[k], rtol=1e-4, atol=1e-5)
+    with TableWriter(f"ark:{tmp_path / 'bt.ark'}", "mat") as w:
+        w.write("u0", b)
+    assert load_bin("compose-transforms.py").main(
+        [*opts, str(tmp_path / "a.mat"), f"ark:{tmp_path / 'bt.ark'}",
+         f"ark:{tmp_path / 'ct.ark'}"]) == 0
+    ct = dict(SequentialReader(f"ark:{tmp_path / 'ct.ark'}", "mat"))
+    np.testing.assert_allclose(ct["u0"], read_object(str(tmp_path / "c.mat"), "mat"))
+    assert load_bin("compose-transforms.py").main(
+        [str(tmp_path / "a.mat"), f"ark:{tmp_path / 'bt.ark'}", str(tmp_path / "x.mat")]) != 0

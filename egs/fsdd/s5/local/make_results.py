@@ -16,14 +16,11 @@ temporary name and renamed.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
-import subprocess
 from pathlib import Path
 
 from nnetmix.data.io import c_sorted, write_lines
 from nnetmix.errors import DataDirError
+from nnetmix.train.recipe_report import best_wer_line, machine_line, stage_seconds
 from nnetmix.train.runlog import best_wer, read_run
 
 from local_script import run_script, script_parser
@@ -33,16 +30,6 @@ __all__ = ["STAGES", "split_section", "results", "machine_line"]
 #: run.sh's stages, for the timing table.
 STAGES = ("data preparation", "dictionary, lang, G", "MFCC + CMVN", "monophone GMM + alignment",
           "monophone decoding", "RBM pretraining", "DNN training", "DNN decoding")
-
-
-def _wer_line(decode_dir: Path) -> str | None:
-    """The best ``%WER ...`` line of a decode directory with its file name, or None."""
-    best = best_wer(decode_dir)
-    if best is None:
-        return None
-    text = (decode_dir / best[3]).read_text(errors="replace")
-    line = next(x for x in text.splitlines() if x.startswith("%WER"))
-    return f"{line} {decode_dir}/{best[3]}"
 
 
 def _split_title(name: str) -> str:
@@ -55,10 +42,7 @@ def _split_title(name: str) -> str:
 
 def _seconds(d: Path) -> dict[int, int]:
     """Stage number -> wall seconds from ``d/stage_seconds/N`` (run.sh's stage_done)."""
-    secs = d / "stage_seconds"
-    if not secs.is_dir():
-        return {}
-    return {int(f.name): int(f.read_text().split()[0]) for f in secs.glob("[0-9]*")}
+    return {n: t.seconds for n, t in stage_seconds(d).items()}
 
 
 def _cv_note(dnn_dir: Path) -> str:
@@ -76,7 +60,7 @@ def split_section(split_dir: Path) -> list[str]:
     """The markdown section of one split directory (empty when nothing is decoded)."""
     rows, lines = [], []
     times = [(n, STAGES[n], t) for n, t in sorted(_seconds(split_dir).items()) if n < 6]
-    mono = _wer_line(split_dir / "mono" / "decode_test")
+    mono = best_wer_line(split_dir / "mono" / "decode_test")
     if mono:
         best = best_wer(split_dir / "mono" / "decode_test")
         rows.append(f"| monophone GMM (`mono`) | 3-4 | {best[0]:.2f} ({best[1]}/{best[2]}) "
@@ -89,7 +73,7 @@ def split_section(split_dir: Path) -> list[str]:
         rows.append(f"| DNN (`{d}`) | 5-7 | {run.wer:.2f} ({run.wer_errors}/{run.wer_words}) "
                     f"| {run.wer_file} | {run.epochs} epochs ({run.rejected} rejected), "
                     f"CV frame accuracy {run.cv_acc:.2f}%{_cv_note(split_dir / d)} |")
-        lines.append(_wer_line(split_dir / d / "decode_test"))
+        lines.append(best_wer_line(split_dir / d / "decode_test"))
         times += [(n, f"{STAGES[n]} (`{d}`)", t) for n, t in sorted(_seconds(split_dir / d).items())]
     if not rows:
         return []
@@ -104,23 +88,6 @@ def split_section(split_dir: Path) -> list[str]:
         out += [f"| {n} | {what} | {t} |" for n, what, t in times]
         out += [f"| | all of the above | {sum(t for _, _, t in times)} |", ""]
     return out
-
-
-def machine_line() -> str:
-    """Commit of this checkout, cores, CPU model and date, for the header."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(x.split(":", 1)[1].strip() for x in fh if x.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"Written at commit {commit} on {os.cpu_count()} cores ({cpu}), "
-            f"{datetime.date.today().isoformat()}.")
 
 
 def results(exp: Path, note: str = "") -> list[str]:

@@ -164,7 +164,7 @@ def test_run_sh_help_and_options(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--help"], cwd=s5)
     assert p.returncode == 0  # Kaldi prints --help to stderr
-    for option, default in (("num-train-utts", "5100"), ("mono-subset", "1000"), ("beam", "13.0"),
+    for option, default in (("num-train-utts", "5100"), ("mono-subset", "1000"), ("beam", "11.0"),
                             ("dnn-hid-dim", "512"), ("dnn-max-epochs", "20"),
                             ("dnn-num-workers", "2"), ("lms", '"wp tg"')):
         assert re.search(rf"^  --{option} +{re.escape(default)}  # ", p.stderr, re.M), option

@@ -12,6 +12,7 @@
 #   ./run.sh --num-train-utts 200 --num-test-utts 50 --num-lm-text 300 --corpus /tmp/harbour   # a quick run
 #   ./run.sh --telephone true --corpus corpus_8k      # 300-3400 Hz at 8 kHz
 #   local/make_results.py                             # RESULTS.md from exp/ (stage 12 runs it)
+#   ./run.sh --stage 10 --dnn-max-epochs 4            # stop (or resume) the DNN after epoch 4
 #
 # Stages: 0 corpus (local/synth_harbour.py), 1 data/{train,test}, data/local/dict (CMUdict),
 # data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 MFCC + CMVN, 3 monophone GMM
@@ -19,7 +20,9 @@
 # 9 RBM pretraining, 10 DNN training, 11 DNN decoding with both G's, 12 RESULTS.md from exp/
 # (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). Stages 5-8 are kept for
 # tri1 (deltas), tri2 (LDA+MLLT), tri3 (SAT) and their decoding (issue 17); until they exist the
-# DNN trains on the monophone alignments (exp/mono_ali) and switches to tri3's when they land.
+# DNN trains on the monophone alignments (exp/mono_ali; `ali=` after stage 4), and it switches to
+# tri3's alignments when issue 17 lands. `local/make_results.py --record` keeps the run in exp/
+# as a row of RESULTS.md's calibration table (local/calibration.jsonl).
 #
 # Everything is written under data/, exp/, mfcc/ and the corpus directory: deleting them and
 # running again starts from scratch. Each stage skips what is already done. Each stage's wall
@@ -47,8 +50,8 @@ lm_order=3             # order of the n-gram LM (data/lang_tg)
 lms="wp tg"            # decoding conditions: wp (word-pair grammar, data/lang_wp), tg (data/lang_tg)
 mono_gauss=1000        # Gaussians of the monophone GMM (train_mono.sh --totgauss)
 mono_subset=1000       # the monophone trains on the N shortest utterances (0: all); all are aligned
-beam=13.0              # decoding beam (GMM and DNN)
-lattice_beam=8.0       # lattice beam
+beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: about 10x slower here, see README)
+lattice_beam=5.0       # lattice beam (Kaldi's 8)
 max_active=7000        # most active states per frame
 dnn_hid_layers=2       # DNN hidden layers (the RBMs of stage 9)
 dnn_hid_dim=512        # DNN neurons per hidden layer
@@ -86,8 +89,10 @@ stage_done() {
   # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
   # (default exp; the DNN stages 10-11 use the DNN's directory), then the load average at its
   # end (the machine may be shared), for local/make_results.py
-  mkdir -p ${3:-exp}/stage_seconds
+  # and the options it ran with in <dir>/stage_options/N (exp/options of this invocation)
+  mkdir -p ${3:-exp}/stage_seconds ${3:-exp}/stage_options
   echo "$(( SECONDS - $2 )) $(cut -d' ' -f1-3 /proc/loadavg)" > ${3:-exp}/stage_seconds/$1
+  cp exp/options ${3:-exp}/stage_options/$1
 }
 
 need() {
@@ -96,7 +101,7 @@ need() {
 }
 
 # exp/commands: every invocation's date, commit and command line; exp/options: the options of the latest, as
-# name=value lines (local/make_results.py reads both, and the corpus's params.json).
+# name=value lines, copied to <dir>/stage_options/N by each stage (local/make_results.py reads them).
 mkdir -p exp
 commit=$(git -C "$NNETMIX_ROOT" rev-parse --short HEAD 2>/dev/null) || commit=unknown
 git -C "$NNETMIX_ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from pathlib import Path
 from typing import Optional
@@ -29,11 +30,10 @@ from nnetmix.data.io import atomic_open, c_sorted, write_lines
 from nnetmix.errors import DataDirError
 from nnetmix.train.recipe_report import (best_wer_line, compare_systems, comparison_cells,
                                          machine_line, stage_seconds, wer_ci)
-from nnetmix.train.runlog import read_run
 
 from local_script import run_script, script_parser
 
-__all__ = ["STAGES", "LMS", "read_options", "systems", "run_summary", "results"]
+__all__ = ["STAGES", "LMS", "read_options", "run_options", "systems", "run_summary", "results"]
 
 #: run.sh's stages, for the timing table (5-8 are tri1-tri3's, issue 17).
 STAGES = {0: "corpus synthesis", 1: "data, dict, lang, word-pair and trigram G",
@@ -55,6 +55,34 @@ def read_options(exp: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in f.read_text().splitlines() if "=" in line)
 
 
+#: the stage whose options a calibration row shows for each option (its stage_options/N)
+OWNER = {"num_train_utts": 0, "num_test_utts": 0, "snr": 0, "clean_share": 0, "reverb_share": 0,
+         "mono_subset": 3, "mono_gauss": 3, "beam": 4, "lattice_beam": 4, "dnn_hid_layers": 10,
+         "dnn_hid_dim": 10, "dnn_max_epochs": 10, "dnn_num_workers": 10}
+
+
+def run_options(exp: Path, dnn_dir: Optional[Path] = None) -> dict[str, str]:
+    """The options each part of the run was made with: each of ROW_OPTIONS from the stage that
+    uses it (``<dir>/stage_options/N``, run.sh's stage_done), else from exp/options."""
+    opts = read_options(exp)
+    for key, n in OWNER.items():
+        f = (dnn_dir if n >= 10 and dnn_dir is not None else exp) / "stage_options" / str(n)
+        if f.is_file():
+            got = dict(x.split("=", 1) for x in f.read_text().splitlines() if "=" in x)
+            if key in got:
+                opts[key] = got[key]
+    return opts
+
+
+def mono_data(opts: dict[str, str]) -> str:
+    """What the monophone trained on: "all" or "N shortest" (run.sh's --mono-subset)."""
+    try:
+        n, total = int(opts["mono_subset"]), int(opts["num_train_utts"])
+    except (KeyError, ValueError):
+        return "?"
+    return "all" if n <= 0 or n >= total else f"{n} shortest"
+
+
 def _commands(exp: Path) -> list[str]:
     f = exp / "commands"
     return f.read_text().splitlines() if f.is_file() else []
@@ -68,6 +96,29 @@ def systems(exp: Path) -> list[tuple[str, Path]]:
     return [(n, d) for n, d in out if any((d / f"decode_test_{lm}").is_dir() for lm in LMS)]
 
 
+def dnn_notes(d: Path) -> str:
+    """Epochs, the kept model's CV frame accuracy and the epochs' wall time, from the result
+    files every epoch writes (log/iterNN.tr.json, log/iterNN.cv.json) and final.nnet's name: a
+    run stopped and resumed (``--dnn-max-epochs``) has a train_scheduler.log that starts at the
+    resume, so that log is not read."""
+    def load(f: Path) -> dict:
+        try:
+            return json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise DataDirError(f"{f}: cannot read the epoch's result ({e})") from None
+    tr = sorted(d.glob("log/iter[0-9][0-9].tr.json"))
+    cv = sorted(d.glob("log/iter[0-9][0-9].cv.json"))
+    kept = re.search(r"_iter(\d+)_", os.readlink(d / "final.nnet")) \
+        if (d / "final.nnet").is_symlink() else None
+    if not tr or kept is None:
+        return "no epochs' results"
+    acc = load(d / "log" / f"iter{kept.group(1)}.cv.json")["frame_accuracy"]
+    rejected = sum(1 for f in (d / "nnet").glob("*_rejected"))
+    wall = sum(load(f)["wall"] for f in tr + cv)
+    return (f"{len(tr)} epochs ({rejected} rejected), epoch {int(kept.group(1))} kept, CV frame "
+            f"accuracy {acc:.2f}%; training and CV jobs {wall:.0f} s wall")
+
+
 def _decoded(d: Path) -> bool:
     return any(d.glob("wer_*"))
 
@@ -75,10 +126,10 @@ def _decoded(d: Path) -> bool:
 def run_summary(exp: Path) -> dict:
     """The run in exp/ as one calibration record: options, WERs with intervals (the monophone
     and the first DNN directory), stage times."""
-    opts = read_options(exp)
     wers, secs = {}, {str(n): t.seconds for n, t in stage_seconds(exp).items()}
     sysdirs = systems(exp)
     dnn = next(((n, d) for n, d in sysdirs if n != "mono"), None)
+    opts = run_options(exp, dnn[1] if dnn else None)
     for kind, sd in (("mono", exp / "mono"), ("dnn", dnn[1] if dnn else None)):
         if sd is None:
             continue
@@ -102,7 +153,7 @@ def _stage_sum(secs: dict, stages) -> str:
 
 
 def calibration_table(rows: list[dict]) -> list[str]:
-    out = ["| run | train / test utts | SNR dB, clean, reverb | mono (subset, Gaussians) | DNN "
+    out = ["| run | train / test utts | SNR dB, clean, reverb | mono (training utts, Gaussians) | DNN "
            "(layers x units, max epochs, workers) | beam / lattice beam | mono wp | mono tg | "
            "DNN wp | DNN tg | seconds: stages 0-2 / 3-4 / 9-11 | commands |",
            "| ---: | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
@@ -114,7 +165,7 @@ def calibration_table(rows: list[dict]) -> list[str]:
         out.append(
             f"| {label} | {g('num_train_utts', '?')} / {g('num_test_utts', '?')} "
             f"| {g('snr', '?')}, {g('clean_share', '?')}, {g('reverb_share', '?')} "
-            f"| {g('mono_subset', 'all')}, {g('mono_gauss', '?')} "
+            f"| {mono_data(o)}, {g('mono_gauss', '?')} "
             f"| {g('dnn_hid_layers', '?')} x {g('dnn_hid_dim', '?')}, {g('dnn_max_epochs', '?')}, "
             f"{g('dnn_num_workers', '?')} | {g('beam', '?')} / {g('lattice_beam', '?')} "
             f"| {_cell(w.get('mono/wp'))} | {_cell(w.get('mono/tg'))} | {_cell(w.get('dnn/wp'))} "
@@ -138,10 +189,9 @@ def _perplexities(data: Path) -> str:
 def run_section(exp: Path) -> list[str]:
     """The run in exp/: WERs with intervals, DNN against monophone, stage times."""
     sysdirs = systems(exp)
-    opts = read_options(exp)
+    opts = run_options(exp)
     rows, lines, cmp_rows = [], [], []
     for name, d in sysdirs:
-        run = read_run(d) if name != "mono" else None
         for lm in LMS:
             dec = d / f"decode_test_{lm}"
             if not _decoded(dec):
@@ -149,13 +199,13 @@ def run_section(exp: Path) -> list[str]:
             w = wer_ci(dec)
             if name == "mono":
                 what = (f"monophone GMM (`mono`, {opts.get('mono_gauss', '?')} Gaussians, "
-                        f"{opts.get('mono_subset', '?')} shortest utterances)")
+                        f"trained on {mono_data(opts)} utterances)")
                 notes = "acwt 0.083333"
             else:
-                what = f"DNN (`{name}`) on the monophone alignments"
-                notes = ("acwt 0.1" if run is None else
-                         f"acwt 0.1; {run.epochs} epochs ({run.rejected} rejected), CV frame "
-                         f"accuracy {run.cv_acc:.2f}%")
+                o = run_options(exp, d)
+                what = (f"DNN (`{name}`, {o.get('dnn_hid_layers', '?')} x "
+                        f"{o.get('dnn_hid_dim', '?')}) on the monophone alignments")
+                notes = f"acwt 0.1; {dnn_notes(d)}"
             rows.append(f"| {what} | {LMS[lm]} (`{lm}`) | {w.cell()} | {w.wer_file} | {notes} |")
             lines.append(best_wer_line(dec))
             mono = exp / "mono" / f"decode_test_{lm}"

@@ -163,8 +163,12 @@ def test_telephone_option_writes_8khz(corpora):
 def test_run_sh_help_and_options(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--help"], cwd=s5)
-    assert p.returncode == 0 and "--num-train-utts  5100" in p.stderr  # Kaldi prints --help to stderr
-    assert "3 monophone GMM" in p.stderr  # the planned stages
+    assert p.returncode == 0  # Kaldi prints --help to stderr
+    for option, default in (("num-train-utts", "5100"), ("mono-subset", "1000"), ("beam", "11.0"),
+                            ("dnn-hid-dim", "512"), ("dnn-max-epochs", "20"),
+                            ("dnn-num-workers", "2"), ("lms", '"wp tg"')):
+        assert re.search(rf"^  --{option} +{re.escape(default)}  # ", p.stderr, re.M), option
+    assert "3 monophone GMM" in p.stderr and "Stages 5-8 are kept for" in p.stderr
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
     p = run_script(["./run.sh", "--stage", "1", "--corpus", tmp_path / "none"], cwd=s5)

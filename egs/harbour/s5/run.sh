@@ -7,24 +7,31 @@
 # conditions, as RM had: the grammar's word-pair grammar (data/lang_wp) and a trigram estimated
 # on training sentences only (data/lang_tg).
 #
-#   ./run.sh                                          # every stage that exists
-#   ./run.sh --stage 1 --stop-stage 1                 # one stage
-#   ./run.sh --num-train-utts 200 --num-test-utts 50 --corpus /tmp/harbour   # a quick run
+#   ./run.sh                                          # every stage
+#   ./run.sh --stage 3 --stop-stage 4                 # the monophone only
+#   ./run.sh --num-train-utts 200 --num-test-utts 50 --num-lm-text 300 --corpus /tmp/harbour   # a quick run
 #   ./run.sh --telephone true --corpus corpus_8k      # 300-3400 Hz at 8 kHz
+#   local/make_results.py                             # RESULTS.md from exp/ (stage 12 runs it)
+#   ./run.sh --stage 10 --dnn-max-epochs 4            # stop (or resume) the DNN after epoch 4
 #
 # Stages: 0 corpus (local/synth_harbour.py), 1 data/{train,test}, data/local/dict (CMUdict),
-# data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 MFCC + CMVN. Planned, with
-# their numbers kept free: 3 monophone GMM and alignments, 4 monophone decoding (both G's),
-# 5 tri1 (deltas), 6 tri2 (LDA+MLLT), 7 tri3 (SAT), 8 tri decoding, 9 RBM pretraining, 10 DNN
-# training on tri3 alignments, 11 DNN decoding, 12 RESULTS.md from exp/.
+# data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 MFCC + CMVN, 3 monophone GMM
+# and alignments, 4 monophone graphs and decoding with both G's (exp/mono/decode_test_{wp,tg}),
+# 9 RBM pretraining, 10 DNN training, 11 DNN decoding with both G's, 12 RESULTS.md from exp/
+# (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). Stages 5-8 are kept for
+# tri1 (deltas), tri2 (LDA+MLLT), tri3 (SAT) and their decoding (issue 17); until they exist the
+# DNN trains on the monophone alignments (exp/mono_ali; `ali=` after stage 4), and it switches to
+# tri3's alignments when issue 17 lands. `local/make_results.py --record` keeps the run in exp/
+# as a row of RESULTS.md's calibration table (local/calibration.jsonl).
 #
 # Everything is written under data/, exp/, mfcc/ and the corpus directory: deleting them and
-# running again starts from scratch. Each stage skips what is already done.
+# running again starts from scratch. Each stage skips what is already done. Each stage's wall
+# time goes to exp/stage_seconds/N (stages 10-11: <dnn-dir>/stage_seconds/N).
 
 # Begin configuration section.
 stage=0                # first stage to run
 stop_stage=100         # last stage to run
-nj=2                   # parallel jobs (synthesis, features)
+nj=2                   # parallel jobs (synthesis, features, GMM training and alignment, decoding)
 corpus=corpus          # where the synthesised corpus goes (wavs + lists); any path
 seed=777               # random seed of the corpus (sentences, speakers, conditions)
 num_train_utts=5100    # training utterances (about 5 hours: 3.5 s each)
@@ -40,14 +47,33 @@ reverb_share=0.3       # share of reverberant utterances (sox reverb)
 noise_seconds=120      # length of each noise track (tests: a few seconds)
 telephone=false        # true: 300-3400 Hz at 8 kHz (conf/mfcc_8k.conf)
 lm_order=3             # order of the n-gram LM (data/lang_tg)
+lms="wp tg"            # decoding conditions: wp (word-pair grammar, data/lang_wp), tg (data/lang_tg)
+mono_gauss=1000        # Gaussians of the monophone GMM (train_mono.sh --totgauss)
+mono_subset=1000       # the monophone trains on the N shortest utterances (0: all); all are aligned
+beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: about 10x slower here, see README)
+lattice_beam=5.0       # lattice beam (Kaldi's 8)
+max_active=7000        # most active states per frame
+dnn_hid_layers=2       # DNN hidden layers (the RBMs of stage 9)
+dnn_hid_dim=512        # DNN neurons per hidden layer
+pretrain=true          # RBM pretraining (stage 9) before DNN training; false: random initialisation
+rbm_iter=1             # RBM pretraining epochs per RBM (the Gaussian-Bernoulli one does 2x)
+dnn_max_epochs=20      # most DNN epochs (Newbob stops earlier when the CV loss stops improving)
+dnn_num_workers=2      # MPI ranks for DNN training (1: the single-worker nnet-train-frmshuff.py)
+dnn_average_every=10   # minibatches between model averages
+dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD; sgd: plain
+dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
+dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
+dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
+results=RESULTS.md     # stage 12 writes this (local/make_results.py --out)
 # End configuration section.
 
 # --help: the header above and the options with their defaults
 help_message="$(awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0")
 Options (--name value; defaults):
 $(sed -n '/^# Begin configuration section/,/^# End configuration section/p' "$0" | grep -v '^#' \
-   | awk -F= '{ n = $1; gsub(/_/, "-", n); v = $0; sub(/^[^=]*=/, "", v); sub(/ +#/, "  #", v); printf "  --%-15s %s\n", n, v }')"
+   | awk -F= '{ n = $1; gsub(/_/, "-", n); v = $0; sub(/^[^=]*=/, "", v); sub(/ +#/, "  #", v); printf "  --%-17s %s\n", n, v }')"
 
+command_line="$0 $*"
 . ./cmd.sh
 . ./path.sh
 . utils/parse_options.sh || exit 1
@@ -59,10 +85,29 @@ log() {
   echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
 }
 
+stage_done() {
+  # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
+  # (default exp; the DNN stages 10-11 use the DNN's directory), then the load average at its
+  # end (the machine may be shared), for local/make_results.py
+  # and the options it ran with in <dir>/stage_options/N (exp/options of this invocation)
+  mkdir -p ${3:-exp}/stage_seconds ${3:-exp}/stage_options
+  echo "$(( SECONDS - $2 )) $(cut -d' ' -f1-3 /proc/loadavg)" > ${3:-exp}/stage_seconds/$1
+  cp exp/options ${3:-exp}/stage_options/$1
+}
+
 need() {
   # need <stage> <file> <where it comes from>: a stage's input, checked before any work
   [ -e "$2" ] || { echo "$0: stage $1 needs $2 ($3)" >&2; exit 1; }
 }
+
+# exp/commands: every invocation's date, commit and command line; exp/options: the options of the latest, as
+# name=value lines, copied to <dir>/stage_options/N by each stage (local/make_results.py reads them).
+mkdir -p exp
+commit=$(git -C "$NNETMIX_ROOT" rev-parse --short HEAD 2>/dev/null) || commit=unknown
+git -C "$NNETMIX_ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
+echo "$(date '+%Y-%m-%d %H:%M:%S') [$commit] $command_line" >> exp/commands
+sed -n '/^# Begin configuration section/,/^# End configuration section/p' "$0" | grep '^[a-z_]*=' \
+  | sed 's/=.*//' | while read -r v; do printf '%s=%s\n' $v "${!v}"; done > exp/options
 
 grammar=local/harbour_grammar.txt
 mfcc_config=conf/mfcc.conf
@@ -70,6 +115,7 @@ $telephone && mfcc_config=conf/mfcc_8k.conf
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: synthesise the harbour corpus into $corpus ($num_train_utts train, $num_test_utts test utterances)"
+  t0=$SECONDS
   mkdir -p $corpus/log
   $train_cmd $corpus/log/synth_harbour.log \
     local/synth_harbour.py --grammar $grammar --seed $seed --num-train $num_train_utts \
@@ -79,10 +125,12 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
       --noise-seconds $noise_seconds --telephone $telephone --nj $nj $corpus \
     || { grep ERROR $corpus/log/synth_harbour.log | tail -n 1 >&2; exit 1; }
   grep "done:" $corpus/log/synth_harbour.log | tail -n 1 || true
+  stage_done 0 $t0
 fi
 
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   log "Stage 1: data/train, data/test, data/local/dict, data/lang, data/lang_wp, data/lang_tg"
+  t0=$SECONDS
   for x in train test; do
     for f in wav.scp text utt2spk spk2utt utt2cond; do
       need 1 $corpus/$x/$f "the corpus: run stage 0"
@@ -110,10 +158,12 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   utils/train_lm.sh --order $lm_order --heldout data/test/text data/local/lm/train_text data/lang \
     data/local/lm
   utils/format_lm.sh data/lang data/local/lm/lm.arpa.gz data/local/dict/lexicon.txt data/lang_tg
+  stage_done 1 $t0
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: MFCC features ($mfcc_config) and per-speaker CMVN statistics"
+  t0=$SECONDS
   for x in train test; do
     need 2 data/$x/wav.scp "the data directories: run stage 1"
     steps/make_mfcc.sh --nj $nj --cmd "$train_cmd" --mfcc-config $mfcc_config \
@@ -121,6 +171,115 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
     steps/compute_cmvn_stats.sh data/$x exp/make_mfcc/$x mfcc
     utils/validate_data_dir.sh data/$x
   done
+  stage_done 2 $t0
 fi
 
-log "Done: stages $stage to $(( stop_stage < 2 ? stop_stage : 2 ))"
+if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
+  log "Stage 3: monophone GMM-HMM (steps/train_mono.sh, $mono_gauss Gaussians) and alignment of data/train"
+  t0=$SECONDS
+  need 3 data/train/feats.scp "features: run stage 2"
+  # Kaldi's train_mono.sh schedule: flat start, 40 passes, realignment at passes 1-10, 12, ...;
+  # the stress and position variants of a phone share one tree root (data/lang/phones/roots.txt).
+  # A flat start aligns short utterances best, and each realignment pass costs minutes at the
+  # full size on 2 cores: the monophone sees the mono_subset shortest utterances, as Kaldi's wsj
+  # trains its on the 2000 shortest of si84
+  # (data/train_short). The alignments of all of data/train are the DNN's frame targets
+  # (stage 10) until tri3 exists.
+  mono_data=data/train
+  if [ $mono_subset -gt 0 ] && [ $mono_subset -lt $(wc -l < data/train/utt2spk) ]; then
+    rm -rf data/train_short
+    utils/subset_data_dir.sh --shortest data/train $mono_subset data/train_short
+    mono_data=data/train_short
+  fi
+  steps/train_mono.sh --nj $nj --cmd "$train_cmd" --totgauss $mono_gauss $mono_data data/lang exp/mono
+  steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/mono exp/mono_ali
+  stage_done 3 $t0
+fi
+
+if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
+  log "Stage 4: monophone graphs ($lms), decoding of data/test and WER scoring"
+  t0=$SECONDS
+  # One HCLG per grammar (exp/mono/graph_wp, graph_tg); lattices at acwt 0.083333 and the beams
+  # above; local/score.sh sweeps LM weight 7-17 and insertion penalty 0, 0.5, 1.
+  for lm in $lms; do
+    need 4 data/lang_$lm/G.fst "the grammars: run stage 1"
+    need 4 exp/mono/final.mdl "the monophone GMM: run stage 3"
+    utils/mkgraph.sh data/lang_$lm exp/mono exp/mono/graph_$lm
+    steps/decode.sh --nj $nj --cmd "$decode_cmd" --beam $beam --lattice-beam $lattice_beam \
+      --max-active $max_active exp/mono/graph_$lm data/test exp/mono/decode_test_$lm
+    grep -H WER exp/mono/decode_test_$lm/wer_* | utils/best_wer.sh
+  done
+  stage_done 4 $t0
+fi
+
+# Stages 5-8: tri1, tri2, tri3 and their decoding (issue 17). Until then the DNN's targets are
+# the monophone alignments.
+ali=exp/mono_ali
+
+if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
+  t0=$SECONDS
+  # A DBN of dnn_hid_layers x dnn_hid_dim RBMs (CD-1, rbm_iter epochs each) on spliced +/-5
+  # frames of per-speaker mean-normalised MFCCs; stage 10 puts a softmax on top.
+  if $pretrain; then
+    log "Stage 9: RBM pretraining (exp/dnn_pretrain, $dnn_hid_layers x $dnn_hid_dim)"
+    need 9 data/train/feats.scp "features: run stage 2"
+    steps/nnet/pretrain_dbn.sh --cmd "$train_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
+      --rbm-iter $rbm_iter --cmvn-opts "--norm-means=true --norm-vars=false" data/train exp/dnn_pretrain
+  else
+    log "Stage 9: skipped (--pretrain false); stage 10 initialises randomly"
+  fi
+  stage_done 9 $t0
+fi
+
+# As egs/digits/s5: the DNN's directory names its initialisation, workers and optimizer.
+dnn_dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}
+[ $dnn_optimizer == ngsgd ] || dnn_dir=${dnn_dir}_$dnn_optimizer
+dnn_dir=${dnn_dir}${dnn_tag:+_$dnn_tag}
+
+if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
+  log "Stage 10: DNN training on $ali, $dnn_num_workers MPI worker(s), at most $dnn_max_epochs epochs ($dnn_dir)"
+  t0=$SECONDS
+  need 10 $ali/final.mdl "the alignments: run stage 3"
+  # 10% of the training speakers are Newbob's CV set (utils/subset_data_dir_tr_cv.sh); with N > 1
+  # workers each epoch runs bin/nnet-train-mpi.py under mpiexec, averaging every
+  # dnn_average_every minibatches (README "MPI").
+  [ -f data/train_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh data/train data/train_tr90 data/train_cv10
+  dbn_opts=()
+  if $pretrain; then   # stage 9's RBMs, with a new softmax layer on top
+    need 10 exp/dnn_pretrain/final.dbn "the RBMs: run stage 9"
+    dbn_opts=(--dbn exp/dnn_pretrain/final.dbn --hid-layers 0 --feature-transform exp/dnn_pretrain/final.feature_transform)
+  fi
+  steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
+    --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" \
+    --max-iters $dnn_max_epochs --optimizer $dnn_optimizer $dnn_opts \
+    data/train_tr90 data/train_cv10 data/lang $ali $ali $dnn_dir
+  stage_done 10 $t0 $dnn_dir
+fi
+
+if [ $stage -le 11 ] && [ $stop_stage -ge 11 ]; then
+  log "Stage 11: DNN decoding of data/test with the monophone graphs ($lms) and WER scoring"
+  t0=$SECONDS
+  # The graphs of stage 4 (the DNN's outputs are the monophone pdfs); pseudo log-likelihoods
+  # log p(s|x) - log p(s) at acoustic scale 0.1, pdfs without training frames left out
+  # (--dnn-prior-cutoff, as egs/digits/s5).
+  for lm in $lms; do
+    need 11 exp/mono/graph_$lm/HCLG.fst "the graphs: run stage 4"
+    need 11 $dnn_dir/final.nnet "the DNN: run stage 10"
+    steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
+      --beam $beam --lattice-beam $lattice_beam --max-active $max_active \
+      exp/mono/graph_$lm data/test $dnn_dir/decode_test_$lm
+    grep -H WER $dnn_dir/decode_test_$lm/wer_* | utils/best_wer.sh
+  done
+  stage_done 11 $t0 $dnn_dir
+fi
+
+if [ $stage -le 12 ] && [ $stop_stage -ge 12 ]; then
+  # The fingerprint: checksums of corpus, features, alignments, models and WER files, and the
+  # numeric environment; compare yours with RESULTS.md's to see at which stage your run left it.
+  log "Stage 12: fingerprint (exp/fingerprint.md) and $results (local/make_results.py)"
+  fingerprint-recipe.py . > exp/fingerprint.md.tmp && mv exp/fingerprint.md.tmp exp/fingerprint.md
+  cat exp/fingerprint.md
+  local/make_results.py --prog local/make_results.py --exp exp --out $results
+fi
+
+log "Done: stages $stage to $(( stop_stage < 12 ? stop_stage : 12 ))"

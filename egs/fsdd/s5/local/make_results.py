@@ -21,16 +21,13 @@ temporary name and renamed.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
-import subprocess
 from pathlib import Path
 
 from nnetmix.data.io import c_sorted, write_lines
 from nnetmix.errors import DataDirError
 from nnetmix.score import CompareOptions, Comparison, best_scoring, compare_decode_dirs, \
     compare_systems, format_p, iter_token_table, read_token_table
+from nnetmix.train.recipe_report import best_wer_line, machine_line, stage_seconds
 from nnetmix.train.runlog import best_wer, read_run
 
 from local_script import run_script, script_parser
@@ -45,16 +42,6 @@ STAGES = ("data preparation", "dictionary, lang, G", "MFCC + CMVN", "monophone G
 OPTS = CompareOptions()
 
 
-def _wer_line(decode_dir: Path) -> str | None:
-    """The best ``%WER ...`` line of a decode directory with its file name, or None."""
-    best = best_wer(decode_dir)
-    if best is None:
-        return None
-    text = (decode_dir / best[3]).read_text(errors="replace")
-    line = next(x for x in text.splitlines() if x.startswith("%WER"))
-    return f"{line} {decode_dir}/{best[3]}"
-
-
 def _split_title(name: str) -> str:
     if name == "official":
         return "Official split: takes 0-4 of every speaker and digit are the test set"
@@ -65,10 +52,7 @@ def _split_title(name: str) -> str:
 
 def _seconds(d: Path) -> dict[int, int]:
     """Stage number -> wall seconds from ``d/stage_seconds/N`` (run.sh's stage_done)."""
-    secs = d / "stage_seconds"
-    if not secs.is_dir():
-        return {}
-    return {int(f.name): int(f.read_text().split()[0]) for f in secs.glob("[0-9]*")}
+    return {n: t.seconds for n, t in stage_seconds(d).items()}
 
 
 def _cv_note(dnn_dir: Path) -> str:
@@ -130,7 +114,7 @@ def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
     rows, lines, comps = [], [], []
     times = [(n, STAGES[n], t) for n, t in sorted(_seconds(split_dir).items()) if n < 6]
     mono_dir = split_dir / "mono" / "decode_test"
-    mono = _wer_line(mono_dir)
+    mono = best_wer_line(mono_dir)
     if mono:
         best = best_wer(mono_dir)
         # the monophone's own interval: the bootstrap of compare-wer.py against itself
@@ -153,7 +137,7 @@ def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
         rows.append(f"| DNN (`{d}`) | 5-7 | {run.wer:.2f} ({run.wer_errors}/{run.wer_words}) "
                     f"| {ci} | {run.wer_file} | {run.epochs} epochs ({run.rejected} rejected), "
                     f"CV frame accuracy {run.cv_acc:.2f}%{_cv_note(split_dir / d)} |")
-        lines.append(_wer_line(split_dir / d / "decode_test"))
+        lines.append(best_wer_line(split_dir / d / "decode_test"))
         times += [(n, f"{STAGES[n]} (`{d}`)", t) for n, t in sorted(_seconds(split_dir / d).items())]
     if not rows:
         return []
@@ -219,23 +203,6 @@ def pooled_section(exp: Path, dnn: str = "dnn_rbm_w2", summary: list | None = No
             f"| DNN (`{dnn}`) | {b.wer_b.value:.2f} ({c.errors[1]}/{c.ref_words}) "
             f"| {_ci(b.wer_b.low, b.wer_b.high)} |", "",
             *COMPARISON_HEAD, comparison_row(f"`{dnn}` - `mono`, pooled", c), ""]
-
-
-def machine_line() -> str:
-    """Commit of this checkout, cores, CPU model and date, for the header."""
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(x.split(":", 1)[1].strip() for x in fh if x.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"Written at commit {commit} on {os.cpu_count()} cores ({cpu}), "
-            f"{datetime.date.today().isoformat()}.")
 
 
 def results(exp: Path, note: str = "") -> list[str]:

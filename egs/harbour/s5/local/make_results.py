@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""RESULTS.md of the harbour recipe, from what run.sh left under exp/ and the calibration record.
+
+Reads exp/options and exp/commands (run.sh writes them at each invocation), the corpus's
+params.json, every system's decode directories (exp/mono/decode_test_<lm>, exp/dnn_*/
+decode_test_<lm>, <lm> in wp and tg), the stage times (exp/stage_seconds/N, for the DNN stages
+<dnn-dir>/stage_seconds/N) and exp/fingerprint.md. Each WER comes with its 95% bootstrap interval
+and each DNN with its difference from the monophone on the same grammar, the difference's
+interval and MAPSSWE p, all through nnetmix.score.compare (what ``compare-wer.py
+--decode-dirs=true exp/mono/decode_test_wp exp/dnn_rbm_w2/decode_test_wp`` prints).
+
+The calibration table lists the runs kept in ``--calibration`` (JSON lines, one run each, with
+the commands that made it), then the run in exp/ when it is not among them; ``--record`` adds
+the run in exp/ to that file. Nothing here is typed by hand: rerun it after run.sh.
+
+Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md] [--calibration FILE] [--record]
+[--note TEXT]``; files are written to a temporary name and renamed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from pathlib import Path
+from typing import Optional
+
+from nnetmix.data.io import atomic_open, c_sorted, write_lines
+from nnetmix.errors import DataDirError
+from nnetmix.train.recipe_report import (best_wer_line, compare_systems, comparison_cells,
+                                         machine_line, stage_seconds, wer_ci)
+
+from local_script import run_script, script_parser
+
+__all__ = ["STAGES", "LMS", "read_options", "run_options", "systems", "run_summary", "results"]
+
+#: run.sh's stages, for the timing table (5-8 are tri1-tri3's, issue 17).
+STAGES = {0: "corpus synthesis", 1: "data, dict, lang, word-pair and trigram G",
+          2: "MFCC + CMVN", 3: "monophone GMM + alignment", 4: "monophone graphs + decoding",
+          9: "RBM pretraining", 10: "DNN training", 11: "DNN decoding"}
+#: decoding conditions: run.sh's --lms names and what they are.
+LMS = {"wp": "word-pair grammar", "tg": "trigram"}
+#: run.sh options a calibration row shows.
+ROW_OPTIONS = ("num_train_utts", "num_test_utts", "snr", "clean_share", "reverb_share",
+               "mono_subset", "mono_gauss", "dnn_hid_layers", "dnn_hid_dim", "dnn_max_epochs",
+               "dnn_num_workers", "beam", "lattice_beam")
+
+
+def read_options(exp: Path) -> dict[str, str]:
+    """exp/options (``name=value`` lines) as a dict; {} when absent."""
+    f = exp / "options"
+    if not f.is_file():
+        return {}
+    return dict(line.split("=", 1) for line in f.read_text().splitlines() if "=" in line)
+
+
+#: the stage whose options a calibration row shows for each option (its stage_options/N)
+OWNER = {"num_train_utts": 0, "num_test_utts": 0, "snr": 0, "clean_share": 0, "reverb_share": 0,
+         "mono_subset": 3, "mono_gauss": 3, "beam": 4, "lattice_beam": 4, "dnn_hid_layers": 10,
+         "dnn_hid_dim": 10, "dnn_max_epochs": 10, "dnn_num_workers": 10}
+
+
+def run_options(exp: Path, dnn_dir: Optional[Path] = None) -> dict[str, str]:
+    """The options each part of the run was made with: each of ROW_OPTIONS from the stage that
+    uses it (``<dir>/stage_options/N``, run.sh's stage_done), else from exp/options."""
+    opts = read_options(exp)
+    for key, n in OWNER.items():
+        f = (dnn_dir if n >= 10 and dnn_dir is not None else exp) / "stage_options" / str(n)
+        if f.is_file():
+            got = dict(x.split("=", 1) for x in f.read_text().splitlines() if "=" in x)
+            if key in got:
+                opts[key] = got[key]
+    return opts
+
+
+def mono_data(opts: dict[str, str]) -> str:
+    """What the monophone trained on: "all" or "N shortest" (run.sh's --mono-subset)."""
+    try:
+        n, total = int(opts["mono_subset"]), int(opts["num_train_utts"])
+    except (KeyError, ValueError):
+        return "?"
+    return "all" if n <= 0 or n >= total else f"{n} shortest"
+
+
+def _commands(exp: Path) -> list[str]:
+    f = exp / "commands"
+    return f.read_text().splitlines() if f.is_file() else []
+
+
+def systems(exp: Path) -> list[tuple[str, Path]]:
+    """(name, directory) of the monophone and every DNN with a decode directory."""
+    out = [("mono", exp / "mono")] if (exp / "mono").is_dir() else []
+    out += [(d, exp / d) for d in c_sorted(p.name for p in exp.glob("dnn_*") if p.is_dir()
+                                           and p.name != "dnn_pretrain")]
+    return [(n, d) for n, d in out if any((d / f"decode_test_{lm}").is_dir() for lm in LMS)]
+
+
+def dnn_notes(d: Path) -> str:
+    """Epochs, the kept model's CV frame accuracy and the epochs' wall time, from the result
+    files every epoch writes (log/iterNN.tr.json, log/iterNN.cv.json) and final.nnet's name: a
+    run stopped and resumed (``--dnn-max-epochs``) has a train_scheduler.log that starts at the
+    resume, so that log is not read."""
+    def load(f: Path) -> dict:
+        try:
+            return json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise DataDirError(f"{f}: cannot read the epoch's result ({e})") from None
+    tr = sorted(d.glob("log/iter[0-9][0-9].tr.json"))
+    cv = sorted(d.glob("log/iter[0-9][0-9].cv.json"))
+    kept = re.search(r"_iter(\d+)_", os.readlink(d / "final.nnet")) \
+        if (d / "final.nnet").is_symlink() else None
+    if not tr or kept is None:
+        return "no epochs' results"
+    acc = load(d / "log" / f"iter{kept.group(1)}.cv.json")["frame_accuracy"]
+    rejected = sum(1 for f in (d / "nnet").glob("*_rejected"))
+    wall = sum(load(f)["wall"] for f in tr + cv)
+    return (f"{len(tr)} epochs ({rejected} rejected), epoch {int(kept.group(1))} kept, CV frame "
+            f"accuracy {acc:.2f}%; training and CV jobs {wall:.0f} s wall")
+
+
+def _decoded(d: Path) -> bool:
+    return any(d.glob("wer_*"))
+
+
+def run_summary(exp: Path) -> dict:
+    """The run in exp/ as one calibration record: options, WERs with intervals (the monophone
+    and the first DNN directory), stage times."""
+    wers, secs = {}, {str(n): t.seconds for n, t in stage_seconds(exp).items()}
+    sysdirs = systems(exp)
+    dnn = next(((n, d) for n, d in sysdirs if n != "mono"), None)
+    opts = run_options(exp, dnn[1] if dnn else None)
+    for kind, sd in (("mono", exp / "mono"), ("dnn", dnn[1] if dnn else None)):
+        if sd is None:
+            continue
+        for lm in LMS:
+            if _decoded(sd / f"decode_test_{lm}"):
+                w = wer_ci(sd / f"decode_test_{lm}")
+                wers[f"{kind}/{lm}"] = [w.wer, w.low, w.high, w.errors, w.words]
+    if dnn:
+        secs.update({str(n): t.seconds for n, t in stage_seconds(dnn[1]).items()})
+    return {"commands": _commands(exp), "options": {k: opts[k] for k in ROW_OPTIONS if k in opts},
+            "dnn": dnn[0] if dnn else None, "wer": wers, "seconds": secs}
+
+
+def _cell(w: Optional[list]) -> str:
+    return "-" if not w else f"{w[0]:.2f} [{w[1]:.2f}, {w[2]:.2f}]"
+
+
+def _stage_sum(secs: dict, stages) -> str:
+    got = [secs[str(n)] for n in stages if str(n) in secs]
+    return str(sum(got)) if got else "-"
+
+
+def calibration_table(rows: list[dict]) -> list[str]:
+    out = ["| run | train / test utts | SNR dB, clean, reverb | mono (training utts, Gaussians) | DNN "
+           "(layers x units, max epochs, workers) | beam / lattice beam | mono wp | mono tg | "
+           "DNN wp | DNN tg | seconds: stages 0-2 / 3-4 / 9-11 | commands |",
+           "| ---: | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    for i, r in enumerate(rows, 1):
+        o, w, s = r["options"], r["wer"], r["seconds"]
+        g = o.get
+        cmds = "<br>".join(f"`{c}`" for c in r["commands"])
+        label = r.get("label", str(i))
+        out.append(
+            f"| {label} | {g('num_train_utts', '?')} / {g('num_test_utts', '?')} "
+            f"| {g('snr', '?')}, {g('clean_share', '?')}, {g('reverb_share', '?')} "
+            f"| {mono_data(o)}, {g('mono_gauss', '?')} "
+            f"| {g('dnn_hid_layers', '?')} x {g('dnn_hid_dim', '?')}, {g('dnn_max_epochs', '?')}, "
+            f"{g('dnn_num_workers', '?')} | {g('beam', '?')} / {g('lattice_beam', '?')} "
+            f"| {_cell(w.get('mono/wp'))} | {_cell(w.get('mono/tg'))} | {_cell(w.get('dnn/wp'))} "
+            f"| {_cell(w.get('dnn/tg'))} | {_stage_sum(s, (0, 1, 2))} / {_stage_sum(s, (3, 4))} / "
+            f"{_stage_sum(s, (9, 10, 11))} | {cmds} |")
+    return out + [""]
+
+
+def _perplexities(data: Path) -> str:
+    """Test-set perplexities of both grammars, from stage 1's files."""
+    parts = []
+    wp, tg = data / "lang_wp" / "ppl", data / "local" / "lm" / "heldout.ppl"
+    if wp.is_file():   # "data/test/text: 1200 sentences, 10993 words, word-pair perplexity 50.12"
+        parts.append(wp.read_text().strip().split(": ", 1)[-1])
+    m = re.search(r"\bppl= *(\S+)", tg.read_text()) if tg.is_file() else None
+    if m:              # compute-perplexity's "... logprob= -15539.5 ppl= 18.8131 ppl1= ..."
+        parts.append(f"trigram perplexity {m.group(1)}")
+    return "; ".join(parts)
+
+
+def run_section(exp: Path) -> list[str]:
+    """The run in exp/: WERs with intervals, DNN against monophone, stage times."""
+    sysdirs = systems(exp)
+    opts = run_options(exp)
+    rows, lines, cmp_rows = [], [], []
+    for name, d in sysdirs:
+        for lm in LMS:
+            dec = d / f"decode_test_{lm}"
+            if not _decoded(dec):
+                continue
+            w = wer_ci(dec)
+            if name == "mono":
+                what = (f"monophone GMM (`mono`, {opts.get('mono_gauss', '?')} Gaussians, "
+                        f"trained on {mono_data(opts)} utterances)")
+                notes = "acwt 0.083333"
+            else:
+                o = run_options(exp, d)
+                what = (f"DNN (`{name}`, {o.get('dnn_hid_layers', '?')} x "
+                        f"{o.get('dnn_hid_dim', '?')}) on the monophone alignments")
+                notes = f"acwt 0.1; {dnn_notes(d)}"
+            rows.append(f"| {what} | {LMS[lm]} (`{lm}`) | {w.cell()} | {w.wer_file} | {notes} |")
+            lines.append(best_wer_line(dec))
+            mono = exp / "mono" / f"decode_test_{lm}"
+            if name != "mono" and _decoded(mono):
+                c = compare_systems(mono, dec, ("mono", name))
+                diff, p, verdict = comparison_cells(c)
+                cmp_rows.append(f"| `{name}` - `mono` | {LMS[lm]} (`{lm}`) | {diff} | {p} | "
+                                f"{verdict} |")
+    out = ["## The run in exp/", ""]
+    cmds = _commands(exp)
+    if cmds:
+        out += ["Commands (exp/commands):", "", "```", *cmds, "```", ""]
+    ppl = _perplexities(exp.parent / "data")
+    if ppl:
+        out += [f"Test set: {ppl}.", ""]
+    out += ["| system | grammar | %WER [95% interval] (errors/words) | best wer_LMWT_WIP | notes |",
+            "| --- | --- | ---: | --- | --- |", *rows, "", "```", *lines, "```", ""]
+    if cmp_rows:
+        out += ["DNN against monophone on the same test set (`compare-wer.py --decode-dirs=true "
+                "exp/mono/decode_test_<lm> <dnn-dir>/decode_test_<lm>`): the difference of WERs "
+                "in % absolute with its 95% bootstrap interval, and MAPSSWE's p.", "",
+                "| difference | grammar | %WER difference [95% interval] | MAPSSWE p | verdict |",
+                "| --- | --- | ---: | ---: | --- |", *cmp_rows, ""]
+    times = [(n, STAGES.get(n, f"stage {n}"), t) for n, t in sorted(stage_seconds(exp).items())]
+    for name, d in sysdirs:
+        if name != "mono":
+            times += [(n, f"{STAGES.get(n, f'stage {n}')} (`{name}`)", t)
+                      for n, t in sorted(stage_seconds(d).items())]
+    if times:
+        out += ["| stage | what | wall seconds | load average at its end |",
+                "| ---: | --- | ---: | ---: |"]
+        out += [f"| {n} | {what} | {t.seconds} | {'' if t.load is None else t.load} |"
+                for n, what, t in times]
+        out += [f"| | all of the above | {sum(t.seconds for _, _, t in times)} | |", ""]
+    fp = exp / "fingerprint.md"
+    if fp.is_file():
+        out += ["### Fingerprint (exp/fingerprint.md, `fingerprint-recipe.py .`)", "",
+                *fp.read_text().rstrip("\n").splitlines(), ""]
+    return out
+
+
+def read_calibration(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    rows = []
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise DataDirError(f"{path}:{i}: not a JSON line ({e})") from None
+    return rows
+
+
+def results(exp: Path, calibration: Path, note: str = "") -> list[str]:
+    """The whole RESULTS.md."""
+    if not exp.is_dir():
+        raise DataDirError(f"no such directory {exp} (run ./run.sh first)")
+    if not systems(exp) and not read_calibration(calibration):
+        raise DataDirError(f"{exp}: nothing decoded (no mono/decode_test_wp or _tg): run "
+                           "./run.sh through stage 4 first")
+    rows = read_calibration(calibration)
+    if systems(exp):
+        now = run_summary(exp)
+        if not any(r["commands"] == now["commands"] for r in rows):
+            rows.append({**now, "label": "exp/"})
+    head = ["# egs/harbour/s5 results", "",
+            "The harbour task: read sentences of a 1025-word naval resource-management grammar, "
+            "synthesised with espeak-ng voices in noise and reverberation (README, \"The harbour "
+            "recipe\"); test speakers and test sentences are never in training. Two decoding "
+            "conditions: the grammar's word-pair grammar and a trigram of the training text. "
+            "Written by `local/make_results.py` from `exp/` and the calibration record "
+            f"(`{calibration}`). Each WER is the best over local/score.sh's LM-weight / "
+            "insertion-penalty sweep, with its 95% bootstrap interval (Bisani and Ney, "
+            "`compare-wer.py`); a difference whose interval contains 0 is not significant.",
+            "", machine_line(Path(__file__).resolve().parent) + (f" {note}" if note else ""), ""]
+    out = head + ["## Calibration runs", "",
+                  "One row per run (the recorded ones, then exp/ when not recorded): its options, "
+                  "each WER [95% interval], and wall seconds of the stage groups on the shared "
+                  "2-core machine.", "", *calibration_table(rows)]
+    if systems(exp):
+        out += run_section(exp)
+    return out
+
+
+def get_args(argv=None) -> argparse.Namespace:
+    p = script_parser(__doc__)
+    p.add_argument("--exp", default="exp", help="the experiment directory of run.sh")
+    p.add_argument("--out", default="RESULTS.md", help="the markdown file to write")
+    p.add_argument("--calibration", default="local/calibration.jsonl",
+                   help="recorded calibration runs, one JSON object a line")
+    p.add_argument("--record", action="store_true",
+                   help="add the run in --exp to --calibration (unless recorded already)")
+    p.add_argument("--note", default="", help="a sentence after the machine line (e.g. the load)")
+    return p.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> None:
+    exp, cal = Path(args.exp), Path(args.calibration)
+    if args.record:
+        if not systems(exp):
+            raise DataDirError(f"{exp}: nothing decoded to record (run ./run.sh through stage 4)")
+        now = run_summary(exp)
+        rows = read_calibration(cal)
+        if not any(r["commands"] == now["commands"] for r in rows):
+            with atomic_open(cal) as fh:
+                for r in rows + [now]:
+                    fh.write(json.dumps(r, sort_keys=True) + "\n")
+            print(f"{args.prog}: recorded the run in {exp} in {cal}")
+    write_lines(args.out, results(exp, cal, args.note))
+    print(f"{args.prog}: wrote {args.out}")
+
+
+if __name__ == "__main__":
+    run_script(get_args(), main)

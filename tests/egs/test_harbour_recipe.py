@@ -8,6 +8,7 @@ size. make_results.py's numbers are checked against bin/compare-wer.py run on th
 directories.
 """
 import json
+import os
 import re
 import shutil
 import sys
@@ -29,6 +30,9 @@ WER = re.compile(r"%WER ([\d.]+) \[ (\d+) / (\d+)")
 
 pytestmark = [
     pytest.mark.slow,
+    # about 17 minutes on the loaded 2-core machine: outside make test's 20-minute budget
+    pytest.mark.skipif(os.environ.get("NNETMIX_TEST_HARBOUR") != "1",
+                       reason="over 15 minutes: set NNETMIX_TEST_HARBOUR=1 to run it"),
     pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
                        reason="espeak-ng and sox are needed (utils/install_debian_deps.sh)"),
 ]

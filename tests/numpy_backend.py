@@ -104,6 +104,13 @@ class NumpyBackend(Backend):
         scl = np.maximum(norms / max_norm, 1.0)
         w /= scl[:, None]
 
+    def binarize(self, probs, u, out):
+        out[...] = probs > u
+
+    def sq_diff_rows(self, a, b, out):
+        d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
+        out[...] = (d * d).sum(axis=1)
+
     def argmax_rows(self, x, out):
         out[...] = x.argmax(axis=1)
 

@@ -12,6 +12,9 @@ nj=4                          # number of parallel jobs
 cmd=utils/run.py              # how to run jobs (run.pl convention; see cmd.sh)
 mfcc_config=conf/mfcc.conf    # config passed to compute-mfcc-feats.py
 feat_type=mfcc                # mfcc or fbank (steps/make_fbank.sh sets fbank)
+pitch=false                   # true: paste Kaldi pitch after the features (make_mfcc_pitch.sh)
+pitch_config=conf/pitch.conf  # config passed to compute-and-process-kaldi-pitch-feats.py
+paste_length_tolerance=2      # frames by which the features and the pitch may differ
 write_utt2num_frames=true     # if true, write <data-dir>/utt2num_frames
 write_utt2dur=true            # if true, write <data-dir>/utt2dur
 # End configuration section.
@@ -35,6 +38,9 @@ Options:
   --cmd <utils/run.py|queue cmd>       # how to run jobs (default: $cmd)
   --write-utt2num-frames <true|false>  # if true, write utt2num_frames (default: $write_utt2num_frames)
   --write-utt2dur <true|false>         # if true, write utt2dur (default: $write_utt2dur)
+  --pitch <true|false>                 # paste Kaldi pitch after the features (default: $pitch)
+  --pitch-config <config-file>         # config passed to compute-and-process-kaldi-pitch-feats.py (default: $pitch_config)
+  --paste-length-tolerance <n>         # frames the features and pitch may differ by (default: $paste_length_tolerance)
 EOF
   exit 1
 fi
@@ -49,7 +55,8 @@ case $feat_type in
   *) echo "$0: --feat-type must be mfcc or fbank, got '$feat_type'" >&2; exit 1 ;;
 esac
 
-for f in $data/wav.scp $data/utt2spk $mfcc_config; do
+$pitch && name_tag=${feat_type}_pitch || name_tag=$feat_type
+for f in $data/wav.scp $data/utt2spk $mfcc_config $($pitch && echo $pitch_config); do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 . utils/lock_dir.sh $data  # one job per directory (README "One job per directory")
@@ -83,23 +90,46 @@ extra_opts=()
 if $write_utt2num_frames; then extra_opts+=("--write-num-frames=ark,t:$logdir/utt2num_frames.JOB"); fi
 if $write_utt2dur; then extra_opts+=("--write-utt2dur=ark,t:$logdir/utt2dur.JOB"); fi
 
-echo "$0: computing $feat_type features for $name in $nj jobs (logs in $logdir)"
+echo "$0: computing $name_tag features for $name in $nj jobs (logs in $logdir)"
+out=ark,scp:$mfccdir/raw_${name_tag}_$name.JOB.ark,$mfccdir/raw_${name_tag}_$name.JOB.scp
 if [ -f $data/segments ]; then
   # Kaldi's segments branch; each job's segments come from split_data.sh (speakers kept whole),
   # and scp,p: makes an unreadable recording a warning that skips its segments.
   echo "$0 [info]: segments file exists: using that."
-  $cmd JOB=1:$nj $logdir/make_${feat_type}_${name}.JOB.log \
-    extract-segments.py scp,p:$data/wav.scp $sdata/JOB/segments ark:- \| \
-    $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" ark:- \
-      ark,scp:$mfccdir/raw_${feat_type}_$name.JOB.ark,$mfccdir/raw_${feat_type}_$name.JOB.scp
+  wav="extract-segments.py scp,p:$data/wav.scp $sdata/JOB/segments ark:- |"
+  wav_in=ark:-
 else
-  $cmd JOB=1:$nj $logdir/make_${feat_type}_${name}.JOB.log \
-    $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" scp:$sdata/JOB/wav.scp \
-      ark,scp:$mfccdir/raw_${feat_type}_$name.JOB.ark,$mfccdir/raw_${feat_type}_$name.JOB.scp
+  wav=""
+  wav_in=scp:$sdata/JOB/wav.scp
+fi
+if ! $pitch && [ -f $data/segments ]; then
+  $cmd JOB=1:$nj $logdir/make_${name_tag}_${name}.JOB.log \
+    extract-segments.py scp,p:$data/wav.scp $sdata/JOB/segments ark:- \| \
+    $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" ark:- $out
+elif ! $pitch; then
+  $cmd JOB=1:$nj $logdir/make_${name_tag}_${name}.JOB.log \
+    $tool --verbose=2 --config=$mfcc_config "${extra_opts[@]}" $wav_in $out
+else
+  # As Kaldi's make_mfcc_pitch.sh: features and pitch side by side (paste-feats cuts them to
+  # the shorter within --paste-length-tolerance frames), then copy-feats writes the archive and
+  # the frame counts of the pasted features; durations come from the audio.
+  feat_in="ark:$wav $tool --verbose=2 --config=$mfcc_config $wav_in ark:- |"
+  pitch_in="ark,s,cs:$wav compute-and-process-kaldi-pitch-feats.py --verbose=2 --config=$pitch_config $wav_in ark:- |"
+  copy_opts=()
+  if $write_utt2num_frames; then copy_opts+=("--write-num-frames=ark,t:$logdir/utt2num_frames.JOB"); fi
+  $cmd JOB=1:$nj $logdir/make_${name_tag}_${name}.JOB.log \
+    paste-feats.py --length-tolerance=$paste_length_tolerance "$feat_in" "$pitch_in" ark:- \| \
+    copy-feats.py "${copy_opts[@]}" ark:- $out
+  if $write_utt2dur; then
+    wav_table=$wav_in
+    [ -n "$wav" ] && wav_table="ark:$wav"
+    $cmd JOB=1:$nj $logdir/utt2dur_${name}.JOB.log \
+      wav-to-duration.py "$wav_table" ark,t:$logdir/utt2dur.JOB
+  fi
 fi
 
 # Job n's utterances are a contiguous, sorted run, so joining in job order stays sorted.
-for n in $(seq $nj); do cat $mfccdir/raw_${feat_type}_$name.$n.scp; done > $data/feats.scp
+for n in $(seq $nj); do cat $mfccdir/raw_${name_tag}_$name.$n.scp; done > $data/feats.scp
 if $write_utt2num_frames; then
   for n in $(seq $nj); do cat $logdir/utt2num_frames.$n; done > $data/utt2num_frames
 fi
@@ -111,6 +141,7 @@ rm -f $logdir/utt2num_frames.* $logdir/utt2dur.*
 # Keep the config beside the features, as Kaldi does, so later stages know how they were made.
 mkdir -p $data/conf
 cp $mfcc_config $data/conf/$feat_type.conf
+if $pitch; then cp $pitch_config $data/conf/pitch.conf; fi
 frame_shift=$(sed -n 's/^--frame-shift=\([0-9.]*\).*/\1/p' $mfcc_config | tail -n 1)
 awk -v ms="${frame_shift:-10}" 'BEGIN { printf "%.3f\n", ms / 1000 }' > $data/frame_shift
 
@@ -118,13 +149,13 @@ nf=$(wc -l < $data/feats.scp)
 nu=$(wc -l < $data/utt2spk)
 if [ $nf -ne $nu ]; then
   echo "$0: not all of the utterances got features ($nf != $nu); the job logs" \
-       "$logdir/make_${feat_type}_${name}.*.log name the skipped ones; consider" \
+       "$logdir/make_${name_tag}_${name}.*.log name the skipped ones; consider" \
        "utils/fix_data_dir.sh $data"
 fi
 if (( nf < nu - nu / 20 )); then
   echo "$0: less than 95% of the utterances got features ($nf of $nu); probably a serious" \
-       "error, see $logdir/make_${feat_type}_${name}.*.log" >&2
+       "error, see $logdir/make_${name_tag}_${name}.*.log" >&2
   exit 1
 fi
 
-echo "$0: done, $feat_type features for $nf utterances of $name in $data/feats.scp"
+echo "$0: done, $name_tag features for $nf utterances of $name in $data/feats.scp"

@@ -1,7 +1,7 @@
-"""The command line shared by compute-mfcc-feats.py and compute-fbank-feats.py.
+"""The command line shared by compute-mfcc-feats.py, compute-fbank-feats.py and the pitch tool.
 
-The two Kaldi binaries differ only in the feature type and its option group, so one function
-builds the parser and runs the extraction for both; each bin/ file keeps its own usage text.
+The Kaldi binaries differ only in the feature type and its option groups, so one function
+builds the parser and runs the extraction for each; each bin/ file keeps its own usage text.
 """
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from nnetmix.cli.binary import OptionParser, run_tool
 from nnetmix.feat.extract import ExtractOptions, compute_feats_table
 from nnetmix.feat.options import (FbankOptions, FrameOptions, MelOptions, MfccOptions,
                                   config_from_options)
+from nnetmix.feat.pitch import PitchExtractor, PitchOptions, ProcessPitchOptions
 
-__all__ = ["compute_feats_main"]
+__all__ = ["compute_feats_main", "compute_pitch_main"]
 
 
 def compute_feats_main(kind: str, usage: str, argv: Sequence[str] | None = None) -> int:
@@ -25,6 +26,22 @@ def compute_feats_main(kind: str, usage: str, argv: Sequence[str] | None = None)
     def body(opts, args):
         config = config_from_options(kind, parser, opts)
         result = compute_feats_table(config, args[0], args[1], parser.group(ExtractOptions, opts))
+        return 0 if result.ok else 1
+
+    return run_tool(parser, (2, 2), body, argv)
+
+
+def compute_pitch_main(usage: str, prog: str, argv: Sequence[str] | None = None) -> int:
+    """compute-and-process-kaldi-pitch-feats.py: ``[options] <wav-rspecifier> <wspecifier>``."""
+    parser = OptionParser(usage, prog=prog)
+    for group in (PitchOptions, ProcessPitchOptions, ExtractOptions):
+        parser.register_group(group)
+
+    def body(opts, args):
+        extractor = PitchExtractor(parser.group(PitchOptions, opts),
+                                   parser.group(ProcessPitchOptions, opts))
+        result = compute_feats_table(extractor, args[0], args[1],
+                                     parser.group(ExtractOptions, opts))
         return 0 if result.ok else 1
 
     return run_tool(parser, (2, 2), body, argv)

@@ -58,13 +58,14 @@ class ExtractResult:
         return self.num_done > 0
 
 
-def compute_feats_table(config: FeatureConfig, wav_rspecifier: str, feats_wspecifier: str,
+def compute_feats_table(config, wav_rspecifier: str, feats_wspecifier: str,
                         opts: ExtractOptions | None = None) -> ExtractResult:
     """Compute features for every entry of a wave table (``scp:wav.scp``, ``ark:-``) and write
-    them to ``feats_wspecifier``."""
+    them to ``feats_wspecifier``. ``config`` is a FeatureConfig (MFCC, fbank) or an extractor
+    with the same ``compute`` (e.g. nnetmix.feat.pitch.PitchExtractor)."""
 
     opts = opts or ExtractOptions()
-    extractor = Extractor(config)
+    extractor = Extractor(config) if isinstance(config, FeatureConfig) else config
     num_done = num_utts = num_frames = 0
     dur_writer = TextTableWriter(opts.write_utt2dur) if opts.write_utt2dur else None
     len_writer = TextTableWriter(opts.write_num_frames) if opts.write_num_frames else None

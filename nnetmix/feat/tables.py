@@ -26,7 +26,7 @@ from nnetmix.kaldi import RandomAccessReader, TableWriter, read_object, write_ob
 
 __all__ = ["Counts", "copy_feats", "transform_feats", "add_deltas_table", "splice_feats_table",
            "apply_transform", "transform_feats_table", "compose_transforms",
-           "compose_transforms_tables",
+           "compose_transforms_tables", "paste_feats_table",
            "feat_to_dim", "feat_to_len", "compute_cmvn_stats", "apply_cmvn_table"]
 
 logger = logging.getLogger(__name__)
@@ -279,6 +279,37 @@ def transform_feats_table(transform: str, rspecifier: str, wspecifier: str,
                     "[pseudo-]" if tot["kind"] == "pseudo" else "",
                     "{:.6g}".format(tot["logdet"] / tot["t"]), "{:g}".format(tot["t"]))
     logger.info("Applied transform to %d utterances; %d had errors.", counts.done, counts.err)
+    return counts
+
+
+def paste_feats_table(rspecifiers: list, wspecifier: str, length_tolerance: int = 0) -> Counts:
+    """Kaldi's paste-feats: each utterance's matrices side by side, in the inputs' order. Row
+    counts that differ by at most ``length_tolerance`` are cut to the shortest (pitch and
+    MFCC frames differ by one or two); a larger difference or a key missing from a later input
+    is warned about and skipped."""
+    counts = Counts()
+    others = [RandomAccessReader(r, "mat") for r in rspecifiers[1:]]
+    try:
+        def one(key, first):
+            mats = [first]
+            for spec, reader in zip(rspecifiers[1:], others):
+                if key not in reader:
+                    logger.warning("Missing utt %s from input %s", key, spec)
+                    return None
+                mats.append(np.asarray(reader[key], np.float32))
+            lens = [m.shape[0] for m in mats]
+            lo, hi = min(lens), max(lens)
+            if hi - lo > length_tolerance:
+                logger.warning("Length mismatch %d vs. %d for utt %s exceeds tolerance %d",
+                               hi, lo, key, length_tolerance)
+                return None
+            return np.hstack([_as_float32(m[:lo]) for m in mats])
+
+        counts = transform_feats(rspecifiers[0], wspecifier, one,
+                                 "Done {done} utts, errors on {err}")
+    finally:
+        for r in others:
+            r.close()
     return counts
 
 

@@ -82,3 +82,46 @@ def test_usage_and_missing_input(recipe):
     assert p.returncode == 1 and "no such file data/nope/wav.scp" in p.stderr
     p = run_script(["steps/compute_cmvn_stats.sh", "data/train"], cwd=recipe)
     assert p.returncode == 1 and "no such file data/train/feats.scp" in p.stderr
+
+
+def test_make_mfcc_pitch(recipe):
+    """MFCC with Kaldi pitch pasted after them (steps/make_mfcc_pitch.sh): 13 + 3 dims, frame
+    counts and durations of the pasted features."""
+    p = run_script(["steps/make_mfcc_pitch.sh", "--nj", "2", "data/train", "exp/make_mfcc/train",
+                    "mfcc"], cwd=recipe, check=True)
+    assert "done, mfcc_pitch features for 4 utterances" in p.stdout
+    data = recipe / "data" / "train"
+    feats = read(f"scp:{data / 'feats.scp'}")
+    frames = {k: 1 + (n - 400) // 160 for k, (_, n) in UTTS.items()}
+    assert {k: v.shape[1] for k, v in feats.items()} == {k: 16 for k in UTTS}
+    assert all(0 <= frames[k] - v.shape[0] <= 2 for k, v in feats.items())
+    assert (data / "utt2num_frames").read_text() == "".join(
+        f"{k} {feats[k].shape[0]}\n" for k in sorted(UTTS))
+    durs = dict(line.split() for line in (data / "utt2dur").read_text().splitlines())
+    assert {k: float(v) for k, v in durs.items()} == {k: n / 16000 for k, (_, n) in UTTS.items()}
+    assert (data / "conf" / "pitch.conf").exists()
+    assert np.isfinite(np.concatenate(list(feats.values()))).all()
+
+
+def test_make_mfcc_pitch_with_segments(recipe):
+    """With a segments file each job cuts the utterances out of the recordings for both the
+    MFCC and the pitch pipe."""
+    data = recipe / "data" / "train"
+    recs = {k: n for k, (_, n) in UTTS.items() if n >= 4000}  # halves over Kaldi's 0.1 s minimum
+    segs = {f"{r}-{i}": (r, i * n / 32000, (i + 1) * n / 32000) for r, n in recs.items()
+            for i in range(2)}
+    (data / "segments").write_text("".join(f"{s} {r} {b:.4f} {e:.4f}\n"
+                                           for s, (r, b, e) in sorted(segs.items())))
+    (data / "utt2spk").write_text("".join(f"{s} {UTTS[r][0]}\n"
+                                          for s, (r, _, _) in sorted(segs.items())))
+    (data / "text").write_text("".join(f"{s} ONE\n" for s in sorted(segs)))
+    wav = (data / "wav.scp").read_text().splitlines()
+    (data / "wav.scp").write_text("".join(ln + "\n" for ln in wav if ln.split()[0] in recs))
+    spk = {}
+    for s, (r, _, _) in sorted(segs.items()):
+        spk.setdefault(UTTS[r][0], []).append(s)
+    (data / "spk2utt").write_text("".join(f"{k} {' '.join(v)}\n" for k, v in sorted(spk.items())))
+    run_script(["steps/make_mfcc_pitch.sh", "--nj", "2", "data/train", "exp/make_mfcc/train",
+                "mfcc"], cwd=recipe, check=True)
+    feats = read(f"scp:{data / 'feats.scp'}")
+    assert sorted(feats) == sorted(segs) and {v.shape[1] for v in feats.values()} == {16}

@@ -27,6 +27,7 @@ import numpy as np
 from nnetmix.errors import NnetmixError
 from nnetmix.feat.lda import rand_prune
 from nnetmix.feat.pipeline import open_features
+from nnetmix.hmm.gauss_post import entry_gauss_posteriors, natural_params
 from nnetmix.hmm.gmm_tools import GmmModel, read_model
 from nnetmix.kaldi import RandomAccessReader, write_object
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter, add_objects, write_object_bytes
@@ -59,41 +60,19 @@ class MlltStats:
         """Add one utterance (posteriors over transition-ids); returns (Σ weight·loglike, Σ
         weight), what gmm-acc-mllt's per-file line reports."""
         x = np.asarray(feats, dtype=np.float64)
-        frames = np.repeat(np.arange(len(post)), [len(p) for p in post])
-        if frames.size == 0:
+        ep = entry_gauss_posteriors(model, x, post)
+        if ep.frames.size == 0:
             return 0.0, 0.0
-        tids = np.fromiter((t for p in post for t, _ in p), np.int64, frames.size)
-        weights = np.fromiter((w for p in post for _, w in p), np.float64, frames.size)
-        if tids.min() < 1 or tids.max() >= model.tm.tid2pdf.shape[0]:
-            raise MlltError(f"transition-id {int(tids.max())} is not in the model (posteriors "
-                            "from another model?)")
-        pdfs = model.tm.tid2pdf[tids].astype(np.int64)
-        st = model.stacked
         means, inv_vars = _means_inv_vars(model)
-        tot_like, tot_w = 0.0, float(weights.sum())
-        rows, gauss, gamma = [], [], []
-        for pdf in np.unique(pdfs):    # one GEMM per pdf over its entries, no per-frame loop
-            sel = np.flatnonzero(pdfs == pdf)
-            lo, hi = int(st.offsets[pdf]), int(st.offsets[pdf + 1])
-            xs = x[frames[sel]]
-            ll = np.hstack([xs, xs * xs]) @ st.proj[:, lo:hi] + st.gconsts[lo:hi]
-            top = ll.max(axis=1, keepdims=True)
-            p = np.exp(ll - top)
-            total = p.sum(axis=1, keepdims=True)
-            tot_like += float(weights[sel] @ (top[:, 0] + np.log(total[:, 0])))
-            rows.append(np.repeat(frames[sel], hi - lo))
-            gauss.append(np.tile(np.arange(lo, hi), sel.size))
-            gamma.append((p / total * weights[sel, None]).ravel())
-        rows, gauss = np.concatenate(rows), np.concatenate(gauss)
-        gamma = rand_prune(np.concatenate(gamma), prune, rng)
+        gamma = rand_prune(ep.gamma, prune, rng)
         keep = gamma != 0.0
-        rows, gauss, gamma = rows[keep], gauss[keep], gamma[keep]
+        rows, gauss, gamma = ep.frames[ep.rows[keep]], ep.gauss[keep], gamma[keep]
         off = means[gauss] - x[rows]                       # (K, D)
         for j in range(self.dim):
             w = gamma * inv_vars[gauss, j]
             self.G[j] += (off * w[:, None]).T @ off
         self.beta += float(gamma.sum())
-        return tot_like, tot_w
+        return ep.tot_like, float(ep.weights.sum())
 
     # -- files --------------------------------------------------------------------------------
     def write(self, w: TokenWriter) -> None:
@@ -130,9 +109,8 @@ class MlltStats:
 
 
 def _means_inv_vars(model: GmmModel) -> tuple[np.ndarray, np.ndarray]:
-    inv = np.concatenate([g.inv_vars.astype(np.float64) for g in model.am])
-    means = np.concatenate([g.means_invvars.astype(np.float64) for g in model.am]) / inv
-    return means, inv
+    miv, inv = natural_params(model)
+    return miv / inv, inv
 
 
 def mllt_objective(A: np.ndarray, beta: float, G: np.ndarray) -> float:

@@ -17,6 +17,11 @@ Kinds and the Kaldi code they match:
   BaseFloatPairVectorWriter (lattice-mbr-decode's --times-wspecifier): int32 size, then each pair
   as two floats, each with its size byte (4; a double's 8 is read too); text ``'0 1.5 ; 1.5 2 \\n'``
   (``';'`` between pairs, ``'\\n'`` alone when empty). Values are (N, 2) float32 arrays.
+* ``gpost``: GaussPostHolder (hmm/posterior.cc), Gaussian-level posteriors: int32 frames, per
+  frame int32 count, per entry an int32 transition-id and a Vector (the pdf's component
+  posteriors, ``FV``); the same layout in text (``'1 1 5  [ 0.5 0.5 ]\\n\\n'``: ints with a
+  space after each, vectors as Vector::Write, one ``'\\n'`` at the end). Values are lists of
+  frames, each a list of (id, float32 vector) pairs.
 
 An int32 on disk is Kaldi's WriteBasicType: a size byte 4, then 4 little-endian bytes. Binary
 objects start with ``\\0B`` (InitKaldiOutputStream); text floats are printed with 7 significant
@@ -39,7 +44,7 @@ from nnetmix.kaldi.stream import InputStream
 
 __all__ = ["KINDS", "Where", "read_value", "encode_value", "Posterior"]
 
-KINDS = ("mat", "vec", "ivec", "post", "pairvec")
+KINDS = ("mat", "vec", "ivec", "post", "pairvec", "gpost")
 Posterior = list  # list of frames, each a list of (int id, float weight) pairs
 
 _BIG_READ = 1 << 24
@@ -363,12 +368,57 @@ def _read_pairvec_text(src: InputStream, where: Where, table: bool) -> np.ndarra
     return np.array(rows, dtype=np.float32).reshape(len(rows), 2)
 
 
+def _read_text_int(src: InputStream, where: Where, what: str) -> int:
+    word = src.read_word(limit=32)
+    try:
+        value = int(word)
+    except ValueError:
+        got = repr(word[:20].decode("latin-1")) if word else "end of file"
+        raise where.fail(f"bad {what}", f"expected an integer, got {got}") from None
+    if not _INT32_MIN <= value <= _INT32_MAX:
+        raise where.fail(f"bad {what}", f"{value} does not fit in an int32")
+    return value
+
+
+def _read_gpost(src: InputStream, where: Where, binary: bool) -> list:
+    """GaussPostHolder::Read: the same sequence of int32s and Vectors in both modes."""
+    if binary:
+        def count(what: str) -> int:
+            return _read_size(src, where, what)
+
+        def tid(what: str) -> int:
+            return _read_int32(src, where, what)
+
+        def vec() -> np.ndarray:
+            return _read_vec_bin(src, where, True)
+    else:
+        def count(what: str) -> int:
+            n = _read_text_int(src, where, what)
+            if n < 0:
+                raise where.fail(f"bad {what}", f"expected a size >= 0, got {n}")
+            return n
+
+        def tid(what: str) -> int:
+            return _read_text_int(src, where, what)
+
+        def vec() -> np.ndarray:
+            return _read_vec_text(src, where, True)
+    frames = count("Gaussian-posterior frame count")
+    gpost = []
+    for t in range(frames):
+        n = count(f"Gaussian-posterior frame {t} size")
+        gpost.append([(tid(f"Gaussian-posterior id in frame {t}"), vec()) for _ in range(n)])
+    return gpost
+
+
 _NAMES = {"mat": "matrix", "vec": "vector", "ivec": "int32 vector", "post": "posterior",
-          "pairvec": "float-pair vector"}
+          "pairvec": "float-pair vector", "gpost": "Gaussian-level posterior"}
 _BIN = {"mat": _read_mat_bin, "vec": _read_vec_bin, "ivec": _read_ivec_bin,
-        "post": _read_post_bin, "pairvec": _read_pairvec_bin}
+        "post": _read_post_bin, "pairvec": _read_pairvec_bin,
+        "gpost": lambda src, where, table: _read_gpost(src, where, True)}
 _TEXT = {"mat": _read_mat_text, "vec": _read_vec_text, "ivec": _read_ivec_text,
-         "post": _read_post_text, "pairvec": _read_pairvec_text}
+         "post": _read_post_text, "pairvec": _read_pairvec_text,
+         "gpost": lambda src, where, table: _read_gpost(src, where, False)}
 
 
 def read_value(src: InputStream, kind: str, where: Where, table: bool = True) -> Any:
@@ -510,8 +560,34 @@ def _encode_pairvec(value: Any, binary: bool, table: bool, where: Where) -> byte
     return ("; ".join(f"{_fmt(a)} {_fmt(b)} " for a, b in arr.tolist()) + "\n").encode("ascii")
 
 
+def _encode_gpost(value: Any, binary: bool, table: bool, where: Where) -> bytes:
+    """GaussPostHolder::Write: counts and ids as WriteBasicType, each vector as Vector::Write
+    (float32, Kaldi's BaseFloat)."""
+    def basic(n: int) -> bytes:
+        return _int32(n) if binary else f"{n} ".encode("ascii")
+
+    try:
+        frames = [list(frame) for frame in value]
+        parts = [b"\0B" if binary else b"", basic(len(frames))]
+        for frame in frames:
+            parts.append(basic(len(frame)))
+            for i, v in frame:
+                if not _INT32_MIN <= int(i) <= _INT32_MAX:
+                    raise where.fail("cannot write Gaussian-level posterior",
+                                     "an id does not fit in an int32")
+                vec = np.asarray(v, dtype=np.float32)
+                parts.append(basic(int(i)))
+                parts.append(_encode_vec(vec, binary, table, where)[2 if binary else 0:])
+    except (TypeError, ValueError) as e:
+        raise where.fail("cannot write Gaussian-level posterior",
+                         f"expected a list of frames of (id, vector) pairs ({e})") from None
+    if not binary:
+        parts.append(b"\n")
+    return b"".join(parts)
+
+
 _ENC = {"mat": _encode_mat, "vec": _encode_vec, "ivec": _encode_ivec, "post": _encode_post,
-        "pairvec": _encode_pairvec}
+        "pairvec": _encode_pairvec, "gpost": _encode_gpost}
 
 
 def encode_value(value: Any, kind: str, binary: bool, where: Where, table: bool = True) -> bytes:

@@ -41,7 +41,8 @@ import scipy.sparse
 from nnetmix.errors import NnetmixError
 from nnetmix.feat.pipeline import open_features
 from nnetmix.feat.textio import read_token_table
-from nnetmix.hmm.gauss_post import entry_gauss_posteriors, flatten_gpost, natural_params
+from nnetmix.hmm.gauss_post import (PostCounts, entry_gauss_posteriors, flatten_gpost,
+                                    natural_params, utterances_with_posts)
 from nnetmix.hmm.gmm_tools import GmmModel, check_feat_dim, read_model
 from nnetmix.kaldi.table import RandomAccessReader
 from nnetmix.kaldi.writer import TableWriter
@@ -243,16 +244,20 @@ def _g(x: float) -> str:
     return "{:.6g}".format(float(x))
 
 
-class _Accumulator:
-    """One utterance's statistics into a speaker's FmllrStats, from posteriors over
-    transition-ids (``gpost`` false) or Gaussian-level posteriors (true)."""
+class _Estimation:
+    """One gmm-est-fmllr run: accumulates an utterance into a speaker's statistics (posteriors
+    over transition-ids, or Gaussian-level ones with ``gpost``), writes each transform and keeps
+    the counts and totals of the summary lines."""
 
-    def __init__(self, model: GmmModel, gpost: bool, feats_rspecifier: str, post_rspecifier: str):
-        self.model, self.gpost = model, gpost
+    def __init__(self, model: GmmModel, gpost: bool, opts: FmllrOptions, feats_rspecifier: str,
+                 post_rspecifier: str, writer: TableWriter, log: logging.Logger):
+        self.model, self.gpost, self.opts, self.writer, self.log = model, gpost, opts, writer, log
         self.feats_rspecifier, self.post_rspecifier = feats_rspecifier, post_rspecifier
         self.miv, self.inv = natural_params(model)
+        self.counts = PostCounts()
+        self.tot_impr = self.tot_t = 0.0
 
-    def __call__(self, stats: FmllrStats, key: str, feats: np.ndarray, post: list) -> None:
+    def accumulate(self, stats: FmllrStats, key: str, feats: np.ndarray, post: list) -> None:
         check_feat_dim(feats, self.model, key, self.feats_rspecifier)
         what = f"{self.post_rspecifier}: key {key}"
         if self.gpost:
@@ -261,6 +266,69 @@ class _Accumulator:
             ep = entry_gauss_posteriors(self.model, feats, post, what)
             frames, gauss, gamma = ep.frames[ep.rows], ep.gauss, ep.gamma
         stats.accumulate(feats, frames, gauss, gamma, self.miv, self.inv)
+
+    def finish(self, key: str, stats: FmllrStats, what: str) -> None:
+        W, impr = compute_fmllr(stats, self.opts, f"{what} {key}", log=self.log)
+        self.writer.write(key, W)
+        per = _g(impr / stats.beta) if stats.beta else "nan"
+        self.log.info("For %s %s, auxf-impr from fMLLR is %s, over %s frames.", what, key, per,
+                      _g(stats.beta))
+        self.tot_impr += impr
+        self.tot_t += stats.beta
+
+    def per_utterance(self, kind: str, noun: str) -> None:
+        for key, feats, post in utterances_with_posts(
+                self.model, self.feats_rspecifier, self.post_rspecifier, self.counts, kind,
+                f"Did not find {noun} for utterance %s", self.log):
+            stats = FmllrStats(self.model.dim)
+            self.accumulate(stats, key, feats, post)
+            self.finish(key, stats, "utterance")
+
+    def per_speaker(self, spk2utt: str, kind: str) -> None:
+        """Speakers are finished in spk2utt's order as soon as all their utterances have been
+        read: with features in the data directory's order (grouped by speaker, as Kaldi sorts
+        them) only one speaker's statistics are held at a time."""
+        speakers = list(read_token_table(spk2utt))
+        spk_of = {u: i for i, (_, utts) in enumerate(speakers) for u in utts}
+        left = [len(set(utts)) for _, utts in speakers]
+        stats: dict[int, FmllrStats] = {}
+        seen: set = set()
+        nxt = 0
+
+        def flush(all_read: bool) -> None:
+            nonlocal nxt
+            while nxt < len(speakers) and (all_read or left[nxt] == 0):
+                spk, utts = speakers[nxt]
+                for utt in utts:
+                    if utt not in seen:
+                        self.log.warning("Did not find features for utterance %s", utt)
+                        self.counts.other += 1
+                self.finish(spk, stats.pop(nxt, None) or FmllrStats(self.model.dim), "speaker")
+                nxt += 1
+
+        with open_features(self.feats_rspecifier) as reader, \
+                RandomAccessReader(self.post_rspecifier, kind) as posts:
+            for key, feats in reader:
+                i = spk_of.get(key)
+                if i is None or key in seen:
+                    continue
+                seen.add(key)
+                left[i] -= 1
+                if key not in posts:
+                    self.log.warning("Did not find posteriors for utterance %s", key)
+                    self.counts.no_post += 1
+                elif len(posts[key]) != feats.shape[0]:
+                    self.log.warning("%s vector has wrong size %d vs. %d",
+                                     "GauPost" if self.gpost else "Posterior", len(posts[key]),
+                                     feats.shape[0])
+                    self.counts.other += 1
+                else:
+                    if i not in stats:
+                        stats[i] = FmllrStats(self.model.dim)
+                    self.accumulate(stats[i], key, feats, posts[key])
+                    self.counts.done += 1
+                flush(False)
+        flush(True)
 
 
 def est_fmllr(model_in: str, feats_rspecifier: str, post_rspecifier: str,
@@ -273,87 +341,16 @@ def est_fmllr(model_in: str, feats_rspecifier: str, post_rspecifier: str,
     log = log or logger
     opts.check()
     model = read_model(model_in)
-    acc = _Accumulator(model, gpost, feats_rspecifier, post_rspecifier)
     kind, noun = ("gpost", "gposts") if gpost else ("post", "posts")
-    done = no_post = other = 0
-    tot_impr = tot_t = 0.0
-
-    def finish(writer: TableWriter, key: str, stats: FmllrStats, what: str) -> None:
-        nonlocal tot_impr, tot_t
-        W, impr = compute_fmllr(stats, opts, f"{what} {key}", log=log)
-        writer.write(key, W)
-        per = _g(impr / stats.beta) if stats.beta else "nan"
-        log.info("For %s %s, auxf-impr from fMLLR is %s, over %s frames.", what, key, per,
-                 _g(stats.beta))
-        tot_impr += impr
-        tot_t += stats.beta
-
-    with RandomAccessReader(post_rspecifier, kind) as posts, \
-            TableWriter(trans_wspecifier, "mat") as writer:
+    with TableWriter(trans_wspecifier, "mat") as writer:
+        run = _Estimation(model, gpost, opts, feats_rspecifier, post_rspecifier, writer, log)
         if spk2utt:
-            # Speakers are finished in spk2utt's order as soon as all their utterances have
-            # been read: with features in the data directory's order (grouped by speaker, as
-            # Kaldi sorts them) only one speaker's statistics are held at a time.
-            speakers = list(read_token_table(spk2utt))
-            spk_of = {u: i for i, (_, utts) in enumerate(speakers) for u in utts}
-            left = [len(set(utts)) for _, utts in speakers]
-            stats: dict[int, FmllrStats] = {}
-            seen: set = set()
-            nxt = 0
-
-            def flush(all_read: bool) -> None:
-                nonlocal nxt, other
-                while nxt < len(speakers) and (all_read or left[nxt] == 0):
-                    spk, utts = speakers[nxt]
-                    for utt in utts:
-                        if utt not in seen:
-                            log.warning("Did not find features for utterance %s", utt)
-                            other += 1
-                    finish(writer, spk, stats.pop(nxt, None) or FmllrStats(model.dim),
-                           "speaker")
-                    nxt += 1
-
-            with open_features(feats_rspecifier) as reader:
-                for key, feats in reader:
-                    i = spk_of.get(key)
-                    if i is None or key in seen:
-                        continue
-                    seen.add(key)
-                    left[i] -= 1
-                    if key not in posts:
-                        log.warning("Did not find posteriors for utterance %s", key)
-                        no_post += 1
-                    elif len(posts[key]) != feats.shape[0]:
-                        log.warning("%s vector has wrong size %d vs. %d",
-                                    "GauPost" if gpost else "Posterior", len(posts[key]),
-                                    feats.shape[0])
-                        other += 1
-                    else:
-                        if i not in stats:
-                            stats[i] = FmllrStats(model.dim)
-                        acc(stats[i], key, feats, posts[key])
-                        done += 1
-                    flush(False)
-            flush(True)
+            run.per_speaker(spk2utt, kind)
         else:
-            with open_features(feats_rspecifier) as reader:
-                for key, feats in reader:
-                    if key not in posts:
-                        log.warning("Did not find %s for utterance %s", noun, key)
-                        no_post += 1
-                        continue
-                    post = posts[key]
-                    if len(post) != feats.shape[0]:
-                        log.warning("%s has wrong size %d vs. %d",
-                                    "GauPost" if gpost else "Posterior", len(post),
-                                    feats.shape[0])
-                        other += 1
-                        continue
-                    done += 1
-                    stats = FmllrStats(model.dim)
-                    acc(stats, key, feats, post)
-                    finish(writer, key, stats, "utterance")
-    log.info("Done %d files, %d with no %s, %d with other errors.", done, no_post, noun, other)
+            run.per_utterance(kind, noun)
+    c = run.counts
+    log.info("Done %d files, %d with no %s, %d with other errors.", c.done, c.no_post, noun,
+             c.other)
     log.info("Overall fMLLR auxf impr per frame is %s over %s frames.",
-             _g(tot_impr / tot_t) if tot_t else "nan", _g(tot_t))
-    return done
+             _g(run.tot_impr / run.tot_t) if run.tot_t else "nan", _g(run.tot_t))
+    return c.done

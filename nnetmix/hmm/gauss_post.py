@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Optional, TextIO
+from typing import Iterator, Optional, TextIO
 
 import numpy as np
 
@@ -25,8 +25,8 @@ from nnetmix.hmm.gmm_tools import GmmModel, check_feat_dim, read_model
 from nnetmix.kaldi.table import RandomAccessReader
 from nnetmix.kaldi.writer import TableWriter
 
-__all__ = ["EntryGaussPost", "entry_gauss_posteriors", "flatten_gpost", "natural_params",
-           "post_to_gpost"]
+__all__ = ["EntryGaussPost", "PostCounts", "entry_gauss_posteriors", "flatten_gpost",
+           "natural_params", "post_to_gpost", "utterances_with_posts"]
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +127,45 @@ def flatten_gpost(model: GmmModel, gpost: list, what: str
     return np.repeat(frames, sizes), gauss, np.concatenate(vecs)
 
 
+@dataclass
+class PostCounts:
+    """The counts of Kaldi's "Done N files, M with no posteriors, K with other errors." line."""
+
+    done: int = 0
+    no_post: int = 0
+    other: int = 0
+
+
+def utterances_with_posts(model: GmmModel, feats_rspecifier: str, post_rspecifier: str,
+                          counts: PostCounts, kind: str = "post", missing: str = "",
+                          log: Optional[logging.Logger] = None
+                          ) -> Iterator[tuple[str, np.ndarray, list]]:
+    """Kaldi's statistics-tool loop: (key, features, posteriors) of each utterance of the
+    feature table that has posteriors (``missing``, when given, is the warning for one that has
+    none; it gets the key) of its length (else Kaldi's warning, counted as another error).
+    Features of the wrong dimension for ``model`` are a one-line error naming the file and key.
+    Counts ``done`` for every utterance yielded."""
+    log = log or logger
+    with open_features(feats_rspecifier) as reader, \
+            RandomAccessReader(post_rspecifier, kind) as posts:
+        for key, feats in reader:
+            if key not in posts:
+                if missing:
+                    log.warning(missing, key)
+                counts.no_post += 1
+                continue
+            post = posts[key]
+            if len(post) != feats.shape[0]:
+                log.warning("%s has wrong size %d vs. %d",
+                            "GauPost" if kind == "gpost" else "Posterior vector", len(post),
+                            feats.shape[0])
+                counts.other += 1
+                continue
+            check_feat_dim(feats, model, key, feats_rspecifier)
+            counts.done += 1
+            yield key, feats, post
+
+
 def post_to_gpost(model_in: str, feats_rspecifier: str, post_rspecifier: str,
                   gpost_wspecifier: str, stream: Optional[TextIO] = None,
                   log: Optional[logging.Logger] = None) -> int:
@@ -136,22 +175,11 @@ def post_to_gpost(model_in: str, feats_rspecifier: str, post_rspecifier: str,
     log = log or logger
     stream = stream if stream is not None else sys.stderr
     model = read_model(model_in)
-    done = no_post = other = 0
+    counts = PostCounts()
     tot_like = tot_t = 0.0
-    with open_features(feats_rspecifier) as reader, \
-            RandomAccessReader(post_rspecifier, "post") as posts, \
-            TableWriter(gpost_wspecifier, "gpost") as writer:
-        for key, feats in reader:
-            if key not in posts:
-                no_post += 1
-                continue
-            post = posts[key]
-            if len(post) != feats.shape[0]:
-                log.warning("Posterior vector has wrong size %d vs. %d", len(post),
-                            feats.shape[0])
-                other += 1
-                continue
-            check_feat_dim(feats, model, key, feats_rspecifier)
+    with TableWriter(gpost_wspecifier, "gpost") as writer:
+        for key, feats, post in utterances_with_posts(model, feats_rspecifier, post_rspecifier,
+                                                      counts, log=log):
             ep = entry_gauss_posteriors(model, feats, post, f"{post_rspecifier}: key {key}")
             order = np.argsort(ep.rows, kind="stable")
             pieces = np.split(ep.gamma[order].astype(np.float32),
@@ -162,12 +190,12 @@ def post_to_gpost(model_in: str, feats_rspecifier: str, post_rspecifier: str,
             writer.write(key, gpost)
             tot_like += ep.tot_like
             tot_t += float(ep.weights.sum())
-            done += 1
     stream.write(f"Num frames {_g(tot_t)}, avg like per frame (Gaussian only) = "
                  f"{_g(tot_like / tot_t) if tot_t else 'nan'}\n")
-    log.info("Done %d files, %d with no posteriors, %d with other errors.", done, no_post, other)
+    log.info("Done %d files, %d with no posteriors, %d with other errors.", counts.done,
+             counts.no_post, counts.other)
     stream.write("Done converting post to gpost\n")
-    return done
+    return counts.done
 
 
 def _g(x: float) -> str:

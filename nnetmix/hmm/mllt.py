@@ -26,10 +26,10 @@ import numpy as np
 
 from nnetmix.errors import NnetmixError
 from nnetmix.feat.lda import rand_prune
-from nnetmix.feat.pipeline import open_features
-from nnetmix.hmm.gauss_post import entry_gauss_posteriors, natural_params
+from nnetmix.hmm.gauss_post import (PostCounts, entry_gauss_posteriors, natural_params,
+                                    utterances_with_posts)
 from nnetmix.hmm.gmm_tools import GmmModel, read_model
-from nnetmix.kaldi import RandomAccessReader, write_object
+from nnetmix.kaldi import write_object
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter, add_objects, write_object_bytes
 
 __all__ = ["MlltStats", "MlltError", "mllt_update", "acc_mllt", "est_mllt", "read_mllt_stats",
@@ -171,32 +171,20 @@ def acc_mllt(model_in: str, feats_rspecifier: str, post_rspecifier: str, acc_out
     model = read_model(model_in)
     stats = MlltStats(model.dim)
     rng = np.random.default_rng(seed)
-    done = no_post = other = 0
+    counts = PostCounts()
     tot_like = tot_t = 0.0
-    with open_features(feats_rspecifier) as reader, \
-            RandomAccessReader(post_rspecifier, "post") as posts:
-        for key, feats in reader:
-            if key not in posts:
-                no_post += 1
-                continue
-            post = posts[key]
-            if len(post) != feats.shape[0]:
-                log.warning("Posterior vector has wrong size %d vs. %d", len(post),
-                            feats.shape[0])
-                other += 1
-                continue
-            if feats.shape[1] != model.dim:
-                raise MlltError(f"{feats_rspecifier}: key {key}: feature dim {feats.shape[1]}, "
-                                f"the model {model_in} has {model.dim}")
-            done += 1
-            like, weight = stats.accumulate(model, feats, post, prune, rng)
-            log.info("Average like for this file is %s over %s frames.",
-                     _g(like / weight if weight else 0.0), _g(weight))
-            tot_like += like
-            tot_t += weight
-            if done % 10 == 0:
-                log.info("Avg like per frame so far is %s", _g(tot_like / tot_t))
-    log.info("Done %d files, %d with no posteriors, %d with other errors.", done, no_post, other)
+    for key, feats, post in utterances_with_posts(model, feats_rspecifier, post_rspecifier,
+                                                  counts, log=log):
+        like, weight = stats.accumulate(model, feats, post, prune, rng)
+        log.info("Average like for this file is %s over %s frames.",
+                 _g(like / weight if weight else 0.0), _g(weight))
+        tot_like += like
+        tot_t += weight
+        if counts.done % 10 == 0:
+            log.info("Avg like per frame so far is %s", _g(tot_like / tot_t))
+    done = counts.done
+    log.info("Done %d files, %d with no posteriors, %d with other errors.", done,
+             counts.no_post, counts.other)
     if done == 0:
         raise MlltError(f"no utterance of {feats_rspecifier} had posteriors in "
                         f"{post_rspecifier}: no statistics written")

@@ -300,3 +300,23 @@ def test_bad_update_type(task, tmp_path, capsys):
     d, _, _ = task
     assert est(d, f"ark:{tmp_path / 'trans'}", "--fmllr-update-type=fancy") != 0
     assert 'must be one of "full"|"diag"|"offset"|"none"' in capsys.readouterr().err
+
+
+def test_per_utterance_without_spk2utt(task, tmp_path, capsys):
+    d, _, _ = task
+    posts = dict(SequentialReader(f"ark:{d / 'post.ark'}", "post"))
+    keys = sorted(posts)
+    with TableWriter(f"ark:{tmp_path / 'some.post'}", "post") as w:
+        for k in keys[1:]:
+            w.write(k, posts[k])
+    assert load_bin("gmm-est-fmllr.py").main([
+        "--fmllr-update-type=diag", str(d / "final.mdl"), f"ark:{d / 'feats.ark'}",
+        f"ark:{tmp_path / 'some.post'}", f"ark:{tmp_path / 'trans'}"]) == 0
+    err = capsys.readouterr().err
+    assert f"Did not find posts for utterance {keys[0]}" in err
+    assert f"Done {len(keys) - 1} files, 1 with no posts, 0 with other errors." in err
+    trans = dict(SequentialReader(f"ark:{tmp_path / 'trans'}", "mat"))
+    assert sorted(trans) == keys[1:]
+    assert f"For utterance {keys[1]}, auxf-impr from fMLLR is" in err
+    for W in trans.values():   # diag: the square part stays diagonal
+        assert np.count_nonzero(W[:, :DIM] - np.diag(np.diag(W[:, :DIM]))) == 0

@@ -7,6 +7,10 @@ recipe directory into a scratch experiment directory, then reads the per-pass li
 train_mono.sh writes to ``log/summary.log`` and prints a markdown table: wall time of the whole
 training, median seconds of realignment passes and of the other passes, and frames per second of
 alignment with the final model. Issue 3's target: the whole training under 3 minutes on 2 cores.
+Then fMLLR per speaker as steps/train_sat.sh estimates it (issue 17): ali-to-post, weight-silence-post
+0.0 on the silence phones and gmm-est-fmllr --spk2utt on the alignments, in $nj jobs; the row gives
+seconds per speaker (wall time over speakers, process start-up included) and the average
+auxiliary-function improvement the jobs log.
 
 Needs the recipe's stages 0-2 and data/lang (``cd egs/digits/s5 && ./run.sh --stop-stage 2``).
 Usage: bench/gmm_speed.py [--recipe egs/digits/s5] [--nj 2] [--keep DIR]
@@ -27,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from nnetmix.hmm.gmm_init import TrainMonoSchedule  # noqa: E402
 
+FMLLR_RE = re.compile(r"Overall fMLLR auxf impr per frame is (\S+) over (\S+) frames")
 PASS_RE = re.compile(r"pass (\d+): avg-like-per-frame (\S+) over (\d+) frames, gauss (\d+), "
                      r"(?:aligned (\d+), failed (\d+), )?([\d.]+) s")
 
@@ -65,6 +70,13 @@ def main() -> int:
                       f"data/train data/lang {mono}", recipe)
         t_align = run(f"steps/align_si.sh --nj {args.nj} --cmd utils/run.py "
                       f"data/train data/lang {mono} {ali}", recipe)
+        t_fmllr = run(f"utils/run.py JOB=1:{args.nj} {ali}/log/fmllr.JOB.log ali-to-post.py "
+                      f"'ark:gunzip -c {ali}/ali.JOB.gz|' ark:- \\| weight-silence-post.py 0.0 "
+                      f"$(cat data/lang/phones/silence.csl) {ali}/final.mdl ark:- ark:- \\| "
+                      f"gmm-est-fmllr.py --spk2utt=ark:data/train/split{args.nj}/JOB/spk2utt "
+                      f"{ali}/final.mdl pipeline:{ali}/feats.JOB.json ark:- ark:{ali}/trans.JOB",
+                      recipe)
+        impr = [FMLLR_RE.search(f.read_text()) for f in sorted((ali / "log").glob("fmllr.*.log"))]
         passes = [PASS_RE.search(line) for line in (mono / "log/summary.log").read_text().splitlines()]
         passes = [m for m in passes if m]
     finally:
@@ -89,6 +101,12 @@ def main() -> int:
           f"(process start-up included) |")
     failed = [m.group(6) for m in passes if m.group(6) is not None]
     print(f"| alignment failures (last realignment) | {failed[-1] if failed else 'n/a'} |")
+    speakers = sum(1 for line in (recipe / "data/train/spk2utt").read_text().splitlines() if line)
+    frames_f = sum(float(m.group(2)) for m in impr if m)
+    gain = sum(float(m.group(1)) * float(m.group(2)) for m in impr if m) / max(frames_f, 1.0)
+    print(f"| gmm-est-fmllr.py per speaker (full, 40 passes) | {t_fmllr / speakers:.3f} s "
+          f"({speakers} speakers, {t_fmllr:.1f} s with ali-to-post and weight-silence-post; "
+          f"auxf impr {gain:.3f}/frame over {frames_f:.0f} frames) |")
     return 0
 
 

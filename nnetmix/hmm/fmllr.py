@@ -54,7 +54,7 @@ __all__ = ["FmllrOptions", "FmllrStats", "FmllrError", "fmllr_auxf", "fmllr_upda
 logger = logging.getLogger(__name__)
 
 UPDATE_TYPES = ("full", "diag", "offset", "none")
-_CHUNK = 4096  #: frames per GEMM for G (bounds the frames' x⁺x⁺ᵀ block to CHUNK·(d+1)² doubles)
+_CHUNK = 1024  #: frames per GEMM for G (bounds the frames' x⁺x⁺ᵀ block to CHUNK·(d+1)² doubles)
 
 
 class FmllrError(NnetmixError):

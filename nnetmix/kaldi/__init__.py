@@ -3,7 +3,8 @@
 Every other part of nnetmix reads and writes Kaldi data through here. Kinds: ``mat`` (2-D
 float32/float64; compressed CM/CM2/CM3 read as float32), ``vec`` (1-D float), ``ivec`` (int32
 vector, e.g. alignments), ``post`` (posteriors: frames of (id, weight) pairs), ``pairvec``
-((N, 2) float32: Kaldi's float-pair vectors, e.g. lattice-mbr-decode's word times).
+((N, 2) float32: Kaldi's float-pair vectors, e.g. lattice-mbr-decode's word times), ``gpost``
+(Gaussian-level posteriors: frames of (id, float32 vector) pairs, gmm-post-to-gpost's tables).
 
     with SequentialReader("ark:gunzip -c ali.1.gz |", "ivec") as r:
         for key, ali in r: ...

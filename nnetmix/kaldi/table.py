@@ -138,8 +138,8 @@ class _EntryLoader:
 class SequentialReader:
     """Iterate (key, value) over an ark or scp, as Kaldi's SequentialTableReader.
 
-    ``kind`` is one of codec.KINDS ('mat', 'vec', 'ivec', 'post', 'pairvec'). One pass only; use
-    as a context manager so pipes and files are closed (a pipe read to its end that exited
+    ``kind`` is one of codec.KINDS ('mat', 'vec', 'ivec', 'post', 'pairvec', 'gpost'). One pass
+    only; use as a context manager so pipes and files are closed (a pipe read to its end that exited
     non-zero raises KaldiIOError). With the 'p' option, scp entries that cannot be read are skipped with a warning.
     """
 

@@ -41,7 +41,7 @@ from nnetmix.kaldi.context_dep import (ConstantEventMap, ContextDependency, Even
 from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm, read_gmm_model, write_gmm_model
 from nnetmix.kaldi.hmm_topology import HmmTopology, read_topology
 from nnetmix.kaldi.objects import read_object, write_object
-from nnetmix.kaldi.stream import open_input
+from nnetmix.kaldi.stream import read_all
 from nnetmix.kaldi.transition_model import TransitionModel
 
 __all__ = ["Roots", "read_roots", "BuildTreeOptions", "build_tree", "split_stats_by_map",
@@ -63,11 +63,7 @@ class Roots:
 def read_roots(rxfilename: str, topo: Optional[HmmTopology] = None) -> Roots:
     """ReadRootsFile: ``shared|not-shared split|not-split phone...`` per line. A bad line, or a
     phone the topology does not have, is a one-line error naming the file and line."""
-    src = open_input(rxfilename)
-    try:
-        text = b"".join(iter(lambda: src.read(1 << 16), b"")).decode("utf-8", "replace")
-    finally:
-        src.close(check=False)
+    text = read_all(rxfilename).decode("utf-8", "replace")
     known = set(int(p) for p in topo.phones) if topo is not None else None
     roots = Roots([], [], [])
     for n, line in enumerate(text.splitlines(), 1):

@@ -30,8 +30,8 @@ from nnetmix.errors import FormatError
 from nnetmix.hmm.tree_cluster import Points, tree_cluster
 from nnetmix.hmm.tree_stats import PDF_CLASS_KEY, TreeStats
 from nnetmix.kaldi.hmm_topology import HmmTopology
-from nnetmix.kaldi.stream import open_input, open_output
-from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
+from nnetmix.kaldi.stream import open_output, read_all
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter, read_object_with, write_object_bytes
 
 __all__ = ["QuestionsForKey", "Questions", "compile_questions", "read_questions",
            "write_questions", "read_int_lists", "write_int_lists",
@@ -44,18 +44,8 @@ logger = logging.getLogger(__name__)
 def read_int_lists(rxfilename: str) -> list[list[int]]:
     """One list of integers per line (questions.int, sets.int); a line that is not all integers
     is a one-line error naming the file and line."""
-    src = open_input(rxfilename)
-    try:
-        chunks = []
-        while True:
-            b = src.read(1 << 16)
-            if not b:
-                break
-            chunks.append(b)
-    finally:
-        src.close(check=False)
     out = []
-    for n, line in enumerate(b"".join(chunks).decode("utf-8", "replace").splitlines(), 1):
+    for n, line in enumerate(read_all(rxfilename).decode("utf-8", "replace").splitlines(), 1):
         try:
             out.append([int(t) for t in line.split()])
         except ValueError:
@@ -154,11 +144,7 @@ class Questions:
 
 
 def read_questions(rxfilename: str) -> Questions:
-    r = open_object(rxfilename)
-    try:
-        return Questions.read(r)
-    finally:
-        r.src.close(check=False)
+    return read_object_with(rxfilename, Questions.read)
 
 
 def write_questions(wxfilename: str, q: Questions, binary: bool = True) -> None:

@@ -30,9 +30,9 @@ import numpy as np
 from nnetmix.errors import FormatError
 from nnetmix.feat.pipeline import open_features
 from nnetmix.kaldi.diag_gmm import read_gmm_model
-from nnetmix.kaldi.stream import open_input
+from nnetmix.kaldi.stream import read_all
 from nnetmix.kaldi.table import RandomAccessReader
-from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_object_bytes
+from nnetmix.kaldi.tokens import TokenReader, TokenWriter, read_object_with, write_object_bytes
 from nnetmix.kaldi.transition_model import TransitionModel
 
 __all__ = ["TreeStats", "read_tree_stats", "write_tree_stats", "sum_tree_stats",
@@ -176,12 +176,7 @@ class TreeStats:
 
 def read_tree_stats(rxfilename: str) -> TreeStats:
     """Read a tree-accs file (binary or text)."""
-    r = open_object(rxfilename)
-    try:
-        stats = TreeStats.read(r)
-    finally:
-        r.src.close(check=False)
-    return stats
+    return read_object_with(rxfilename, TreeStats.read)
 
 
 def write_tree_stats(wxfilename: str, stats: TreeStats, binary: bool = True) -> None:
@@ -342,11 +337,7 @@ def accumulate_tree_stats(tm: TransitionModel, utterances, opts: AccTreeStatsOpt
 
 def read_phone_map(rxfilename: str) -> np.ndarray:
     """ReadPhoneMap: ``old new`` per line -> array indexed by old phone (-1 where unmapped)."""
-    src = open_input(rxfilename)
-    try:
-        text = b"".join(iter(lambda: src.read(1 << 16), b"")).decode("utf-8", "replace")
-    finally:
-        src.close(check=False)
+    text = read_all(rxfilename).decode("utf-8", "replace")
     pairs = []
     for n, line in enumerate(text.splitlines(), 1):
         w = line.split()

@@ -29,7 +29,7 @@ from nnetmix.kaldi.codec import Where
 from nnetmix.kaldi.stream import InputStream, open_input, open_output
 
 __all__ = ["TokenReader", "TokenWriter", "open_object", "write_object_bytes", "format_float",
-           "add_objects"]
+           "add_objects", "read_object_with"]
 
 _WS = b" \t\n\r\v\f"
 
@@ -374,6 +374,16 @@ def open_object(rxfilename: str) -> TokenReader:
         src.read(2)
         return TokenReader(src, True, name)
     return TokenReader(src, False, name)
+
+
+def read_object_with(rxfilename: str, read):
+    """Kaldi's ReadKaldiObject: open ``rxfilename`` (binary or text) and return ``read(reader)``
+    (e.g. ``TreeStats.read``)."""
+    r = open_object(rxfilename)
+    try:
+        return read(r)
+    finally:
+        r.src.close(check=False)
 
 
 def add_objects(rxfilenames, acc) -> None:

@@ -246,7 +246,9 @@ def _split_decision_tree(stub: EventMap, num_leaves: int, stats: TreeStats,
     heapq.heapify(heap)
     next_leaf = [num_leaves]
     impr, smallest, count = 0.0, 1.0e20, 0
-    while heap and -heap[0][0] > thresh and (max_leaves <= 0 or next_leaf[0] < max_leaves):
+    # (a leaf with no gain is never split, whatever --thresh: Kaldi asserts there)
+    while heap and -heap[0][0] > max(thresh, 0.0) \
+            and (max_leaves <= 0 or next_leaf[0] < max_leaves):
         g, i = heapq.heappop(heap)
         smallest = min(smallest, -g)
         impr += -g

@@ -17,7 +17,7 @@ from nnetmix.hmm.tree_stats import (AccTreeStatsOptions, TreeStats, accumulate_t
                                     read_tree_stats, write_tree_stats)
 from nnetmix.kaldi import SequentialReader, TableWriter
 from nnetmix.kaldi.context_dep import SplitEventMap, TableEventMap, read_tree
-from nnetmix.kaldi.diag_gmm import read_gmm_model
+from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm, read_gmm_model, write_gmm_model
 from nnetmix.kaldi.hmm_topology import read_topology_text, write_topology
 from nnetmix.kaldi.objects import read_object
 from nnetmix.kaldi.tokens import TokenWriter
@@ -394,3 +394,58 @@ def test_bad_roots_and_questions_are_one_line_errors(synthetic, tmp_path, capsys
         [str(tmp_path / "bad.acc"), str(tmp_path / "q.int"), str(tmp_path / "o.int")]) != 0
     err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ERROR")]
     assert len(err) == 1 and "bad.acc" in err[0]
+
+
+def test_init_from_old_model_and_mix_down(yesno, tmp_path, capsys):
+    """gmm-init-model's <old-tree> <old-model>: each new pdf copies the monophone pdf that
+    holds most of its frames; gmm-mixup --mix-down merges back (Kaldi's MergeByCount)."""
+    d, tm, frames, alis = yesno
+    t = tmp_path
+    run = lambda tool, args: load_bin(tool).main([str(a) for a in args])  # noqa: E731
+    assert run("acc-tree-stats.py", [YESNO / "40.mdl", f"scp:{d / 'feats.scp'}",
+                                     f"ark:gunzip -c {YESNO / 'ali.1.gz'}|", t / "acc"]) == 0
+    assert run("compile-questions.py", [d / "topo", d / "sets.int", t / "q.qst"]) == 0
+    assert run("build-tree.py", ["--max-leaves=30", "--cluster-thresh=0", t / "acc",
+                                 d / "roots.int", t / "q.qst", d / "topo", t / "tree"]) == 0
+    mono = read_tree(str(YESNO / "tree"))
+    old_am = AmDiagGmm([DiagGmm.from_means_vars(np.ones(1), np.full((1, 4), float(i)),
+                                                np.ones((1, 4))) for i in range(mono.num_pdfs)])
+    write_gmm_model(str(t / "old.mdl"), tm, old_am)
+    assert run("gmm-init-model.py", [t / "tree", t / "acc", d / "topo", t / "1.mdl",
+                                     YESNO / "tree", t / "old.mdl"]) == 0
+    tree, (_, am) = read_tree(str(t / "tree")), read_gmm_model(str(t / "1.mdl"))
+    stats = read_tree_stats(str(t / "acc"))
+    from nnetmix.hmm.tree_build import split_stats_by_map
+    leaf = split_stats_by_map(stats, tree.to_pdf)
+    for pdf in range(tree.num_pdfs):
+        votes = {}
+        for i in np.flatnonzero(leaf == pdf):
+            ev = dict(stats.events[i])
+            old = mono.compute_pdf([ev[1]], ev[-1])
+            votes[old] = votes.get(old, 0.0) + stats.count[i]
+        assert am[pdf].means[0, 0] == max(votes, key=votes.get)
+    assert run("gmm-init-model.py", [t / "tree", t / "acc", d / "topo", t / "2.mdl",
+                                     YESNO / "tree", YESNO / "40.mdl"]) != 0
+    assert "40.mdl: model of dimension 39" in capsys.readouterr().err
+    # mixing up then down again
+    assert run("gmm-init-model.py", [f"--write-occs={t / 'occs'}", t / "tree", t / "acc",
+                                     d / "topo", t / "3.mdl"]) == 0
+    assert run("gmm-mixup.py", ["--mix-up=60", t / "3.mdl", t / "occs", t / "4.mdl"]) == 0
+    assert run("gmm-mixup.py", ["--mix-down=45", t / "4.mdl", t / "occs", t / "5.mdl"]) == 0
+    assert read_gmm_model(str(t / "5.mdl"))[1].num_gauss == 45
+    (t / "short.occs").write_text("[ 1 2 3 ]\n")
+    assert run("gmm-mixup.py", ["--mix-up=60", t / "3.mdl", t / "short.occs", t / "6.mdl"]) != 0
+    assert "short.occs: Dimension of state occupancies 3" in capsys.readouterr().err
+
+
+def test_acc_tree_stats_refuses_alignments_of_another_model(yesno, tmp_path, capsys):
+    d, tm, frames, alis = yesno
+    key = sorted(alis)[0]
+    with TableWriter(f"ark:{tmp_path / 'bad.ali'}", "ivec") as w:
+        w.write(key, np.full(len(alis[key]), 10 ** 6, np.int32))
+    assert load_bin("acc-tree-stats.py").main(
+        [str(YESNO / "40.mdl"), f"scp:{d / 'feats.scp'}", f"ark:{tmp_path / 'bad.ali'}",
+         str(tmp_path / "acc")]) != 0
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ERROR")]
+    assert len(err) == 1 and f"alignment of {key}" in err[0] and "1000000" in err[0]
+    assert not (tmp_path / "acc").exists()

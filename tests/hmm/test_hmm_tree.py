@@ -379,6 +379,10 @@ def test_bad_roots_and_questions_are_one_line_errors(synthetic, tmp_path, capsys
     err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ERROR")]
     assert len(err) == 1 and "roots.int:3: phone 9 is not in the topology" in err[0]
     assert not out.exists()
+    (tmp_path / "roots.txt").write_text("shared split a\n")     # symbols, not integers
+    assert load_bin("build-tree.py").main([*args[:1], str(tmp_path / "roots.txt"), *args[2:]]) != 0
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ERROR")]
+    assert len(err) == 1 and "roots.txt:1: phones must be integers" in err[0]
     (tmp_path / "roots.int").write_text("shared split 1\nshared split 2 3\nshared split 4\n")
     assert load_bin("build-tree.py").main(args) != 0   # phone 5 is in the stats, no root
     err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ERROR")]

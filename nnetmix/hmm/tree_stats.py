@@ -225,8 +225,8 @@ class AccTreeStatsOptions:
 
 
 class TreeStatsAccumulator:
-    """AccumulateTreeStats over many utterances: per-frame event ids are computed per phone
-    segment, the frames summed per event with np.add.at at the end of each utterance."""
+    """AccumulateTreeStats over many utterances: the event of each frame is found per phone
+    segment, and an utterance's frames are summed per event with one sort and reduceat."""
 
     def __init__(self, tm: TransitionModel, opts: AccTreeStatsOptions,
                  phone_map: Optional[np.ndarray] = None):
@@ -303,11 +303,15 @@ class TreeStatsAccumulator:
             self._x.append(np.zeros((need, self.dim)))
             self._x2.append(np.zeros((need, self.dim)))
             self._consolidate()
-        f64 = feats.astype(np.float64)
-        np.add.at(self._x[0], frame_event, f64)
-        np.add.at(self._x2[0], frame_event, f64 * f64)
-        cnt = np.bincount(frame_event, minlength=len(self.count))
-        self._counts += cnt
+        # frames sorted by event, each event's run summed with one reduceat (no BLAS threads)
+        order = np.argsort(frame_event, kind="stable")
+        ev_sorted = frame_event[order]
+        starts = np.flatnonzero(np.r_[True, ev_sorted[1:] != ev_sorted[:-1]])
+        used = ev_sorted[starts]
+        f64 = feats.astype(np.float64)[order]
+        self._x[0][used] += np.add.reduceat(f64, starts, axis=0)
+        self._x2[0][used] += np.add.reduceat(f64 * f64, starts, axis=0)
+        self._counts[used] += np.diff(np.r_[starts, len(ev_sorted)])
         return True
 
     def _consolidate(self) -> None:

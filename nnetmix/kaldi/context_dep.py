@@ -25,7 +25,7 @@ from nnetmix.kaldi.tokens import TokenReader, TokenWriter, open_object, write_ob
 
 __all__ = ["ConstantEventMap", "TableEventMap", "SplitEventMap", "EventMap", "ContextDependency",
            "monophone_context_dependency", "monophone_context_dependency_shared", "read_tree",
-           "write_tree", "PDF_CLASS_KEY"]
+           "write_tree", "PDF_CLASS_KEY", "stub_map"]
 
 PDF_CLASS_KEY = -1  #: Kaldi's kPdfClass: the event key holding the pdf-class
 
@@ -303,6 +303,16 @@ def _stub_map(P: int, phone_sets: list[list[int]], phone2num: Sequence[int],
     map2 = _stub_map(P, phone_sets[half:], phone2num, share_roots[half:], counter)
     first = tuple(sorted(p for s in phone_sets[:half] for p in s))
     return SplitEventMap(P, first, map1, map2)
+
+
+def stub_map(P: int, phone_sets: Sequence[Sequence[int]], phone2num: Sequence[int],
+             share_roots: Sequence[bool]) -> tuple[EventMap, int]:
+    """GetStubMap (build-tree-utils.cc) for build-tree: the initial map over the roots' phone
+    sets (sorted, as ReadRootsFile leaves them) and its number of leaves."""
+    counter = [0]
+    em = _stub_map(P, [sorted(int(p) for p in s) for s in phone_sets], phone2num,
+                   [bool(b) for b in share_roots], counter)
+    return em, counter[0]
 
 
 def _phone2num(phones: Sequence[int], pdf_classes) -> list[int]:

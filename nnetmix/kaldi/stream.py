@@ -23,7 +23,8 @@ from typing import BinaryIO, Optional
 from nnetmix.kaldi.errors import KaldiIOError
 from nnetmix.kaldi.specifier import RxFile, WxFile, classify_rxfilename, classify_wxfilename
 
-__all__ = ["InputStream", "OutputSink", "open_input", "open_output", "check_output_dir"]
+__all__ = ["InputStream", "OutputSink", "open_input", "open_output", "check_output_dir",
+           "read_all"]
 
 _WS = b" \t\n\r\v\f"
 
@@ -189,6 +190,15 @@ def open_input(rx: str | RxFile, context: str = "") -> InputStream:
     if f.kind == "offset":
         stream.seek(f.offset)
     return stream
+
+
+def read_all(rx: str | RxFile, context: str = "") -> bytes:
+    """The whole content of an rxfilename (a small text file such as roots.int or sets.int)."""
+    src = open_input(rx, context)
+    try:
+        return b"".join(iter(lambda: src.read(1 << 16), b""))
+    finally:
+        src.close(check=False)
 
 
 def check_output_dir(path: str, context: str = "") -> None:

@@ -29,7 +29,7 @@ from nnetmix.kaldi.codec import Where
 from nnetmix.kaldi.stream import InputStream, open_input, open_output
 
 __all__ = ["TokenReader", "TokenWriter", "open_object", "write_object_bytes", "format_float",
-           "add_objects"]
+           "add_objects", "read_object_with"]
 
 _WS = b" \t\n\r\v\f"
 
@@ -193,6 +193,47 @@ class TokenReader:
         return np.ascontiguousarray(read(self.src, self._where, False), dtype=np.float32)
 
 
+    def matrix64(self, what: str = "a double matrix") -> np.ndarray:
+        """Matrix<double>::Read: DM (FM widened) or text [ rows ], float64 (text parsed as
+        doubles, not narrowed through float32, so a text file reads back to what it says)."""
+        self._begin()
+        if self.binary:
+            return np.ascontiguousarray(codec._read_mat_bin(self.src, self._where, False),
+                                        dtype=np.float64)
+        word = self._text_word(what, "'['")
+        if word != "[":
+            raise self.fail(f"bad {what}", f"expected '[', got {word[:40]!r}")
+        rows: list[list[float]] = [[]]
+        while True:
+            self.src.skip_space()
+            line = self.src.readline()
+            if not line:
+                raise self.fail(f"truncated {what}", "expected ']', got end of file")
+            body, bracket, rest = line.partition(b"]")
+            words = body.split()
+            if words:
+                try:
+                    rows[-1].extend(float(t) for t in words)
+                except ValueError:
+                    raise self.fail(f"bad {what}", f"expected numbers, got {body[:40]!r}") \
+                        from None
+                rows.append([])
+            if bracket:
+                self.src.unread(rest)
+                break
+        rows = [r for r in rows if r]
+        if rows and any(len(r) != len(rows[0]) for r in rows):
+            raise self.fail(f"bad {what}", "rows of different lengths")
+        return np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+
+    def boolean(self, what: str = "a bool") -> bool:
+        """ReadBasicType<bool>: the character T or F (after whitespace in text mode)."""
+        self._begin()
+        c = self.src.read(1)
+        if c not in (b"T", b"F"):
+            raise self.fail(f"bad {what}", f"expected T or F, got {c!r}")
+        return c == b"T"
+
     def sp_matrix(self, what: str = "a packed symmetric matrix") -> np.ndarray:
         """SpMatrix<BaseFloat>::Read: binary ``FP``/``DP`` then the lower triangle row by row;
         text ``[`` rows ``]`` (or the old ``FP n values``). Returns the full symmetric matrix
@@ -290,6 +331,14 @@ class TokenWriter:
     def matrix(self, value: np.ndarray) -> None:
         self._object(np.asarray(value, dtype=np.float32), "mat")
 
+    def matrix64(self, value: np.ndarray) -> None:
+        """Matrix<double>::Write: binary ``DM``, text as a float matrix."""
+        self._object(np.asarray(value, dtype=np.float64), "mat")
+
+    def boolean(self, value: bool) -> None:
+        """WriteBasicType<bool>: ``T``/``F`` (and a space in text mode)."""
+        self._parts.append((b"T" if value else b"F") + (b"" if self.binary else b" "))
+
     def sp_matrix(self, value: np.ndarray, double: bool = False) -> None:
         """SpMatrix::Write of a symmetric matrix (its lower triangle): ``FP`` floats, or with
         ``double`` ``DP`` doubles (SpMatrix<double>, as MlltAccs writes its G)."""
@@ -325,6 +374,16 @@ def open_object(rxfilename: str) -> TokenReader:
         src.read(2)
         return TokenReader(src, True, name)
     return TokenReader(src, False, name)
+
+
+def read_object_with(rxfilename: str, read):
+    """Kaldi's ReadKaldiObject: open ``rxfilename`` (binary or text) and return ``read(reader)``
+    (e.g. ``TreeStats.read``)."""
+    r = open_object(rxfilename)
+    try:
+        return read(r)
+    finally:
+        r.src.close(check=False)
 
 
 def add_objects(rxfilenames, acc) -> None:

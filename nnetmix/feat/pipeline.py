@@ -4,15 +4,17 @@ A :class:`FeaturePipeline` is what ``steps/nnet/train.sh`` used to write as bash
 ``ark:apply-cmvn.py ... scp:train.scp ark:- | add-deltas.py ... ark:- ark:- |``, for one data
 set: the utterance list (a feats scp whose keys and order define the table; train.sh's shuffled
 copy), per-speaker CMVN (apply-cmvn's stats, ``--utt2spk`` and options as text) and deltas
-(add-deltas' options as text). It is stored as a small JSON file in the experiment directory
+(add-deltas' options as text), splicing (splice-feats' options), a global transform (an LDA or
+LDA+MLLT ``final.mat``) and per-speaker transforms (fMLLR ``trans.JOB``), applied in that order
+as Kaldi's steps/ scripts chain them. It is stored as a small JSON file in the experiment directory
 (``make-feature-pipeline.py`` writes it) and named on a command line as ``pipeline:<file.json>``
 wherever an rspecifier goes.
 
 :func:`open_features` opens a pipeline in process for the whole table or any subset of keys (an
 MPI rank's shard) with the steps apply-cmvn.py and add-deltas.py run (nnetmix.feat.stages), so
 the matrices are bit for bit the bash chain's, and it opens any Kaldi rspecifier as before, so a
-user's ``ark:... |`` keeps working. Later transforms (LDA, fMLLR) become new optional fields; a
-file with a field this version does not know is refused rather than half-applied.
+user's ``ark:... |`` keeps working. Every field after ``utt_list`` is optional; a file with a
+field this version does not know is refused rather than half-applied.
 """
 from __future__ import annotations
 
@@ -25,8 +27,8 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import NnetmixError, UsageError
-from nnetmix.feat.stages import CMVN_OPTIONS, DELTA_OPTIONS, CmvnStep, DeltaStep, \
-    parse_option_text
+from nnetmix.feat.stages import CMVN_OPTIONS, DELTA_OPTIONS, SPLICE_OPTIONS, CmvnStep, \
+    DeltaStep, SpliceStep, TransformStep, parse_option_text
 from nnetmix.feat.textio import _AtomicText, read_utt2spk
 from nnetmix.kaldi import RandomAccessReader, SequentialReader
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier
@@ -40,6 +42,8 @@ PIPELINE_PREFIX = "pipeline:"
 _VERSION = 1
 
 Step = Callable[[str, np.ndarray], Optional[np.ndarray]]
+#: fields written only when set (added after version 1 files were first written)
+_OPTIONAL_FIELDS = ("splice_opts", "transform", "spk_transforms", "spk_utt2spk")
 
 
 class PipelineError(NnetmixError):
@@ -62,45 +66,73 @@ class FeaturePipeline:
     utt2spk: str = _field("apply-cmvn's --utt2spk rspecifier; empty: stats per utterance", "")
     delta_opts: str = _field("add-deltas' options as text; empty: no deltas (Kaldi's "
                              "delta_opts convention)", "")
+    splice_opts: str = _field("splice-feats' options as text, e.g. '--left-context=3 "
+                              "--right-context=3'; empty: no splicing", "")
+    transform: str = _field("transform-feats' global matrix rxfilename (final.mat of an LDA or "
+                            "LDA+MLLT system); empty: none", "")
+    spk_transforms: str = _field("transform-feats' table of per-speaker transforms (fMLLR, e.g. "
+                                 "ark:exp/tri3/trans.1), looked up through 'spk_utt2spk'; "
+                                 "empty: none", "")
+    spk_utt2spk: str = _field("utt2spk rspecifier for 'spk_transforms'; empty: the transforms "
+                              "are keyed by utterance", "")
 
     def check(self, where: str = "feature pipeline") -> None:
         """Refuse what the steps would refuse, naming ``where`` (the file)."""
         if not self.utt_list:
             raise PipelineError(f"{where}: field 'utt_list' is empty (the feats scp to read)")
-        for name in ("utt_list", "cmvn", "cmvn_opts", "utt2spk", "delta_opts"):
+        for name in ("utt_list", "cmvn", "cmvn_opts", "utt2spk", "delta_opts", "splice_opts",
+                     "transform", "spk_transforms", "spk_utt2spk"):
             if not isinstance(getattr(self, name), str):
                 raise PipelineError(f"{where}: field '{name}' must be a string, got "
                                     f"{getattr(self, name)!r}")
         if (self.cmvn_opts or self.utt2spk) and not self.cmvn:
             raise PipelineError(f"{where}: 'cmvn_opts'/'utt2spk' without 'cmvn' (the stats)")
+        if self.spk_utt2spk and not self.spk_transforms:
+            raise PipelineError(f"{where}: 'spk_utt2spk' without 'spk_transforms'")
         try:
             parse_option_text(self.cmvn_opts, CMVN_OPTIONS, "apply-cmvn")
             parse_option_text(self.delta_opts, DELTA_OPTIONS, "add-deltas")
+            parse_option_text(self.splice_opts, SPLICE_OPTIONS, "splice-feats")
         except UsageError as e:
             raise PipelineError(f"{where}: {e}") from None
 
     @classmethod
     def for_data_dir(cls, data: str, cmvn_opts: str = "", delta_opts: str = "",
-                     utt_list: str = "") -> "FeaturePipeline":
-        """The chain the nnet scripts build for a data directory: ``utt_list`` (default
+                     utt_list: str = "", splice_opts: str = "", transform: str = "",
+                     spk_transforms: str = "") -> "FeaturePipeline":
+        """The chain the scripts build for a data directory: ``utt_list`` (default
         <data>/feats.scp), per-speaker CMVN from <data>/cmvn.scp and <data>/utt2spk when
-        ``cmvn_opts`` is not empty, deltas when ``delta_opts`` is not empty."""
+        ``cmvn_opts`` is not empty, deltas when ``delta_opts`` is not empty, splicing and the
+        global ``transform`` (a file) when given, and per-speaker ``spk_transforms`` (an
+        rspecifier) looked up through <data>/utt2spk."""
         utt_list = utt_list or os.path.join(data, "feats.scp")
         needed = [(utt_list, "")]
         cmvn = utt2spk = ""
+        spk_map = os.path.join(data, "utt2spk")
         if cmvn_opts:
-            cmvn, utt2spk = os.path.join(data, "cmvn.scp"), os.path.join(data, "utt2spk")
+            cmvn, utt2spk = os.path.join(data, "cmvn.scp"), spk_map
             needed += [(p, f" (needed by --cmvn-opts '{cmvn_opts}')") for p in (cmvn, utt2spk)]
+        if transform:
+            needed.append((transform, " (the transform)"))
+        if spk_transforms:
+            needed.append((spk_map, f" (needed by the transforms {spk_transforms})"))
         for path, why in needed:
             if not os.path.isfile(path):
                 raise PipelineError(f"no such file {path}{why}")
         pipe = cls(utt_list, f"scp:{cmvn}" if cmvn else "", cmvn_opts,
-                   f"ark:{utt2spk}" if utt2spk else "", delta_opts)
+                   f"ark:{utt2spk}" if utt2spk else "", delta_opts, splice_opts, transform,
+                   spk_transforms, f"ark:{spk_map}" if spk_transforms else "")
         pipe.check(data)
         return pipe
 
     def to_dict(self) -> dict:
-        return {"version": _VERSION, **dataclasses.asdict(self)}
+        """The JSON object; the transform fields are left out while empty, so a chain without
+        them is written as before they existed."""
+        out = {"version": _VERSION, **dataclasses.asdict(self)}
+        for name in _OPTIONAL_FIELDS:
+            if not out[name]:
+                del out[name]
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "feature pipeline") -> "FeaturePipeline":
@@ -161,6 +193,13 @@ class FeaturePipeline:
                     CmvnStep.from_text(self.cmvn, self.cmvn_opts, self.utt2spk)))
             if self.delta_opts:
                 steps.append(DeltaStep.from_text(self.delta_opts))
+            if self.splice_opts:
+                steps.append(SpliceStep.from_text(self.splice_opts))
+            if self.transform:
+                steps.append(stack.enter_context(TransformStep(self.transform)))
+            if self.spk_transforms:
+                steps.append(stack.enter_context(
+                    TransformStep(self.spk_transforms, self.spk_utt2spk)))
             items = _read_table(f"scp:{self.utt_list}", keys, stack, by_key=True)
         except BaseException:
             stack.close()
@@ -207,20 +246,29 @@ class FeatureReader:
         self.close()
 
 
-def opts_from_dir(directory: str) -> tuple[str, str]:
-    """(cmvn_opts, delta_opts) as a model directory keeps them (Kaldi's files ``cmvn_opts`` and
-    ``delta_opts``, one line each; a missing file means empty)."""
-    out = []
-    for name in ("cmvn_opts", "delta_opts"):
+def opts_from_dir(directory: str) -> dict[str, str]:
+    """The feature chain a model directory keeps, as Kaldi's steps/ scripts read it: the files
+    ``cmvn_opts``, ``delta_opts`` and ``splice_opts`` (one line each; a missing file means
+    empty) and ``final.mat``. As in Kaldi, a directory with ``final.mat`` has LDA features
+    (splice, then the transform) and its ``delta_opts`` is not used. Keys: cmvn_opts,
+    delta_opts, splice_opts, transform."""
+    out = {}
+    for name in ("cmvn_opts", "delta_opts", "splice_opts"):
         path = os.path.join(directory, name)
         try:
             with open(path, encoding="utf-8") as fh:
-                out.append(fh.read().strip())
+                out[name] = fh.read().strip()
         except FileNotFoundError:
-            out.append("")
+            out[name] = ""
         except OSError as e:
             raise PipelineError(f"{path}: cannot read ({e.strerror})") from None
-    return out[0], out[1]
+    mat = os.path.join(directory, "final.mat")
+    out["transform"] = mat if os.path.isfile(mat) else ""
+    if out["transform"]:
+        out["delta_opts"] = ""
+    else:
+        out["splice_opts"] = ""
+    return out
 
 
 def is_pipeline(rspecifier: str) -> bool:

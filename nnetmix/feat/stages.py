@@ -1,9 +1,10 @@
-"""The per-utterance steps of a feature chain: apply-cmvn and add-deltas as callables.
+"""The per-utterance steps of a feature chain: apply-cmvn, add-deltas, splice-feats and
+transform-feats as callables.
 
-apply-cmvn.py and add-deltas.py (through nnetmix.feat.tables) and a feature pipeline opened in
-process (nnetmix.feat.pipeline) both run these, so a pipeline gives bit for bit what the bash
-chain ``apply-cmvn.py ... | add-deltas.py ... |`` gives, with the same WARNING for a skipped
-utterance. A step is ``step(key, feats) -> matrix``, or None for 'no output for this key'.
+The bin tools (through nnetmix.feat.tables) and a feature pipeline opened in process
+(nnetmix.feat.pipeline) both run these, so a pipeline gives bit for bit what the bash chain
+``apply-cmvn.py ... | splice-feats.py ... | transform-feats.py final.mat ... |`` gives, with the
+same WARNING for a skipped utterance. A step is ``step(key, feats) -> matrix``, or None for 'no output for this key'.
 
 Options come as the text a script holds (``cmvn_opts="--norm-means=true --norm-vars=false"``),
 parsed with the binaries' names, spellings and defaults.
@@ -18,12 +19,13 @@ import numpy as np
 
 from nnetmix.errors import UsageError
 from nnetmix.feat.cmvn import CmvnError, apply_cmvn
-from nnetmix.feat.deltas import add_deltas
+from nnetmix.feat.deltas import add_deltas, splice_frames
 from nnetmix.feat.textio import is_rspecifier, read_utt2spk
 from nnetmix.kaldi import RandomAccessReader, read_object
 from nnetmix.options import str2bool
 
-__all__ = ["CMVN_OPTIONS", "DELTA_OPTIONS", "parse_option_text", "CmvnStep", "DeltaStep"]
+__all__ = ["CMVN_OPTIONS", "DELTA_OPTIONS", "SPLICE_OPTIONS", "parse_option_text", "CmvnStep",
+           "DeltaStep", "SpliceStep", "TransformStep", "apply_transform", "transform_logdet"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +33,8 @@ logger = logging.getLogger(__name__)
 CMVN_OPTIONS = {"norm-means": True, "norm-vars": False}
 #: add-deltas.py's options (name: default)
 DELTA_OPTIONS = {"delta-order": 2, "delta-window": 2, "truncate": 0}
+#: splice-feats.py's options (name: default), as Kaldi's splice_opts files hold them
+SPLICE_OPTIONS = {"left-context": 4, "right-context": 4}
 
 
 def parse_option_text(text: str, known: dict, tool: str) -> dict:
@@ -144,3 +148,113 @@ class DeltaStep:
                                  f"{feats.shape[1]} (key {key})")
             feats = feats[:, :self.truncate]
         return add_deltas(feats, self.order, self.window)
+
+
+class SpliceStep:
+    """Kaldi's splice-feats for one utterance (frames t-left .. t+right side by side)."""
+
+    def __init__(self, left_context: int = 4, right_context: int = 4):
+        if left_context < 0 or right_context < 0:
+            raise UsageError(f"splice-feats: negative context {left_context}/{right_context}")
+        self.left, self.right = left_context, right_context
+
+    @classmethod
+    def from_text(cls, opts: str) -> "SpliceStep":
+        """The step ``splice-feats.py <opts> ...`` runs (Kaldi's splice_opts file)."""
+        o = parse_option_text(opts, SPLICE_OPTIONS, "splice-feats")
+        return cls(o["left_context"], o["right_context"])
+
+    def __call__(self, key: str, feats: np.ndarray) -> Optional[np.ndarray]:
+        return splice_frames(np.asarray(feats, dtype=np.float32), self.left, self.right)
+
+
+def apply_transform(feats: np.ndarray, trans: np.ndarray) -> Optional[np.ndarray]:
+    """feats @ Mᵀ for a D'xD transform, plus the offset column for D'x(D+1); None when the
+    transform fits neither (transform-feats' rule)."""
+    d = feats.shape[1]
+    feats = np.asarray(feats, dtype=np.float32)
+    if trans.shape[1] == d:
+        return feats @ trans.T
+    if trans.shape[1] == d + 1:
+        return feats @ trans[:, :d].T + trans[:, d]
+    return None
+
+
+def transform_logdet(trans: np.ndarray, d: int) -> float:
+    """½ log det(L Lᵀ) of the linear part L (the log-determinant, or the pseudo one of a
+    dimension-reducing transform), in float as Kaldi's SpMatrix<BaseFloat>::LogDet."""
+    lin = trans[:, :d].astype(np.float32)
+    sign, logdet = np.linalg.slogdet((lin @ lin.T).astype(np.float64))
+    return 0.5 * logdet if sign > 0 else float("nan")
+
+
+class TransformStep:
+    """Kaldi's transform-feats for one utterance: a global matrix (an rxfilename such as
+    final.mat), or a table of matrices keyed by utterance, or by speaker through ``utt2spk``
+    (fMLLR's trans.JOB). Keys without a transform, or a transform of the wrong size, give
+    transform-feats' WARNING and no output. Frames and the (pseudo-)log-determinant are summed
+    for the tool's summary line (:meth:`summary`)."""
+
+    def __init__(self, transform: str, utt2spk: str = ""):
+        self.transform = transform
+        self.table: Optional[RandomAccessReader] = None
+        self.matrix: Optional[np.ndarray] = None
+        if is_rspecifier(transform):
+            self.table = RandomAccessReader(transform, "mat")
+        else:
+            self.matrix = np.asarray(read_object(transform, "mat"), np.float32)
+        self.spk_of: Optional[dict] = read_utt2spk(utt2spk) if utt2spk else None
+        self.frames = 0.0
+        self.logdet = 0.0
+        self.kind = ""  # logdet, pseudo (fewer output dims) or increase (more)
+
+    def __call__(self, key: str, feats: np.ndarray) -> Optional[np.ndarray]:
+        who = self.spk_of.get(key) if self.spk_of is not None else key
+        if who is None:
+            logger.warning("Utt2spk map has no value for utterance %s, producing no output "
+                           "for this utterance", key)
+            return None
+        if self.table is not None and who not in self.table:
+            spk = "" if who == key else f" [spk = {who}]"
+            logger.warning("No fMLLR transform available for utterance %s%s, producing no "
+                           "output for this utterance", key, spk)
+            return None
+        trans = self.matrix if self.table is None else np.asarray(self.table[who], np.float32)
+        d = feats.shape[1]
+        out = apply_transform(feats, trans)
+        if out is None:
+            logger.warning("Transform matrix for key %s has bad dimension %dx%d versus feat "
+                           "dim %d", who, trans.shape[0], trans.shape[1], d)
+            if trans.shape[1] == d + 2:
+                logger.warning("[perhaps the transform was created by compose-transforms, "
+                               "and you forgot the --b-is-affine option?]")
+            return None
+        if not self.kind:
+            self.kind = ("logdet" if trans.shape[0] == d else
+                         "pseudo" if trans.shape[0] < d else "increase")
+        if self.kind != "increase":
+            ld = transform_logdet(trans, d)
+            if not np.isfinite(ld):
+                logger.warning("Matrix has bad logdet %s", ld)
+            else:
+                self.frames += feats.shape[0]
+                self.logdet += feats.shape[0] * ld
+        return out
+
+    def summary(self) -> Optional[str]:
+        """transform-feats' 'Overall average logdet' line, or None when nothing was summed."""
+        if self.kind not in ("logdet", "pseudo") or self.frames <= 0:
+            return None
+        return "Overall average {}logdet is {} over {} frames.".format(
+            "[pseudo-]" if self.kind == "pseudo" else "",
+            "{:.6g}".format(self.logdet / self.frames), "{:g}".format(self.frames))
+
+    def close(self) -> None:
+        if self.table is not None:
+            self.table.close()
+
+    def __enter__(self) -> "TransformStep":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

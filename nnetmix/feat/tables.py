@@ -17,9 +17,8 @@ import numpy as np
 
 from nnetmix.errors import NnetmixError, UsageError
 from nnetmix.feat.cmvn import acc_cmvn_stats
-from nnetmix.feat.deltas import splice_frames
 from nnetmix.feat.pipeline import is_pipeline, open_features
-from nnetmix.feat.stages import CmvnStep, DeltaStep
+from nnetmix.feat.stages import CmvnStep, DeltaStep, SpliceStep, TransformStep, apply_transform
 from nnetmix.feat.textio import (TextTableWriter, is_rspecifier, is_wspecifier,
                                  read_token_table, write_text_object)
 from nnetmix.kaldi import RandomAccessReader, TableWriter, read_object, write_object
@@ -110,21 +109,8 @@ def add_deltas_table(rspecifier: str, wspecifier: str, order: int = 2, window: i
 def splice_feats_table(rspecifier: str, wspecifier: str, left_context: int = 4,
                        right_context: int = 4) -> Counts:
     """Kaldi's splice-feats."""
-    return transform_feats(rspecifier, wspecifier,
-                           lambda key, f: splice_frames(_as_float32(f), left_context,
-                                                        right_context),
+    return transform_feats(rspecifier, wspecifier, SpliceStep(left_context, right_context),
                            "Spliced {done} feature matrices.")
-
-
-def apply_transform(feats: np.ndarray, trans: np.ndarray) -> np.ndarray | None:
-    """feats @ Mᵀ for a D'xD transform, plus the offset column for D'x(D+1); None when the
-    transform fits neither (transform-feats' rule)."""
-    d = feats.shape[1]
-    if trans.shape[1] == d:
-        return _as_float32(feats) @ trans.T
-    if trans.shape[1] == d + 1:
-        return _as_float32(feats) @ trans[:, :d].T + trans[:, d]
-    return None
 
 
 def compose_transforms(a: np.ndarray, b: np.ndarray, b_is_affine: bool = False
@@ -216,68 +202,16 @@ def compose_transforms_tables(a_in: str, b_in: str, c_out: str, b_is_affine: boo
     return counts
 
 
-def _logdet(trans: np.ndarray, d: int) -> float:
-    """½ log det(L Lᵀ) of the linear part L (the log-determinant, or the pseudo one of a
-    dimension-reducing transform), in float as Kaldi's SpMatrix<BaseFloat>::LogDet."""
-    lin = trans[:, :d].astype(np.float32)
-    sign, logdet = np.linalg.slogdet((lin @ lin.T).astype(np.float64))
-    return 0.5 * logdet if sign > 0 else float("nan")
-
-
 def transform_feats_table(transform: str, rspecifier: str, wspecifier: str,
                           utt2spk: str = "") -> Counts:
     """Kaldi's transform-feats: a global transform (an rxfilename), or per utterance / per
     speaker (``utt2spk``) from a table of matrices; keys without one are skipped with a
     warning; the average (pseudo-)log-determinant over frames is logged."""
-    table = is_rspecifier(transform)
-    trans_reader = RandomAccessReader(transform, "mat") if table else None
-    global_trans = None if table else np.asarray(read_object(transform, "mat"), np.float32)
-    spk_of = dict((k, v[0]) for k, v in read_token_table(utt2spk) if v) if utt2spk else None
-    tot = {"t": 0.0, "logdet": 0.0, "kind": ""}
-
-    def one(key, feats):
-        who = spk_of.get(key) if spk_of is not None else key
-        if who is None:
-            logger.warning("Utt2spk map has no value for utterance %s, producing no output "
-                           "for this utterance", key)
-            return None
-        if trans_reader is not None and who not in trans_reader:
-            spk = "" if who == key else f" [spk = {who}]"
-            logger.warning("No fMLLR transform available for utterance %s%s, producing no "
-                           "output for this utterance", key, spk)
-            return None
-        trans = global_trans if trans_reader is None else np.asarray(trans_reader[who],
-                                                                     np.float32)
-        d = feats.shape[1]
-        out = apply_transform(feats, trans)
-        if out is None:
-            logger.warning("Transform matrix for key %s has bad dimension %dx%d versus feat "
-                           "dim %d", who, trans.shape[0], trans.shape[1], d)
-            if trans.shape[1] == d + 2:
-                logger.warning("[perhaps the transform was created by compose-transforms, "
-                               "and you forgot the --b-is-affine option?]")
-            return None
-        if not tot["kind"]:
-            tot["kind"] = ("logdet" if trans.shape[0] == d else
-                           "pseudo" if trans.shape[0] < d else "increase")
-        if tot["kind"] != "increase":
-            ld = _logdet(trans, d)
-            if not np.isfinite(ld):
-                logger.warning("Matrix has bad logdet %s", ld)
-            else:
-                tot["t"] += feats.shape[0]
-                tot["logdet"] += feats.shape[0] * ld
-        return out
-
-    try:
-        counts = transform_feats(rspecifier, wspecifier, one)
-    finally:
-        if trans_reader is not None:
-            trans_reader.close()
-    if tot["kind"] in ("logdet", "pseudo") and tot["t"] > 0:
-        logger.info("Overall average %slogdet is %s over %s frames.",
-                    "[pseudo-]" if tot["kind"] == "pseudo" else "",
-                    "{:.6g}".format(tot["logdet"] / tot["t"]), "{:g}".format(tot["t"]))
+    with TransformStep(transform, utt2spk) as step:
+        counts = transform_feats(rspecifier, wspecifier, step)
+    line = step.summary()
+    if line:
+        logger.info("%s", line)
     logger.info("Applied transform to %d utterances; %d had errors.", counts.done, counts.err)
     return counts
 

@@ -180,13 +180,15 @@ class GmmAccs:
         return total
 
 
-def acc_transitions(tids: np.ndarray, accs: GmmAccs) -> None:
-    """Add one count per frame to its transition-id (TransitionModel::Accumulate)."""
+def acc_transitions(tids: np.ndarray, accs: GmmAccs,
+                    weights: Optional[np.ndarray] = None) -> None:
+    """Add one count per frame (or its posterior ``weights``) to its transition-id
+    (TransitionModel::Accumulate)."""
     tids = np.asarray(tids, dtype=np.int64)
     if len(tids) and (tids.min() < 1 or tids.max() >= len(accs.trans)):
         raise FormatError(f"transition-id out of range 1..{len(accs.trans) - 1} in alignment "
                           f"(saw {tids.min()}..{tids.max()}): alignment and model do not match")
-    accs.trans += np.bincount(tids, minlength=len(accs.trans))
+    accs.trans += np.bincount(tids, weights=weights, minlength=len(accs.trans))
 
 
 def _softmax_rows(ll: np.ndarray) -> np.ndarray:
@@ -213,12 +215,15 @@ def _softmax_rows(ll: np.ndarray) -> np.ndarray:
 
 
 def acc_stats_ali(model: StackedGmms, feats: np.ndarray, pdf_ids: np.ndarray, accs: GmmAccs,
-                  weights: Optional[np.ndarray] = None) -> float:
+                  weights: Optional[np.ndarray] = None,
+                  stats_feats: Optional[np.ndarray] = None) -> float:
     """Accumulate GMM stats for frames ``feats`` (N, D) aligned to ``pdf_ids`` (N,).
 
     ``feats`` may be the concatenated frames of many utterances (the more, the fewer small
     GEMMs); they are one term of the exact sum, so the same frames must make the same call
     whichever job has them. ``weights`` (N,) scales each frame's posteriors (default 1, as gmm-acc-stats-ali).
+    ``stats_feats`` (N, D): accumulate the statistics of these frames with the posteriors
+    computed on ``feats`` (gmm-acc-stats-twofeats: SAT's speaker-independent alignment model).
     Returns the total log-likelihood added (also added to ``accs.tot_like``).
     """
     x = np.asarray(feats, dtype=np.float64)
@@ -236,6 +241,14 @@ def acc_stats_ali(model: StackedGmms, feats: np.ndarray, pdf_ids: np.ndarray, ac
     z = np.empty((len(x), 2 * d))
     np.take(x, order, axis=0, out=z[:, :d])
     np.multiply(z[:, :d], z[:, :d], out=z[:, d:])
+    z2 = z
+    if stats_feats is not None:
+        x2 = np.asarray(stats_feats, dtype=np.float64)
+        if x2.shape != x.shape:
+            raise FormatError(f"second features of shape {x2.shape}, first {x.shape}")
+        z2 = np.empty_like(z)
+        np.take(x2, order, axis=0, out=z2[:, :d])
+        np.multiply(z2[:, :d], z2[:, :d], out=z2[:, d:])
     w = None if weights is None else np.asarray(weights, dtype=np.float64)[order]
     bounds = np.zeros(model.num_pdfs + 1, dtype=np.int64)
     np.cumsum(np.bincount(pdf_ids, minlength=model.num_pdfs), out=bounds[1:])
@@ -256,6 +269,6 @@ def acc_stats_ali(model: StackedGmms, feats: np.ndarray, pdf_ids: np.ndarray, ac
         else:
             tot += float(lse.sum())
         occ[g0:g1] = post.sum(0)
-        st[g0:g1] = post.T @ zp
+        st[g0:g1] = post.T @ (zp if z2 is z else z2[a:b])
     accs.add(occ, st[:, :d], st[:, d:], tot, float(len(x)) if w is None else float(w.sum()))
     return tot

@@ -38,6 +38,7 @@ from nnetmix.kaldi.writer import TableWriter
 
 __all__ = ["GmmModel", "read_model", "write_model", "check_feat_dim", "read_phone_sets",
            "init_mono", "pdfs_for_phones", "boost_silence", "acc_stats_ali_tables",
+           "acc_stats_twofeats_tables",
            "AccCounts", "read_accs", "write_accs", "sum_accs", "EstOptions", "gmm_est",
            "subset_feats"]
 
@@ -265,6 +266,79 @@ def acc_stats_ali_tables(model: GmmModel, feats_rspecifier: str, ali_rspecifier:
     logger.info("Overall avg like per frame (Gaussian only) = %g over %d frames.",
                 counts.tot_like / max(counts.frames, 1), counts.frames)
     return accs, counts
+
+
+def acc_stats_twofeats_tables(model: GmmModel, feats1_rspecifier: str, feats2_rspecifier: str,
+                              post_rspecifier: str) -> tuple[GmmAccs, AccCounts]:
+    """gmm-acc-stats-twofeats: Gaussian posteriors from the model on the first features (e.g.
+    speaker-adapted), statistics of the second (e.g. speaker-independent), weighted by the
+    transition-id posteriors; train_sat.sh's alignment model (final.alimdl) is estimated from
+    them. Each utterance is one term of the exact sum."""
+    tm = model.tm
+    accs = GmmAccs.for_model(model.stacked, tm.num_transition_ids)
+    counts = AccCounts()
+    no_post = 0
+    with _InOrderLookup(feats2_rspecifier) as feats2, \
+            RandomAccessReader(post_rspecifier, "post") as posts, \
+            open_features(feats1_rspecifier) as r:
+        for key, m1 in r:
+            check_feat_dim(m1, model, key, feats1_rspecifier)
+            post = posts.get(key)
+            if post is None:
+                logger.warning("No posteriors for utterance %s", key)
+                no_post += 1
+                continue
+            m2 = feats2.get(key)
+            if m2 is None:
+                logger.warning("For utterance %s, second features not present.", key)
+                counts.errors += 1
+                continue
+            if len(post) != len(m1) or len(m2) != len(m1):
+                logger.warning("Posterior vector has wrong size %d vs. %d (second features %d)",
+                               len(post), len(m1), len(m2))
+                counts.errors += 1
+                continue
+            frames = np.repeat(np.arange(len(post)), [len(p) for p in post])
+            pairs = np.array([pair for p in post for pair in p], dtype=np.float64).reshape(-1, 2)
+            tids, w = pairs[:, 0].astype(np.int64), pairs[:, 1]
+            acc_transitions(tids, accs, w)
+            counts.tot_like += acc_stats_ali(model.stacked, np.asarray(m1)[frames],
+                                             tm.tid2pdf[tids], accs, w,
+                                             stats_feats=np.asarray(m2)[frames])
+            counts.frames += len(m1)
+            counts.done += 1
+    logger.info("Done %d files, %d with no posteriors, %d with other errors.", counts.done,
+                no_post, counts.errors)
+    logger.info("Overall avg like per frame (Gaussian only) = %g over %d frames.",
+                counts.tot_like / max(counts.frames, 1), counts.frames)
+    counts.errors += no_post
+    return accs, counts
+
+
+class _InOrderLookup:
+    """Lookup by key in a feature table read sequentially: entries are read ahead until the key
+    is found and kept until asked for, so two tables over the same utterance list (the usual
+    case: one data split, two feature chains) are read in step with nothing held."""
+
+    def __init__(self, rspecifier: str):
+        self.reader = open_features(rspecifier)
+        self.items = iter(self.reader)
+        self.ahead: dict = {}
+
+    def get(self, key: str):
+        if key in self.ahead:
+            return self.ahead.pop(key)
+        for k, m in self.items:
+            if k == key:
+                return m
+            self.ahead[k] = m
+        return None
+
+    def __enter__(self) -> "_InOrderLookup":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.reader.close()
 
 
 # -- stats files ----------------------------------------------------------------------------------

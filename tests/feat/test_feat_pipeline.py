@@ -238,3 +238,117 @@ def test_aligners_look_up_a_pipeline_in_and_out_of_order(data, tmp_path):
             assert m is None
         else:
             assert m.tobytes() == want[k].tobytes()
+
+
+def write_transforms(tmp_path, in_dim):
+    """An LDA-like global matrix (7 x 3*in_dim, linear) and per-speaker affine 7x8 fMLLR
+    transforms keyed by speaker; returns (final.mat path, trans ark path)."""
+    rng = np.random.default_rng(7)
+    mat = tmp_path / "final.mat"
+    from nnetmix.kaldi import write_object
+    write_object(str(mat), rng.standard_normal((7, 3 * in_dim)).astype(np.float32), "mat")
+    with TableWriter(f"ark:{tmp_path}/trans.1", "mat") as w:
+        for s in range(3):
+            w[f"spk{s}"] = (np.hstack([np.eye(7), np.zeros((7, 1))])
+                            + 0.1 * rng.standard_normal((7, 8))).astype(np.float32)
+    return mat, tmp_path / "trans.1"
+
+
+def test_lda_and_fmllr_chain_is_the_bash_chain_bit_for_bit(data, tmp_path):
+    mat, trans = write_transforms(tmp_path, 5)
+    utt_list = tmp_path / "train.scp"
+    pipe = FeaturePipeline.for_data_dir(str(data), "--norm-vars=false", "", str(utt_list),
+                                        "--left-context=1 --right-context=1", str(mat),
+                                        f"ark:{trans}")
+    pipe.write(str(tmp_path / "p.json"))
+    assert pipe.spk_utt2spk == f"ark:{data}/utt2spk"
+    with open_features(f"pipeline:{tmp_path}/p.json") as f:
+        got = list(f)
+    py = sys.executable
+    bins = f"{py} {ROOT}/bin"
+    chain = (f"ark:{bins}/apply-cmvn.py --print-args=false --norm-vars=false "
+             f"--utt2spk=ark:{data}/utt2spk scp:{data}/cmvn.scp scp:{utt_list} ark:- | "
+             f"{bins}/splice-feats.py --print-args=false --left-context=1 --right-context=1 "
+             f"ark:- ark:- | {bins}/transform-feats.py --print-args=false {mat} ark:- ark:- | "
+             f"{bins}/transform-feats.py --print-args=false --utt2spk=ark:{data}/utt2spk "
+             f"ark:{trans} ark:- ark:- |")
+    with SequentialReader(chain, "mat") as r:
+        want = [(k, np.array(m)) for k, m in r]
+    assert [k for k, _ in got] == [k for k, _ in want] and len(got) == len(KEYS)
+    for (_, a), (_, b) in zip(got, want):
+        assert a.shape[1] == 7 and a.dtype == b.dtype == np.float32
+        assert a.tobytes() == b.tobytes()
+    # the transform fields are written only when set: a chain without them is written as before
+    plain = FeaturePipeline.for_data_dir(str(data), "--norm-vars=false")
+    assert "transform" not in plain.to_dict() and "transform" in pipe.to_dict()
+
+
+def test_speaker_without_a_transform_is_skipped_as_transform_feats_skips_it(data, tmp_path,
+                                                                           caplog):
+    _, trans = write_transforms(tmp_path, 5)
+    with TableWriter(f"ark:{tmp_path}/trans.2", "mat") as w, \
+            SequentialReader(f"ark:{trans}", "mat") as r:
+        for k, m in r:
+            if k != "spk1":
+                w[k] = np.array(m)[:5, [0, 1, 2, 3, 4, 7]]
+    FeaturePipeline.for_data_dir(str(data), spk_transforms=f"ark:{tmp_path}/trans.2").write(
+        str(tmp_path / "p.json"))
+    with open_features(f"pipeline:{tmp_path}/p.json") as f:
+        assert [k for k, _ in f] == [k for k in KEYS if not k.startswith("spk1-")]
+    assert "No fMLLR transform available for utterance spk1-u0 [spk = spk1]" in caplog.text
+
+
+def test_opts_from_a_directory_with_final_mat_is_lda(data, tmp_path, capsys):
+    mat, trans = write_transforms(tmp_path, 5)
+    model = tmp_path / "tri2"
+    model.mkdir()
+    (model / "cmvn_opts").write_text("--norm-means=true\n")
+    (model / "delta_opts").write_text("--delta-order=2\n")
+    (model / "splice_opts").write_text("--left-context=1 --right-context=1\n")
+    out = tmp_path / "q.json"
+    rc, _, err = run("make-feature-pipeline.py", [f"--opts-from={model}", data, out], capsys)
+    assert rc == 0, err
+    q = FeaturePipeline.read(str(out))
+    # no final.mat: deltas, and splice_opts is not used (Kaldi's feat_type=delta)
+    assert (q.delta_opts, q.splice_opts, q.transform) == ("--delta-order=2", "", "")
+    (model / "final.mat").write_bytes(mat.read_bytes())
+    rc, _, err = run("make-feature-pipeline.py", [f"--opts-from={model}",
+                                                  f"--spk-transforms=ark:{trans}", data, out],
+                     capsys)
+    assert rc == 0, err
+    q = FeaturePipeline.read(str(out))
+    assert (q.delta_opts, q.splice_opts, q.transform, q.spk_transforms) == (
+        "", "--left-context=1 --right-context=1", str(model / "final.mat"), f"ark:{trans}")
+    with open_features(f"pipeline:{out}") as f:
+        assert {m.shape[1] for _, m in f} == {7}
+    rc, _, err = run("make-feature-pipeline.py", [f"--transform={tmp_path}/nosuch.mat", data,
+                                                  tmp_path / "r.json"], capsys)
+    assert rc == 1 and f"no such file {tmp_path}/nosuch.mat (the transform)" in err
+
+
+def test_make_feature_pipelines_script_picks_the_jobs_transforms(data, tmp_path):
+    from helpers import run_script
+    mat, trans = write_transforms(tmp_path, 5)
+    run_script(["utils/split_data.sh", data, 2], cwd=ROOT, check=True)
+    tdir = tmp_path / "tri3"
+    tdir.mkdir()
+    for n in (1, 2):
+        (tdir / f"trans.{n}").write_bytes(trans.read_bytes())
+    (tdir / "num_jobs").write_text("2\n")
+    exp = tmp_path / "exp"
+    args = ["steps/make_feature_pipelines.sh", "--cmvn-opts", "--norm-means=true",
+            "--splice-opts", "--left-context=1 --right-context=1", "--transform", mat,
+            "--transform-dir", tdir, data, 2, exp]
+    run_script(args, cwd=ROOT, check=True)
+    p2 = FeaturePipeline.read(str(exp / "feats.2.json"))
+    assert (p2.spk_transforms, p2.transform) == (f"ark:{tdir}/trans.2", str(mat))
+    (tdir / "num_jobs").write_text("3\n")   # split otherwise: every job reads all of them
+    (tdir / "trans.2").write_bytes(b"")      # (each speaker in one of the files)
+    run_script(args, cwd=ROOT, check=True)
+    assert FeaturePipeline.read(str(exp / "feats.1.json")).spk_transforms == \
+        f"ark:cat {tdir}/trans.*|"
+    with open_features(f"pipeline:{exp}/feats.1.json") as f:
+        assert {m.shape[1] for _, m in f} == {7}
+    (tdir / "trans.1").unlink()
+    proc = run_script(args, cwd=ROOT)
+    assert proc.returncode == 1 and f"no such file {tdir}/trans.1" in proc.stderr

@@ -11,7 +11,7 @@ import pytest
 from helpers import (FIXTURES, PRONS, ROOT, check_alignment, load_bin, make_lang, make_utts,
                      write_feats_ark, write_text)
 
-from nnetmix.kaldi import SequentialReader, read_gmm_model
+from nnetmix.kaldi import SequentialReader, TableWriter, read_gmm_model
 
 UTTS = make_utts(12)
 SHORT = UTTS[3][0]
@@ -110,6 +110,37 @@ def test_acc_sum_est(trained, capfd):
     occs = (d / "2.occs").read_text().split()
     assert occs[0] == "[" and occs[-1] == "]" and len(occs) == 22
     assert not np.allclose(tm1.log_probs, read_gmm_model(str(d / "0.mdl"))[0].log_probs)
+
+
+def test_acc_stats_twofeats(trained, capfd):
+    """Posteriors of the alignment on the first features, statistics of the second: with the
+    same features twice it is gmm-acc-stats-ali; with shifted second features the means move
+    by the shift and the occupancies stay."""
+    from nnetmix.hmm.gmm_tools import read_accs
+    d = trained
+    py = f"{sys.executable} {ROOT}/bin"
+    post = f"ark:{py}/ali-to-post.py --print-args=false ark:{d}/0.ali ark:- |"
+    feats2 = d / "feats2.ark"
+    with SequentialReader(f"ark:{d}/feats.ark", "mat") as r, \
+            TableWriter(f"ark:{feats2}", "mat") as w:
+        for k, m in r:
+            w[k] = np.array(m) + 3.0
+    assert run("gmm-acc-stats-ali.py", d / "1.mdl", f"ark:{d}/feats.ark", f"ark:{d}/0.ali",
+               d / "ali.acc") == 0
+    assert run("gmm-acc-stats-twofeats.py", d / "1.mdl", f"ark:{d}/feats.ark",
+               f"ark:{d}/feats.ark", post, d / "same.acc") == 0
+    assert run("gmm-acc-stats-twofeats.py", d / "1.mdl", f"ark:{d}/feats.ark", f"ark:{feats2}",
+               post, d / "shift.acc") == 0
+    err = capfd.readouterr().err
+    assert "Done 11 files, 1 with no posteriors, 0 with other errors." in err
+    ali, same, shift = (read_accs(str(d / f"{n}.acc")) for n in ("ali", "same", "shift"))
+    np.testing.assert_allclose(same.occ, ali.occ, rtol=1e-9)
+    np.testing.assert_allclose(same.mean_acc, ali.mean_acc, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(same.trans, ali.trans)
+    np.testing.assert_allclose(shift.occ, ali.occ, rtol=1e-9)
+    np.testing.assert_allclose(shift.mean_acc, ali.mean_acc + 3.0 * ali.occ[:, None], rtol=1e-7,
+                               atol=1e-4)  # float32 features
+    assert shift.tot_like == pytest.approx(ali.tot_like)
 
 
 @pytest.mark.parametrize("careful", ["false", "true"])

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
-# Aligns a data directory with a speaker-independent GMM system (delta features), as Kaldi's
+# Aligns a data directory with a speaker-independent GMM system (delta or LDA+MLLT features), as Kaldi's
 # steps/align_si.sh: training graphs from the transcripts, then gmm-align-compiled, in $nj jobs.
 # Run from the recipe directory. Writes <align-dir>/{ali.JOB.gz,final.mdl,tree,num_jobs}.
 
@@ -55,6 +55,7 @@ if [ -f $dir/.done ] && [ "$(cat $dir/num_jobs 2>/dev/null)" == "$nj" ] && \
 fi
 rm -f $dir/.done
 
+. utils/check_align_logs.sh  # check_align_logs
 oov=$(cat $lang/oov.int)
 mkdir -p $dir/log
 echo $nj > $dir/num_jobs
@@ -69,17 +70,16 @@ cp $lang/phones.txt $dir
 cp $srcdir/tree $dir
 cp -L $srcdir/final.mdl $dir/final.mdl
 [ -f $srcdir/final.occs ] && cp -L $srcdir/final.occs $dir/final.occs
-cmvn_opts=$(cat $srcdir/cmvn_opts 2>/dev/null || true)
-delta_opts=$(cat $srcdir/delta_opts 2>/dev/null || true)
-[ -f $srcdir/cmvn_opts ] && cp $srcdir/cmvn_opts $dir
-[ -f $srcdir/delta_opts ] && cp $srcdir/delta_opts $dir
+for f in cmvn_opts delta_opts splice_opts final.mat full.mat; do
+  rm -f $dir/$f
+  [ -f $srcdir/$f ] && cp -L $srcdir/$f $dir/$f
+done
 
 # One BLAS thread per job (see bin/gmm-align-compiled.py): parallelism comes from the jobs.
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
-# each job's feature chain (the model's cmvn_opts and delta_opts; empty: Kaldi's defaults)
-steps/make_feature_pipelines.sh --cmvn-opts "${cmvn_opts:---norm-means=true}" \
-  --delta-opts "${delta_opts:---delta-order=2}" $data $nj $dir >/dev/null
+# each job's feature chain: the model's (deltas, or LDA+MLLT with final.mat), as Kaldi's
+steps/make_feature_pipelines.sh --gmm-dir $dir $data $nj $dir >/dev/null
 feats="pipeline:$dir/feats.JOB.json"
 
 mdl=$dir/final.mdl
@@ -108,31 +108,7 @@ else
     || job_failed=true
 fi
 
-# A job in which every utterance failed exits 1, as Kaldi's gmm-align-compiled does; that is
-# only fatal here when no utterance at all was aligned. A job log without the final counts is a
-# real failure (a crash, a bad input) and stops the script.
-done_utts=0
-failed=0
-for n in $(seq $nj); do
-  log=$dir/log/align.$n.log
-  counts=$(grep -o 'Done [0-9]*, errors on [0-9]*' $log | tail -n 1) || true
-  if [ -z "$counts" ]; then
-    echo "$0: alignment job $n failed, see $log:" >&2
-    grep -h 'ERROR' $log | head -n 3 >&2 || true
-    exit 1
-  fi
-  done_utts=$((done_utts + $(echo $counts | awk '{print $2}' | tr -d ,)))
-  failed=$((failed + $(echo $counts | awk '{print $5}')))
-done
-grep -h 'Replaced [0-9]* instances of OOVs' $dir/log/align.*.log || true
-total=$(wc -l < $data/utt2spk)
-echo "$0: $failed of $total utterances failed to align"
-echo "$failed $total" > $dir/num_failed
-if [ $done_utts -eq 0 ]; then
-  echo "$0: no utterance could be aligned (see $dir/log/align.*.log)" >&2
-  exit 1
-fi
-$job_failed && echo "$0: (a job with no aligned utterance exited non-zero; continuing)"
+check_align_logs align  # failure counts into $dir/num_failed; exits when nothing aligned
 
 touch $dir/.done
 echo "$0: done aligning data, alignments in $dir/ali.{1..$nj}.gz"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Decodes a data directory with a GMM model and a decoding graph, writing lattices
-# <decode-dir>/lat.JOB.gz, then scores them with local/score.sh, as Kaldi's steps/decode.sh for
-# delta features. The model is <decode-dir>/../final.mdl (or --model). Run from the recipe dir.
+# <decode-dir>/lat.JOB.gz, then scores them with local/score.sh, as Kaldi's steps/decode.sh
+# (delta or LDA+MLLT features, optionally fMLLR transforms from --transform-dir). The model is <decode-dir>/../final.mdl (or --model). Run from the recipe dir.
 
 # Begin configuration section.
 nj=4                  # number of parallel jobs
 cmd=utils/run.py      # how to run jobs (run.pl convention; see cmd.sh)
 model=                # the model to decode with (default: <decode-dir>/../final.mdl)
+transform_dir=        # directory with per-speaker fMLLR transforms trans.* of this data (optional)
 acwt=0.083333         # acoustic scale used in decoding and lattice generation
 beam=13.0             # decoding beam
 lattice_beam=8.0      # lattice generation beam
@@ -33,6 +34,7 @@ Options:
   --nj <nj>                        # number of parallel jobs (default: $nj)
   --cmd <utils/run.py|queue cmd>   # how to run jobs (default: $cmd)
   --model <model>                  # model to use (default: <decode-dir>/../final.mdl)
+  --transform-dir <dir>            # per-speaker fMLLR transforms <dir>/trans.* of this data
   --acwt <float>                   # acoustic scale (default: $acwt)
   --beam <float>                   # decoding beam (default: $beam)
   --lattice-beam <float>           # lattice beam (default: $lattice_beam)
@@ -59,8 +61,6 @@ utils/validate_data_dir.sh --no-text --no-wav $data
 
 . utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
 mkdir -p $dir/log
-cmvn_opts=$(cat $srcdir/cmvn_opts 2>/dev/null || true)
-delta_opts=$(cat $srcdir/delta_opts 2>/dev/null || true)
 
 if [ $stage -le 0 ]; then
   if [ -f $dir/.done.decode ] && [ "$(cat $dir/num_jobs 2>/dev/null)" == "$nj" ] \
@@ -70,9 +70,10 @@ if [ $stage -le 0 ]; then
     rm -f $dir/.done.decode
     utils/split_data.sh $data $nj
     echo $nj > $dir/num_jobs
-    # each job's feature chain (the model's cmvn_opts and delta_opts; empty: Kaldi's defaults)
-    steps/make_feature_pipelines.sh --cmvn-opts "${cmvn_opts:---norm-means=true}" \
-      --delta-opts "${delta_opts:---delta-order=2}" $data $nj $dir >/dev/null
+    # each job's feature chain: the model directory's (deltas, or LDA+MLLT with final.mat),
+    # then the per-speaker transforms of --transform-dir if given, as Kaldi's
+    steps/make_feature_pipelines.sh --gmm-dir $srcdir --transform-dir "$transform_dir" \
+      $data $nj $dir >/dev/null
     feats="pipeline:$dir/feats.JOB.json"
     echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data in $nj jobs (logs in $dir/log)"
     $cmd JOB=1:$nj $dir/log/decode.JOB.log \

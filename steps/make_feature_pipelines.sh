@@ -12,6 +12,7 @@ splice_opts=    # options of splice-feats.py (empty: no splicing)
 transform=      # global transform after splicing, e.g. exp/tri2/final.mat (empty: none)
 transform_dir=  # directory with per-speaker transforms trans.<n> (fMLLR; empty: none)
 opts_from=      # take cmvn_opts, delta_opts, splice_opts and final.mat from this (model) directory
+gmm_dir=        # the features of this GMM directory as Kaldi's scripts make them (see below)
 # End configuration section.
 
 echo "$0 $@"  # Print the command line for logging.
@@ -31,6 +32,9 @@ main options
   --transform <file>     # global transform after splicing, e.g. exp/tri2/final.mat
   --transform-dir <dir>  # per-speaker transforms <dir>/trans.<n> (fMLLR), applied last
   --opts-from <dir>      # the cmvn_opts, delta_opts, splice_opts and final.mat of this directory
+  --gmm-dir <dir>        # as Kaldi's GMM scripts: CMVN (cmvn_opts, default --norm-means=true), then
+                         # LDA if <dir>/final.mat exists (splice_opts, default ±4 frames, then
+                         # final.mat), else deltas (delta_opts, default --delta-order=2)
 EOT
   exit 1
 fi
@@ -38,6 +42,21 @@ fi
 data=$1
 nj=$2
 dir=$3
+if [ -n "$gmm_dir" ]; then
+  # Kaldi's feat_type: an empty option file there means the tool's defaults, here none
+  cmvn_opts=$(cat $gmm_dir/cmvn_opts 2>/dev/null || true)
+  cmvn_opts=${cmvn_opts:---norm-means=true}
+  if [ -f $gmm_dir/final.mat ]; then
+    splice_opts=$(cat $gmm_dir/splice_opts 2>/dev/null || true)
+    splice_opts=${splice_opts:---left-context=4 --right-context=4}
+    transform=$gmm_dir/final.mat
+    delta_opts=
+  else
+    delta_opts=$(cat $gmm_dir/delta_opts 2>/dev/null || true)
+    delta_opts=${delta_opts:---delta-order=2}
+    splice_opts= transform=
+  fi
+fi
 sdata=$data/split$nj
 [ -d $sdata/1 ] || { echo "$0: no such directory $sdata/1 (run utils/split_data.sh $data $nj)" >&2; exit 1; }
 mkdir -p $dir/log

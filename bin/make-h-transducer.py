@@ -8,7 +8,7 @@ from nnetmix.cli import OptionParser, run_tool
 USAGE = """
 Make H transducer from transition-ids to context-dependent phones,
  without self-loops [use add-self-loops.py to add them]
-(kaldi-hmm-gmm's get_h_transducer; monophone trees only in kaldi-hmm-gmm 1.1.4)
+(Kaldi's GetHTransducer, written in nnetmix/hmm/h_transducer.py: any tree, triphone included)
 
 Usage:   make-h-transducer.py <ilabel-info-file> <tree-file> <transition-gmm/acoustic-model> <H-fst-out>
  e.g.: make-h-transducer.py --disambig-syms-out=exp/mono/graph/disambig_tid.int \\

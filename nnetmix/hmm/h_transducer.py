@@ -10,9 +10,10 @@ context-dependent (triphone) trees get the same graphs:
   GetTransitionLogProbIgnoringSelfLoops, scaled by ``transition_scale``), joined by MakeLoopFst
   with the ilabel_info index as output label; disambiguation windows become new input symbols
   numbered from num_transition_ids + 1.
-* :func:`add_self_loops` is AddSelfLoops with reorder=true (MakePrecedingInputSymbolsSameClass,
-  then each state entered by a transition-state gets that state's self-loop and its
-  out-weights times the non-self-loop probability, both at ``self_loop_scale``).
+* :func:`add_self_loops` is AddSelfLoops: with reorder=true (MakePrecedingInputSymbolsSameClass)
+  each state entered by a transition-state gets that state's self-loop and its out-weights
+  times the non-self-loop probability, both at ``self_loop_scale``; with reorder=false
+  (MakeFollowingInputSymbolsSameClass) the state that leaves by it does.
 
 Both build the FST in Kaldi's state and arc order, so for a monophone tree the output equals the
 bindings' arc for arc (tests/hmm/test_hmm_cd_graphs.py). Weights are float32 as OpenFst's.
@@ -90,10 +91,12 @@ def _non_self_loop_log_prob(tm: TransitionModel) -> np.ndarray:
     transition-state, 0 without a self-loop."""
     out = np.zeros(tm.num_transition_states + 1, dtype=_F32)
     loops = np.flatnonzero(tm.tid_is_selfloop)
-    p = np.exp(tm.log_probs[loops].astype(_F32))
+    # each step in double, rounded to float where Kaldi stores a float (expf and logf are
+    # correctly rounded in glibc; numpy's float32 exp/log can be a few ulps off)
+    p = np.exp(tm.log_probs[loops].astype(np.float64)).astype(_F32)
     q = (1.0 - p.astype(np.float64)).astype(_F32)
     q = np.where(q <= 0, _F32(1e-10), q)
-    out[tm.tid2state[loops]] = np.log(q)
+    out[tm.tid2state[loops]] = np.log(q.astype(np.float64)).astype(_F32)
     return out
 
 
@@ -259,34 +262,56 @@ def _make_preceding_same_class(g: FstLists, f) -> None:
                 a[3] = state_map[p]
 
 
+def _make_following_same_class(g: FstLists, f) -> None:
+    """MakeFollowingInputSymbolsSameClass(end_is_epsilon=true): a state whose out-arcs (or
+    final weight) mix classes gets each non-epsilon arc moved behind a new epsilon arc."""
+    bad = []
+    for s in range(g.num_states):
+        classes = {f(a[0]) for a in g.arcs[s]}
+        c = next(iter(classes)) if len(classes) == 1 else None
+        if len(classes) > 1 or (c not in (None, 0) and np.isfinite(g.finals[s])):
+            bad.append(s)
+    for s in bad:
+        for a in list(g.arcs[s]):
+            if a[0] != 0:
+                new = g.add_state()
+                g.arcs[new].append([a[0], 0, _F32(0.0), a[3]])
+                a[0], a[3] = 0, new
+
+
 def add_self_loops(tm: TransitionModel, fst, self_loop_scale: float = 1.0, reorder: bool = True,
                    disambig: Sequence[int] = (), check_no_self_loops: bool = True
                    ) -> "kaldifst.StdVectorFst":
-    """AddSelfLoops (reorder=true, Kaldi's AddSelfLoopsReorder) on a copy of ``fst``."""
-    if not reorder:
-        raise HTransducerError("add_self_loops: --reorder=false is not supported for "
-                               "context-dependent trees (only Kaldi's default, true)")
+    """AddSelfLoops on a copy of ``fst``: with ``reorder`` (Kaldi's default) a state entered
+    by a transition-state gets its self-loop (the loop follows the forward transition), else a
+    state left by one does (AddSelfLoopsNoReorder)."""
     g = read_fst_lists(fst)
     if g.start < 0:
         raise HTransducerError("AddSelfLoops: the graph is empty (no start state)")
     f = _tstate_classes(tm, disambig, check_no_self_loops)
-    _make_preceding_same_class(g, f)
-    state_in = [-1] * g.num_states
-    for arcs in g.arcs:
-        for a in arcs:
-            t = f(a[0])
-            if state_in[a[3]] == -1:
-                state_in[a[3]] = t
-            elif state_in[a[3]] != t:
-                raise HTransducerError("internal error: state entered by two transition-states")
     nsl = _non_self_loop_log_prob(tm)
     scale = _F32(self_loop_scale)
+    if reorder:
+        _make_preceding_same_class(g, f)
+        state_ts = [-1] * g.num_states
+        for arcs in g.arcs:
+            for a in arcs:
+                t = f(a[0])
+                if state_ts[a[3]] == -1:
+                    state_ts[a[3]] = t
+                elif state_ts[a[3]] != t:
+                    raise HTransducerError("internal error: state entered by two "
+                                           "transition-states")
+    else:
+        _make_following_same_class(g, f)
+        state_ts = [f(arcs[0][0]) if arcs else -1 for arcs in g.arcs]
     for s in range(g.num_states):
-        ts = state_in[s]
+        ts = state_ts[s]
         if ts <= 0:
             continue
         w = _F32(-nsl[ts] * scale)
-        g.finals[s] = _F32(g.finals[s] + w)
+        if reorder:
+            g.finals[s] = _F32(g.finals[s] + w)
         for a in g.arcs[s]:
             a[2] = _F32(a[2] + w)
         lo, hi = int(tm.state2id[ts]), int(tm.state2id[ts + 1])

@@ -145,11 +145,22 @@ def _planted(tm, pdf_seq, durs):
     return truth, ll
 
 
+def lexicon_with_disambig():
+    """tiny_lexicon_fst with A's pronunciation ending in #1 (phone 5), as L_disambig.fst."""
+    return kaldifst.compile("0\t2\t2\t1\t0.693147\n2\t0\t5\t0\n0\t1\t2\t1\t0.693147\n"
+                            "0\t0\t3\t2\t0.693147\n0\t1\t3\t2\t0.693147\n1\t0\t1\t0\n"
+                            "0\t0.0\n1\t0.0\n")
+
+
+@pytest.mark.parametrize("disambig", [False, True])
 @pytest.mark.parametrize("words,phones", [([1, 2], [A, B]), ([2, 1], [B, SIL, A]),
                                           ([1, 1, 2], [A, A, SIL, B])])
-def test_triphone_graphs_align_to_the_transcript(tri, words, phones):
+def test_triphone_graphs_align_to_the_transcript(tri, words, phones, disambig):
     tree, tm = tri
-    g = TrainGraphCompiler(tree, tm, tiny_lexicon_fst(), []).compile(words)
+    lex, syms = (lexicon_with_disambig(), [4, 5]) if disambig else (tiny_lexicon_fst(), [])
+    g = TrainGraphCompiler(tree, tm, lex, syms).compile(words)
+    labels = {a[0] for arcs in arcs_of(g).values() for a in arcs}
+    assert max(labels) <= tm.num_transition_ids  # H's disambiguation symbols are gone
     pdf_seq = [p for ph in triphone_pdfs(phones) for p in ph]
     truth, ll = _planted(tm, pdf_seq, [2 + i % 3 for i in range(len(pdf_seq))])
     trans = scaled_transition_log_probs(tm.log_probs.astype(np.float64),

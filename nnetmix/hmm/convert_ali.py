@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import FormatError, NnetmixError
+from nnetmix.hmm.h_transducer import HTransducerError, tuple_index, window_pdfs
 from nnetmix.kaldi.context_dep import ContextDependency, read_tree
 from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.table import SequentialReader
@@ -97,7 +98,7 @@ def convert_alignment(old: TransitionModel, new: TransitionModel, tree: ContextD
                 raise ConvertAliError(f"could not map phone {p}")
             phones[i] = int(phone_map[p])
     if index is None:
-        index = {tuple(t): i + 1 for i, t in enumerate(new.tuples.tolist())}
+        index = tuple_index(new)
     N, P = tree.N, tree.P
     out = []
     for pos, seg in enumerate(split):
@@ -108,13 +109,10 @@ def convert_alignment(old: TransitionModel, new: TransitionModel, tree: ContextD
             raise ConvertAliError(f"phone {phone} has another topology in the new model "
                                   "(Kaldi then draws a random alignment; not supported)")
         entry = new.topo.topology_for_phone(phone)
-        pdfs = []
-        for c in range(new.topo.num_pdf_classes(phone)):
-            pdf = tree.compute_pdf(window, c)
-            if pdf is None:
-                raise ConvertAliError(f"tree did not succeed in converting phone window "
-                                      f"[ {' '.join(map(str, window))} ]")
-            pdfs.append(pdf)
+        try:
+            pdfs = window_pdfs(tree, new.topo, window)
+        except HTransducerError as e:
+            raise ConvertAliError(str(e)) from None
         conv = np.empty(len(seg), dtype=np.int32)
         for j, tid in enumerate(seg.tolist()):
             h = int(old.tid2hmm_state[tid])
@@ -182,7 +180,7 @@ def convert_ali(old_model: str, new_model: str, new_tree: str, ali_rspecifier: s
         logger.warning("Toplogies of models are not equal: conversion may not be correct or "
                        "may fail.")
     tree = read_tree(new_tree)
-    index = {tuple(t): i + 1 for i, t in enumerate(new.tuples.tolist())}
+    index = tuple_index(new)
     done = failed = 0
     with SequentialReader(ali_rspecifier, "ivec") as reader, \
             TableWriter(ali_wspecifier, "ivec") as writer:

@@ -17,9 +17,10 @@ output). Any other tree (e.g. a triphone tree, which kaldi-hmm-gmm 1.1.4 cannot 
 through :class:`CdGraphCompiler`, Kaldi's TrainingGraphCompiler::CompileGraph written here:
 L o (linear word acceptor), the context through ``kaldifst.compose_context`` (which adds the
 subsequential loop Kaldi's constructor adds to L when P != N-1), H from
-:func:`nnetmix.hmm.h_transducer.get_h_transducer`, DeterminizeStarInLog, the H disambiguation
-symbols to epsilon, MinimizeEncoded, then AddSelfLoops. For a monophone tree that path gives the
-bindings' graph arc for arc (tests/hmm/test_hmm_cd_graphs.py).
+:class:`nnetmix.hmm.h_transducer.HTransducerBuilder` (GetHTransducer, its HMMs kept between
+utterances), DeterminizeStarInLog, the H disambiguation symbols to epsilon, MinimizeEncoded,
+then AddSelfLoops. For a monophone tree that path gives the bindings' graph arc for arc
+(tests/hmm/test_hmm_cd_graphs.py).
 
 LIFETIMES (nnetmix.hmm.khg): a kaldi-hmm-gmm TrainingGraphCompiler keeps raw pointers to its
 transition model, tree and lexicon FST; :class:`TrainGraphCompiler` holds all of them.
@@ -34,7 +35,7 @@ import kaldi_hmm_gmm as _khg  # noqa: I001 -- before kaldifst: the other order c
 import kaldifst
 
 from nnetmix.errors import FormatError
-from nnetmix.hmm.h_transducer import add_self_loops, get_h_transducer, remove_input_symbols
+from nnetmix.hmm.h_transducer import HTransducerBuilder, add_self_loops, remove_input_symbols
 from nnetmix.hmm.khg import KhgUnsupported, to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi.context_dep import ContextDependency, read_tree
 from nnetmix.kaldi.stream import open_input
@@ -105,6 +106,7 @@ class CdGraphCompiler:
             raise FormatError(f"disambiguation symbol {min(both)} is also a phone")
         self.lex_fst = lex_fst.copy()
         kaldifst.arcsort(self.lex_fst, "olabel")
+        self.h_builder = HTransducerBuilder(tree, tm, opts.transition_scale)
 
     def compile(self, word_ids: Sequence[int]) -> kaldifst.StdVectorFst:
         words = kaldifst.make_linear_acceptor([int(w) for w in word_ids])
@@ -113,8 +115,7 @@ class CdGraphCompiler:
             return LG  # the caller warns "Empty decoding graph"
         CLG, ilabels = kaldifst.compose_context(self.disambig, self.tree.N, self.tree.P, LG)
         kaldifst.arcsort(CLG, "ilabel")
-        H, disambig_h = get_h_transducer(ilabels, self.tree, self.tm,
-                                         self.opts.transition_scale)
+        H, disambig_h = self.h_builder.build(ilabels)
         kaldifst.arcsort(H, "olabel")
         g = kaldifst.compose(H, CLG)
         if g.start < 0 or g.num_states == 0:

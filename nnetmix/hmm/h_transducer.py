@@ -28,10 +28,10 @@ import numpy as np
 
 from nnetmix.errors import NnetmixError
 from nnetmix.kaldi.context_dep import ContextDependency
-from nnetmix.kaldi.hmm_topology import NO_PDF
+from nnetmix.kaldi.hmm_topology import NO_PDF, HmmTopology
 from nnetmix.kaldi.transition_model import TransitionModel
 
-__all__ = ["HTransducerError", "FstLists", "read_fst_lists", "build_fst", "tuple_index",
+__all__ = ["HTransducerError", "HTransducerBuilder", "FstLists", "read_fst_lists", "build_fst", "tuple_index", "window_pdfs",
            "get_h_transducer", "add_self_loops", "remove_input_symbols"]
 
 _F32 = np.float32
@@ -86,6 +86,19 @@ def tuple_index(tm: TransitionModel) -> dict[tuple[int, int, int, int], int]:
     return {tuple(t): i + 1 for i, t in enumerate(tm.tuples.tolist())}
 
 
+def window_pdfs(tree: ContextDependency, topo: HmmTopology, window: Sequence[int]) -> list[int]:
+    """The pdf of each pdf-class of the window's central phone (ContextDependency::Compute)."""
+    phone = int(window[tree.P])
+    pdfs = []
+    for c in range(topo.num_pdf_classes(phone)):
+        pdf = tree.compute_pdf(window, c)
+        if pdf is None:
+            raise HTransducerError(f"the tree gives no pdf for pdf-class {c} of context window "
+                                   f"{list(window)} (tree and topology or lang do not match?)")
+        pdfs.append(pdf)
+    return pdfs
+
+
 def _non_self_loop_log_prob(tm: TransitionModel) -> np.ndarray:
     """ComputeDerivedOfProbs in Kaldi's float arithmetic: log(1 - exp(loop log-prob)) per
     transition-state, 0 without a self-loop."""
@@ -109,16 +122,8 @@ def _hmm_as_fsa(window: Sequence[int], tree: ContextDependency, tm: TransitionMo
     phone = int(window[tree.P])
     if phone == 0:
         raise HTransducerError(f"phone == 0 at the central position of window {list(window)}")
-    if phone not in set(tm.phones.tolist()):
-        raise HTransducerError(f"phone {phone} of window {list(window)} is not in the topology")
     entry = tm.topo.topology_for_phone(phone)
-    pdfs = []
-    for c in range(tm.topo.num_pdf_classes(phone)):
-        pdf = tree.compute_pdf(window, c)
-        if pdf is None:
-            raise HTransducerError(f"the tree gives no pdf for pdf-class {c} of context window "
-                                   f"{list(window)} (tree and topology or lang do not match?)")
-        pdfs.append(pdf)
+    pdfs = window_pdfs(tree, tm.topo, window)
     key = (phone, tuple(pdfs))
     g = FstLists(0, [[] for _ in entry], [float("inf")] * len(entry))
     g.finals[-1] = _F32(0.0)
@@ -185,34 +190,59 @@ def _make_loop_fst(fsts: list) -> FstLists:
     return ans
 
 
+class HTransducerBuilder:
+    """GetHTransducer for one tree and model, keeping each window's HMM acceptor between calls
+    (a training-graph compiler builds one H per utterance from mostly the same windows)."""
+
+    def __init__(self, tree: ContextDependency, tm: TransitionModel,
+                 transition_scale: float = 1.0):
+        self.tree, self.tm, self.scale = tree, tm, float(transition_scale)
+        self._index = tuple_index(tm)
+        self._nsl = _non_self_loop_log_prob(tm)
+        self._phones = set(tm.phones.tolist())
+        self._by_window: dict[tuple, FstLists] = {}
+        self._by_key: dict[tuple, FstLists] = {}
+
+    def _hmm(self, win: tuple) -> FstLists:
+        g = self._by_window.get(win)
+        if g is None:
+            if len(win) == self.tree.N and win[self.tree.P] not in self._phones | {0}:
+                raise HTransducerError(f"phone {win[self.tree.P]} of window {list(win)} is not "
+                                       "in the topology")
+            key, g = _hmm_as_fsa(win, self.tree, self.tm, self._index, self._nsl, self.scale)
+            g = self._by_window[win] = self._by_key.setdefault(key, g)
+        return g
+
+    def build(self, ilabel_info: Sequence[Sequence[int]]
+              ) -> tuple["kaldifst.StdVectorFst", list[int]]:
+        """(H without self-loops, the disambiguation symbols on its input side)."""
+        if not ilabel_info or len(ilabel_info[0]):
+            raise HTransducerError("ilabel_info must start with the empty window (epsilon)")
+        fsts: list = [None] * len(ilabel_info)
+        disambig: list[int] = []
+        next_sym = self.tm.num_transition_ids + 1
+        for j in range(1, len(ilabel_info)):
+            win = tuple(int(x) for x in ilabel_info[j])
+            if not win:
+                raise HTransducerError(f"ilabel_info entry {j} is empty")
+            if win[0] < 0 or (win[0] == 0 and len(win) == 1):
+                if len(win) != 1:
+                    raise HTransducerError(f"ilabel_info entry {j} {list(win)} is a grammar-FST "
+                                           "symbol (--nonterm-phones-offset is not supported)")
+                disambig.append(next_sym)
+                fsts[j] = FstLists(0, [[[next_sym, next_sym, _F32(0.0), 1]], []],
+                                   [float("inf"), _F32(0.0)])
+                next_sym += 1
+                continue
+            fsts[j] = self._hmm(win)
+        return build_fst(_make_loop_fst(fsts)), disambig
+
+
 def get_h_transducer(ilabel_info: Sequence[Sequence[int]], tree: ContextDependency,
                      tm: TransitionModel, transition_scale: float = 1.0
                      ) -> tuple["kaldifst.StdVectorFst", list[int]]:
     """GetHTransducer: (H without self-loops, the disambiguation symbols on its input side)."""
-    if not ilabel_info or len(ilabel_info[0]):
-        raise HTransducerError("ilabel_info must start with the empty window (epsilon)")
-    index = tuple_index(tm)
-    nsl = _non_self_loop_log_prob(tm)
-    cache: dict[tuple, FstLists] = {}
-    fsts: list = [None] * len(ilabel_info)
-    disambig: list[int] = []
-    next_sym = tm.num_transition_ids + 1
-    for j in range(1, len(ilabel_info)):
-        win = [int(x) for x in ilabel_info[j]]
-        if not win:
-            raise HTransducerError(f"ilabel_info entry {j} is empty")
-        if win[0] < 0 or (win[0] == 0 and len(win) == 1):
-            if len(win) != 1:
-                raise HTransducerError(f"ilabel_info entry {j} {win} is a grammar-FST symbol "
-                                       "(--nonterm-phones-offset is not supported)")
-            disambig.append(next_sym)
-            fsts[j] = FstLists(0, [[[next_sym, next_sym, _F32(0.0), 1]], []],
-                               [float("inf"), _F32(0.0)])
-            next_sym += 1
-            continue
-        key, g = _hmm_as_fsa(win, tree, tm, index, nsl, transition_scale)
-        fsts[j] = cache.setdefault(key, g)
-    return build_fst(_make_loop_fst(fsts)), disambig
+    return HTransducerBuilder(tree, tm, transition_scale).build(ilabel_info)
 
 
 def _tstate_classes(tm: TransitionModel, disambig: Sequence[int], check_no_self_loops: bool):

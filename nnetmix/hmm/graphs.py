@@ -28,16 +28,19 @@ transition model, tree and lexicon FST; :class:`TrainGraphCompiler` holds all of
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import kaldi_hmm_gmm as _khg  # noqa: I001 -- before kaldifst: the other order can hang
 import kaldifst
 
-from nnetmix.errors import FormatError
-from nnetmix.hmm.h_transducer import HTransducerBuilder, add_self_loops, remove_input_symbols
+from nnetmix.errors import FormatError, NnetmixError
+from nnetmix.hmm.h_transducer import (HTransducerBuilder, HTransducerError, add_self_loops,
+                                      remove_input_symbols)
 from nnetmix.hmm.khg import KhgUnsupported, to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi.context_dep import ContextDependency, read_tree
+from nnetmix.kaldi.specifier import classify_wxfilename, parse_wspecifier
 from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
 from nnetmix.kaldi.table import SequentialReader
@@ -173,11 +176,24 @@ def iter_graphs(rspecifier: str) -> Iterator[tuple[str, kaldifst.StdVectorFst]]:
 
 
 class GraphWriter:
-    """Kaldi FST archive writer (kaldifst's VectorFstWriter); a context manager."""
+    """Kaldi FST archive writer (kaldifst's VectorFstWriter); a context manager. A plain
+    ``ark:FILE`` (no script, no pipe) is written under a temporary name and renamed on a clean
+    close, so a tool that stops with an error leaves no half-written archive."""
     def __init__(self, wspecifier: str):
         self.wspecifier = wspecifier
+        self._final = self._tmp = None
+        spec = wspecifier
         try:
-            self.writer = kaldifst.VectorFstWriter(wspecifier)
+            ws = parse_wspecifier(wspecifier)
+            if ws.type == "ark" and classify_wxfilename(ws.ark).kind == "file":
+                self._final = ws.ark
+                d, base = os.path.split(ws.ark)
+                self._tmp = os.path.join(d, f".{base}.tmp{os.getpid()}")
+                spec = wspecifier[:len(wspecifier) - len(ws.ark)] + self._tmp
+        except NnetmixError:
+            pass  # kaldifst gives its own error below
+        try:
+            self.writer = kaldifst.VectorFstWriter(spec)
         except Exception as e:
             raise FormatError(f"{wspecifier}: cannot open FST archive for writing: {e}") from None
 
@@ -186,12 +202,22 @@ class GraphWriter:
 
     def close(self) -> None:
         self.writer.close()
+        if self._tmp:
+            os.replace(self._tmp, self._final)
+
+    def abort(self) -> None:
+        self.writer.close()
+        if self._tmp and os.path.exists(self._tmp):
+            os.unlink(self._tmp)
 
     def __enter__(self) -> "GraphWriter":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
 
 
 @dataclass
@@ -213,7 +239,10 @@ def compile_train_graphs(tree_rx: str, model_rx: str, lex_rx: str, transcripts_r
     with SequentialReader(transcripts_rspecifier, "ivec") as reader, \
             GraphWriter(graphs_wspecifier) as writer:
         for key, words in reader:
-            graph = gc.compile(words)
+            try:
+                graph = gc.compile(words)
+            except HTransducerError as e:
+                raise HTransducerError(f"{tree_rx}, {model_rx}: utterance {key}: {e}") from None
             if graph.start < 0 or graph.num_states == 0:
                 logger.warning("Empty decoding graph for utterance %s", key)
                 counts.failed += 1

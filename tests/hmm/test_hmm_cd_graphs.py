@@ -310,3 +310,18 @@ def test_mkgraph_and_decode_with_triphone_tree(tri, tmp_path):
     got = {ln.split()[0]: [int(x) for x in ln.split()[1:]]
            for ln in (tmp_path / "words.txt").read_text().splitlines()}
     assert got == {k: w for k, (w, _p) in want.items()}
+
+
+def test_compile_train_graphs_with_a_tree_from_another_model(mono, tri, tmp_path, capfd):
+    tm0 = mono[0]
+    tree, _tm = tri
+    d = tmp_path / "mixed"
+    _write_system(d, tree, tm0)  # a triphone tree beside a monophone model
+    tiny_lexicon_fst().write(str(tmp_path / "L.fst"))
+    (tmp_path / "text.int").write_text("u1 1 2\n")
+    rc = run("compile-train-graphs.py", d / "tree", d / "final.mdl", tmp_path / "L.fst",
+             f"ark:{tmp_path}/text.int", f"ark:{tmp_path}/fsts")
+    err = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("ERROR")]
+    assert rc != 0 and len(err) == 1
+    assert "final.mdl" in err[0] and "u1" in err[0] and "do not match" in err[0]
+    assert not (tmp_path / "fsts").exists()

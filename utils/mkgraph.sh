@@ -5,7 +5,8 @@
 # tree and transition model, HCLG = min(rmeps(rmsymbols(det(H o CLG)))) plus self-loops.
 # Run from the recipe directory. Any tree works: context width N and central position P come from
 # tree-info (1 0 for a monophone, 3 1 for a triphone tree; CLG_N_P and ilabels_N_P as Kaldi's),
-# and H is our own (nnetmix/hmm/h_transducer.py); the rest is nnetmix/decode/graph.py (kaldifst).
+# H and the self-loops of other trees than monophones are our own (nnetmix/hmm/h_transducer.py);
+# the rest is nnetmix/decode/graph.py (kaldifst, kaldi-hmm-gmm).
 
 # Begin configuration section.
 transition_scale=1.0    # scale of the non-self-loop transition probabilities

@@ -45,8 +45,8 @@ from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
 from nnetmix.kaldi.table import SequentialReader
 
-__all__ = ["GraphCompilerOptions", "TrainGraphCompiler", "CdGraphCompiler", "read_int_list", "read_fst",
-           "iter_graphs", "GraphWriter", "compile_train_graphs", "CompileCounts"]
+__all__ = ["GraphCompilerOptions", "TrainGraphCompiler", "CdGraphCompiler", "read_int_list",
+           "read_fst", "iter_graphs", "GraphWriter", "compile_train_graphs", "CompileCounts"]
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +185,8 @@ class GraphWriter:
         spec = wspecifier
         try:
             ws = parse_wspecifier(wspecifier)
-            if ws.type == "ark" and classify_wxfilename(ws.ark).kind == "file":
+            if (ws.type == "ark" and wspecifier.endswith(ws.ark)
+                    and classify_wxfilename(ws.ark).kind == "file"):
                 self._final = ws.ark
                 d, base = os.path.split(ws.ark)
                 self._tmp = os.path.join(d, f".{base}.tmp{os.getpid()}")

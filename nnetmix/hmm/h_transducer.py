@@ -9,7 +9,9 @@ context-dependent (triphone) trees get the same graphs:
   pdf per pdf-class) (GetHmmAsFsa, self-loops left out, the forward arcs weighted by
   GetTransitionLogProbIgnoringSelfLoops, scaled by ``transition_scale``), joined by MakeLoopFst
   with the ilabel_info index as output label; disambiguation windows become new input symbols
-  numbered from num_transition_ids + 1.
+  numbered from num_transition_ids + 1. :class:`HTransducerBuilder` does the same and keeps the
+  HMM of each window for the next call (one H per utterance in training-graph compilation).
+  Topologies whose inner states do not emit (Kaldi's RemoveEpsLocal case) are refused.
 * :func:`add_self_loops` is AddSelfLoops: with reorder=true (MakePrecedingInputSymbolsSameClass)
   each state entered by a transition-state gets that state's self-loop and its out-weights
   times the non-self-loop probability, both at ``self_loop_scale``; with reorder=false
@@ -31,8 +33,9 @@ from nnetmix.kaldi.context_dep import ContextDependency
 from nnetmix.kaldi.hmm_topology import NO_PDF, HmmTopology
 from nnetmix.kaldi.transition_model import TransitionModel
 
-__all__ = ["HTransducerError", "HTransducerBuilder", "FstLists", "read_fst_lists", "build_fst", "tuple_index", "window_pdfs",
-           "get_h_transducer", "add_self_loops", "remove_input_symbols"]
+__all__ = ["HTransducerError", "HTransducerBuilder", "FstLists", "read_fst_lists", "build_fst",
+           "tuple_index", "window_pdfs", "get_h_transducer", "add_self_loops",
+           "remove_input_symbols"]
 
 _F32 = np.float32
 

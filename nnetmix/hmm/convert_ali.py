@@ -145,12 +145,17 @@ def _split_ok(tm: TransitionModel, split: list) -> bool:
 def read_phone_map(rxfilename: str) -> list[int]:
     """ReadPhoneMap (tree-accu.cc): lines "old new"; unmapped phones are -1."""
     src = open_input(rxfilename)
+    lines = []
     try:
-        text = src.read().decode("utf-8", errors="replace")
+        while True:
+            raw = src.readline()
+            if not raw:
+                break
+            lines.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
     finally:
         src.close(check=False)
     pairs = {}
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         f = line.split()
         if not f:
             continue

@@ -325,3 +325,29 @@ def test_compile_train_graphs_with_a_tree_from_another_model(mono, tri, tmp_path
     assert rc != 0 and len(err) == 1
     assert "final.mdl" in err[0] and "u1" in err[0] and "do not match" in err[0]
     assert not (tmp_path / "fsts").exists()
+
+
+def test_convert_ali_phone_map_and_truncated_alignment(mono, tri, tmp_path, capfd):
+    tm0, tree0 = mono[0], mono[1]
+    tree, tm = tri
+    _write_system(tmp_path / "mono", tree0, tm0)
+    _write_system(tmp_path / "tri", tree, tm)
+    (tmp_path / "map").write_text("1 1\n2 3\n3 2\n")
+    full = _mono_alignment(tm0, [A, B], [[2, 1, 1], [1, 1, 3]])
+    with TableWriter(f"ark:{tmp_path}/in.ali", "ivec") as w:
+        w["cut"] = full[:-3]  # b's last state missing: no final transition
+        w["whole"] = full
+    assert run("convert-ali.py", f"--phone-map={tmp_path}/map", tmp_path / "mono" / "final.mdl",
+               tmp_path / "tri" / "final.mdl", tmp_path / "tri" / "tree",
+               f"ark:{tmp_path}/in.ali", f"ark:{tmp_path}/out.ali") == 0
+    err = capfd.readouterr().err
+    assert "Could not convert alignment for key cut" in err
+    assert "Succeeded converting alignments for 1 files, failed for 1" in err
+    with SequentialReader(f"ark:{tmp_path}/out.ali", "ivec") as r:
+        out = dict(r)
+    assert list(out) == ["whole"]
+    ali = out["whole"]
+    assert [int(tm.tid2phone[s[0]]) for s in tm.split_to_phones(ali)] == [B, A]
+    want = np.concatenate([np.repeat(p, d) for p, d in zip(triphone_pdfs([B, A]),
+                                                           [[2, 1, 1], [1, 1, 3]])])
+    np.testing.assert_array_equal(tm.tid2pdf[ali], want)

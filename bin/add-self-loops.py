@@ -22,8 +22,9 @@ def main(argv=None) -> int:
     parser = OptionParser(USAGE, prog="add-self-loops.py")
     parser.register("self-loop-scale", 1.0, "Scale for self-loop probabilities relative to LM.")
     parser.register("reorder", True, "If true, reorder symbols for more decoding efficiency")
-    parser.register("tree", "", "The tree the model was built with (kaldi-hmm-gmm needs it to "
-                    "rebuild the transition model); default: 'tree' beside the model")
+    parser.register("tree", "", "The tree the model was built with (kaldi-hmm-gmm needs a "
+                    "monophone tree to rebuild the transition model; other trees use nnetmix's "
+                    "own AddSelfLoops); default: 'tree' beside the model")
 
     def body(opts, args):
         import logging

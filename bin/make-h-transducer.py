@@ -8,7 +8,8 @@ from nnetmix.cli import OptionParser, run_tool
 USAGE = """
 Make H transducer from transition-ids to context-dependent phones,
  without self-loops [use add-self-loops.py to add them]
-(kaldi-hmm-gmm's get_h_transducer; monophone trees only in kaldi-hmm-gmm 1.1.4)
+(kaldi-hmm-gmm's get_h_transducer for monophone trees; any other tree, e.g. triphone,
+through Kaldi's GetHTransducer written in nnetmix/hmm/h_transducer.py)
 
 Usage:   make-h-transducer.py <ilabel-info-file> <tree-file> <transition-gmm/acoustic-model> <H-fst-out>
  e.g.: make-h-transducer.py --disambig-syms-out=exp/mono/graph/disambig_tid.int \\

@@ -42,7 +42,9 @@ from numpy_backend import NumpyBackend
 from nnetmix.decode.lattice import RawLattice
 from nnetmix.hmm.gmm_likelihood import GmmParams
 from nnetmix.kaldi import SequentialReader, TableWriter, read_gmm_model
-from nnetmix.kaldi.context_dep import monophone_context_dependency
+from nnetmix.kaldi.context_dep import (ConstantEventMap, ContextDependency, SplitEventMap,
+                                       TableEventMap, monophone_context_dependency)
+from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm
 from nnetmix.kaldi.hmm_topology import default_topology
 from nnetmix.kaldi.transition_model import TransitionModel
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, Rbm, Rescale, Sigmoid,
@@ -934,6 +936,46 @@ def tiny_system():
         "1\t0.0\n")
     G = kaldifst.compile("0\t0\t1\t1\t0.798508\n0\t0\t2\t2\t0.798508\n0\t2.302585\n")
     return tm, tree, L, G
+
+
+def triphone_tree() -> ContextDependency:
+    """A hand-built triphone tree (N=3, P=1) over tiny_system's phones 1 SIL, 2 a, 3 b, as
+    build-tree shapes them: a table on the central phone, silence one shared root (pdf 0 for
+    all its states), and for a and b a table on the pdf-class whose first state splits on the
+    left phone (boundary 0 or SIL vs a phone) and last state on the right phone. 11 pdfs:
+    a = 1|2, 3, 4|5; b = 6|7, 8, 9|10 (yes|no)."""
+    edge = (0, 1)
+
+    def phone_map(first: int):
+        return TableEventMap(-1, (
+            SplitEventMap(0, edge, ConstantEventMap(first), ConstantEventMap(first + 1)),
+            ConstantEventMap(first + 2),
+            SplitEventMap(2, edge, ConstantEventMap(first + 3), ConstantEventMap(first + 4))))
+    return ContextDependency(3, 1, TableEventMap(1, (None, ConstantEventMap(0), phone_map(1),
+                                                     phone_map(6))))
+
+
+def triphone_pdfs(phones: list[int], tree=None) -> list[list[int]]:
+    """Per phone of an utterance's phone sequence, its 3 pdfs in context (0 at the edges)."""
+    tree = tree or triphone_tree()
+    padded = [0, *phones, 0]
+    return [[tree.compute_pdf(padded[i:i + 3], c) for c in range(3)]
+            for i in range(len(phones))]
+
+
+def one_gauss_model(num_pdfs: int, dim: int, scale: float = 4.0) -> AmDiagGmm:
+    """One unit-variance Gaussian per pdf, mean ``scale`` times a distinct +-1 pattern."""
+    rng = np.random.default_rng(num_pdfs * 131 + dim)
+    means = scale * rng.choice([-1.0, 1.0], size=(num_pdfs, dim))
+    return AmDiagGmm([DiagGmm.from_means_vars([1.0], means[i:i + 1], np.ones((1, dim)))
+                      for i in range(num_pdfs)])
+
+
+def tiny_lexicon_fst():
+    """L.fst for tiny_system's words: A -> a, B -> b, optional SIL after each word."""
+    return kaldifst.compile("0\t0\t2\t1\t0.693147\n0\t1\t2\t1\t0.693147\n"
+                            "0\t0\t3\t2\t0.693147\n0\t1\t3\t2\t0.693147\n"
+                            "1\t0\t1\t0\n0\t0.0\n1\t0.0\n")
 
 
 def pdfs_of_phone(tree, phone: int, num_states: int = 3) -> list[int]:

@@ -3,7 +3,10 @@
 # Builds the decoding graph HCLG.fst for a model from a lang directory with G.fst, as Kaldi's
 # utils/mkgraph.sh: LG = min(det(L_disambig o G)) pushed, CLG with the tree's context, H from the
 # tree and transition model, HCLG = min(rmeps(rmsymbols(det(H o CLG)))) plus self-loops.
-# Run from the recipe directory. The work is nnetmix/decode/graph.py (kaldifst, kaldi-hmm-gmm).
+# Run from the recipe directory. Any tree works: context width N and central position P come from
+# tree-info (1 0 for a monophone, 3 1 for a triphone tree; CLG_N_P and ilabels_N_P as Kaldi's),
+# H and the self-loops of other trees than monophones are our own (nnetmix/hmm/h_transducer.py);
+# the rest is nnetmix/decode/graph.py (kaldifst, kaldi-hmm-gmm).
 
 # Begin configuration section.
 transition_scale=1.0    # scale of the non-self-loop transition probabilities
@@ -11,6 +14,17 @@ self_loop_scale=0.1     # scale of the self-loop probabilities (0.1 as Kaldi's d
 # End configuration section.
 
 echo "$0 $@"  # Print the command line for logging.
+
+# As Kaldi's mkgraph.sh: the context comes from the tree, so these old options are ignored.
+args=()
+for x in "$@"; do
+  case "$x" in
+    --mono|--left-biphone|--quinphone)
+      echo "WARNING: the --mono, --left-biphone and --quinphone options are now deprecated and ignored." ;;
+    *) args+=("$x") ;;
+  esac
+done
+set -- ${args[@]+"${args[@]}"}
 
 [ -f path.sh ] && . ./path.sh
 . utils/parse_options.sh || exit 1
@@ -25,6 +39,7 @@ final.mdl and tree. Intermediate LG/CLG go to <lang-dir>/tmp, as in Kaldi, and a
 Options:
   --self-loop-scale <scale>    # scale of self-loop probabilities (default: $self_loop_scale)
   --transition-scale <scale>   # scale of other transition probabilities (default: $transition_scale)
+Note: the --mono, --left-biphone and --quinphone options are now deprecated and will be ignored.
 EOT
   exit 1
 fi

@@ -11,11 +11,13 @@ fstdeterminizestar --use-log=true     ``kaldifst.determinize_star(use_log=True)`
 fstminimizeencoded                    ``kaldifst.minimize_encoded``
 fstpushspecial                        :func:`push_special` (not bound; written here)
 fstcomposecontext                     ``kaldifst.compose_context`` (gives the ilabel_info)
-make-h-transducer                     ``kaldi_hmm_gmm.get_h_transducer``
+make-h-transducer                     ``kaldi_hmm_gmm.get_h_transducer`` (monophone trees; the
+                                      others: nnetmix.hmm.h_transducer, see decode/mkgraph.py)
 fstrmsymbols disambig_tid.int         :func:`relabel` (input labels to epsilon; not bound)
 fstrmepslocal                         ``kaldifst.rmepsilon`` (the full removal: same language
                                       and weights; RemoveEpsLocal is not bound)
-add-self-loops --reorder=true         ``kaldi_hmm_gmm.add_self_loops``
+add-self-loops --reorder=true         ``kaldi_hmm_gmm.add_self_loops`` (monophone trees; the
+                                      others: nnetmix.hmm.h_transducer)
 ====================================  ==========================================================
 
 Checked on the real Kaldi yesno system: the HCLG built here from its L_disambig.fst, G.fst,

@@ -5,4 +5,4 @@ nnetmix.kaldi's model objects and kaldi-hmm-gmm 1.1.4's (its docstring maps what
 """
 
 __all__ = ["khg", "graphs", "gmm_tools", "align_tools", "gmm_align", "gmm_init", "gmm_likelihood",
-           "gmm_mixup", "gmm_stats", "gmm_update"]
+           "gmm_mixup", "gmm_stats", "gmm_update", "h_transducer", "convert_ali"]

@@ -12,27 +12,41 @@ Graphs are written and read as Kaldi FST archives by kaldifst's table types (Kal
 TableWriter<VectorFstHolder>), so ``ark:|gzip -c >fsts.1.gz`` and ``ark:gunzip -c fsts.1.gz|``
 work as in Kaldi and Kaldi's own tools can read them.
 
+Monophone trees go through kaldi-hmm-gmm's TrainingGraphCompiler (byte-identical to Kaldi's
+output). Any other tree (e.g. a triphone tree, which kaldi-hmm-gmm 1.1.4 cannot build) goes
+through :class:`CdGraphCompiler`, Kaldi's TrainingGraphCompiler::CompileGraph written here:
+L o (linear word acceptor), the context through ``kaldifst.compose_context`` (which adds the
+subsequential loop Kaldi's constructor adds to L when P != N-1), H from
+:class:`nnetmix.hmm.h_transducer.HTransducerBuilder` (GetHTransducer, its HMMs kept between
+utterances), DeterminizeStarInLog, the H disambiguation symbols to epsilon, MinimizeEncoded,
+then AddSelfLoops. For a monophone tree that path gives the bindings' graph arc for arc
+(tests/hmm/test_hmm_cd_graphs.py).
+
 LIFETIMES (nnetmix.hmm.khg): a kaldi-hmm-gmm TrainingGraphCompiler keeps raw pointers to its
 transition model, tree and lexicon FST; :class:`TrainGraphCompiler` holds all of them.
 """
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import kaldi_hmm_gmm as _khg  # noqa: I001 -- before kaldifst: the other order can hang
 import kaldifst
 
-from nnetmix.errors import FormatError
-from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
+from nnetmix.errors import FormatError, NnetmixError
+from nnetmix.hmm.h_transducer import (HTransducerBuilder, HTransducerError, add_self_loops,
+                                      remove_input_symbols)
+from nnetmix.hmm.khg import KhgUnsupported, to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi.context_dep import ContextDependency, read_tree
+from nnetmix.kaldi.specifier import classify_wxfilename, parse_wspecifier
 from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
 from nnetmix.kaldi.table import SequentialReader
 
-__all__ = ["GraphCompilerOptions", "TrainGraphCompiler", "read_int_list", "read_fst",
-           "iter_graphs", "GraphWriter", "compile_train_graphs", "CompileCounts"]
+__all__ = ["GraphCompilerOptions", "TrainGraphCompiler", "CdGraphCompiler", "read_int_list",
+           "read_fst", "iter_graphs", "GraphWriter", "compile_train_graphs", "CompileCounts"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,23 +96,66 @@ def read_fst(rxfilename: str) -> kaldifst.StdVectorFst:
         raise FormatError(f"{rxfilename}: cannot read FST: {e}") from None
 
 
+class CdGraphCompiler:
+    """Kaldi's TrainingGraphCompiler for any tree, over nnetmix's tree and transition model."""
+    def __init__(self, tree: ContextDependency, tm: TransitionModel,
+                 lex_fst: kaldifst.StdVectorFst, disambig: Sequence[int] = (),
+                 opts: GraphCompilerOptions = GraphCompilerOptions()):
+        self.tree, self.tm, self.opts = tree, tm, opts
+        phones = set(tm.phones.tolist())
+        self.disambig = sorted(set(int(d) for d in disambig))
+        both = phones.intersection(self.disambig)
+        if both:
+            raise FormatError(f"disambiguation symbol {min(both)} is also a phone")
+        self.lex_fst = lex_fst.copy()
+        kaldifst.arcsort(self.lex_fst, "olabel")
+        self.h_builder = HTransducerBuilder(tree, tm, opts.transition_scale)
+
+    def compile(self, word_ids: Sequence[int]) -> kaldifst.StdVectorFst:
+        words = kaldifst.make_linear_acceptor([int(w) for w in word_ids])
+        LG = kaldifst.compose(self.lex_fst, words)
+        if LG.start < 0 or LG.num_states == 0:
+            return LG  # the caller warns "Empty decoding graph"
+        CLG, ilabels = kaldifst.compose_context(self.disambig, self.tree.N, self.tree.P, LG)
+        kaldifst.arcsort(CLG, "ilabel")
+        H, disambig_h = self.h_builder.build(ilabels)
+        kaldifst.arcsort(H, "olabel")
+        g = kaldifst.compose(H, CLG)
+        if g.start < 0 or g.num_states == 0:
+            return g
+        kaldifst.determinize_star(g, use_log=True)
+        if disambig_h:
+            g = remove_input_symbols(g, disambig_h)
+            if self.opts.rm_eps:
+                kaldifst.rmepsilon(g)  # RemoveEpsLocal is not bound; the full removal
+        kaldifst.minimize_encoded(g)
+        return add_self_loops(self.tm, g, self.opts.self_loop_scale, self.opts.reorder)
+
+
 class TrainGraphCompiler:
-    """TrainingGraphCompiler with the Python references it needs kept alive."""
+    """TrainingGraphCompiler with the Python references it needs kept alive: kaldi-hmm-gmm's
+    for monophone trees, :class:`CdGraphCompiler` for any other tree."""
     def __init__(self, tree: ContextDependency, tm: TransitionModel,
                  lex_fst: kaldifst.StdVectorFst, disambig: Sequence[int] = (),
                  opts: GraphCompilerOptions = GraphCompilerOptions()):
         self.tree, self.tm, self.lex_fst = tree, tm, lex_fst
-        self.k_ctx = to_khg_context_dependency(tree, tm.topo)
+        self.disambig = list(disambig)
+        try:
+            self.k_ctx = to_khg_context_dependency(tree, tm.topo)
+        except KhgUnsupported:
+            self.compiler = CdGraphCompiler(tree, tm, lex_fst, disambig, opts)
+            return
         self.k_tm = to_khg_transition_model(tm, ctx_dep=self.k_ctx)
         self.k_opts = _khg.TrainingGraphCompilerOptions(
             transition_scale=opts.transition_scale, self_loop_scale=opts.self_loop_scale,
             reorder=opts.reorder)
         self.k_opts.rm_eps = opts.rm_eps
-        self.disambig = list(disambig)
         self.compiler = _khg.TrainingGraphCompiler(self.k_tm, self.k_ctx, lex_fst,
                                                    self.disambig, self.k_opts)
 
     def compile(self, word_ids: Sequence[int]) -> kaldifst.StdVectorFst:
+        if isinstance(self.compiler, CdGraphCompiler):
+            return self.compiler.compile(word_ids)
         return self.compiler.compile_graph_from_text([int(w) for w in word_ids])
 
 
@@ -119,11 +176,25 @@ def iter_graphs(rspecifier: str) -> Iterator[tuple[str, kaldifst.StdVectorFst]]:
 
 
 class GraphWriter:
-    """Kaldi FST archive writer (kaldifst's VectorFstWriter); a context manager."""
+    """Kaldi FST archive writer (kaldifst's VectorFstWriter); a context manager. A plain
+    ``ark:FILE`` (no script, no pipe) is written under a temporary name and renamed on a clean
+    close, so a tool that stops with an error leaves no half-written archive."""
     def __init__(self, wspecifier: str):
         self.wspecifier = wspecifier
+        self._final = self._tmp = None
+        spec = wspecifier
         try:
-            self.writer = kaldifst.VectorFstWriter(wspecifier)
+            ws = parse_wspecifier(wspecifier)
+            if (ws.type == "ark" and wspecifier.endswith(ws.ark)
+                    and classify_wxfilename(ws.ark).kind == "file"):
+                self._final = ws.ark
+                d, base = os.path.split(ws.ark)
+                self._tmp = os.path.join(d, f".{base}.tmp{os.getpid()}")
+                spec = wspecifier[:len(wspecifier) - len(ws.ark)] + self._tmp
+        except NnetmixError:
+            pass  # kaldifst gives its own error below
+        try:
+            self.writer = kaldifst.VectorFstWriter(spec)
         except Exception as e:
             raise FormatError(f"{wspecifier}: cannot open FST archive for writing: {e}") from None
 
@@ -132,12 +203,22 @@ class GraphWriter:
 
     def close(self) -> None:
         self.writer.close()
+        if self._tmp:
+            os.replace(self._tmp, self._final)
+
+    def abort(self) -> None:
+        self.writer.close()
+        if self._tmp and os.path.exists(self._tmp):
+            os.unlink(self._tmp)
 
     def __enter__(self) -> "GraphWriter":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
 
 
 @dataclass
@@ -159,7 +240,10 @@ def compile_train_graphs(tree_rx: str, model_rx: str, lex_rx: str, transcripts_r
     with SequentialReader(transcripts_rspecifier, "ivec") as reader, \
             GraphWriter(graphs_wspecifier) as writer:
         for key, words in reader:
-            graph = gc.compile(words)
+            try:
+                graph = gc.compile(words)
+            except HTransducerError as e:
+                raise HTransducerError(f"{tree_rx}, {model_rx}: utterance {key}: {e}") from None
             if graph.start < 0 or graph.num_states == 0:
                 logger.warning("Empty decoding graph for utterance %s", key)
                 counts.failed += 1

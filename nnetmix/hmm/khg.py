@@ -40,7 +40,8 @@ Model objects
     ``.write(binary, filename)``, ``.compute(phone_seq, pdf_class) -> (ok, pdf)``,
     ``.get_pdf_info(phones, num_pdf_classes)``, ``.num_pdfs``, ``.context_width``,
     ``.central_position``. So context-dependent (triphone) trees CANNOT be handed to the C++
-    side in 1.1.4; :func:`to_khg_context_dependency` raises for them. ``EventMap`` /
+    side in 1.1.4; :func:`to_khg_context_dependency` raises for them (their H, self-loops and
+    training graphs come from nnetmix.hmm.h_transducer and nnetmix.hmm.graphs instead). ``EventMap`` /
     ``ConstantEventMap(answer)`` exist with ``map``/``multimap`` but no Table/Split maps.
   * ``DiagGmm()`` / ``DiagGmm(nmix, dim)`` / ``DiagGmm(other)`` / ``DiagGmm([(w, gmm), ...])``:
     read-only ``gconsts``, ``means_invvars``, ``inv_vars``, ``means``, ``vars``, ``num_gauss``,

@@ -197,6 +197,11 @@ class TransitionModel:
             i += 1
         return np.split(ali, ends[:-1])
 
+    def is_reordered(self, ali: Sequence[int]) -> bool:
+        """IsReordered (hmm-utils.cc): whether self-loops follow their forward transition."""
+        ali = np.asarray(ali, dtype=np.int32)
+        return bool(ali.size) and self._is_reordered(ali)
+
     def _is_reordered(self, ali: np.ndarray) -> bool:
         st = self.tid2state[ali]
         change = np.flatnonzero(st[:-1] != st[1:])

@@ -7,14 +7,17 @@ banks, equal loudness, compression, the inverse DFT, Durbin, LPC to cepstrum, li
 """
 import logging
 import math
+import subprocess
+import sys
 
 import kaldi_native_fbank as knf
 import numpy as np
 import pytest
-from helpers import dummy_samples, load_bin, write_wav
+from helpers import ROOT, dummy_samples, load_bin, script_env, write_wav
 
 from nnetmix.errors import UsageError
 from nnetmix.feat import Extractor, read_feature_config
+from nnetmix.feat.plp import durbin
 from nnetmix.kaldi import SequentialReader
 
 FLT_EPSILON = float(np.finfo(np.float32).eps)
@@ -41,6 +44,16 @@ def reference_mel_banks(num_bins, low, high, rate, padded):
                 banks[b, i] = ((m - left) / (center - left) if m <= center
                                else (right - m) / (right - center))
     return banks, centers
+
+
+def reference_durbin(r):
+    """Durbin's recursion as Kaldi writes it: (LPC coefficients, residual energy)."""
+    a, err = [0.0] * (len(r) - 1), r[0]
+    for i in range(len(r) - 1):
+        k = (r[i + 1] + sum(a[j] * r[i - j] for j in range(i))) / err
+        err *= max(1 - k * k, 1e-5)
+        a = [a[j] - k * a[i - j - 1] for j in range(i)] + [-k] + a[i + 1:]
+    return a, err
 
 
 def reference_plp(x, rate=16000, num_bins=23, low=20.0, high=0.0, lpc_order=12, num_ceps=13,
@@ -75,11 +88,7 @@ def reference_plp(x, rate=16000, num_bins=23, low=20.0, high=0.0, lpc_order=12, 
             s = dup[0] + dup[-1] * math.cos(math.pi * i)
             s += sum(2 * dup[j] * math.cos(math.pi * i * j / (n - 1)) for j in range(1, n - 1))
             r.append(s / (2 * (n - 1)))
-        a, err = [0.0] * lpc_order, r[0]  # Durbin, as Kaldi writes it
-        for i in range(lpc_order):
-            k = (r[i + 1] + sum(a[j] * r[i - j] for j in range(i))) / err
-            err *= max(1 - k * k, 1e-5)
-            a = [a[j] - k * a[i - j - 1] for j in range(i)] + [-k] + a[i + 1:]
+        a, err = reference_durbin(r)
         c = []
         for i in range(lpc_order):
             s = sum((i - j) * a[j] * c[i - j - 1] for j in range(i))
@@ -152,6 +161,20 @@ def test_reference_mel_banks_equal_knf(rate, argv):
     np.testing.assert_allclose(knf_banks, ref, atol=2e-5)
 
 
+def test_durbin_rows_and_kaldi_floor():
+    """Vectorised Durbin equals the scalar one row by row, including a constant signal's
+    autocorrelation, where 1 - k^2 = 0 and Kaldi's floor of 1e-5 keeps the residual positive."""
+    rng = np.random.default_rng(2)
+    rows = [np.correlate(s, s, "full")[len(s) - 1:len(s) + 8] for s in rng.standard_normal((5, 60))]
+    rows.append(np.ones(9))
+    lpc, err = durbin(np.array(rows))
+    for row, a, e in zip(rows, lpc, err):
+        ref_a, ref_e = reference_durbin(list(row))
+        np.testing.assert_allclose(a, ref_a, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(e, ref_e, rtol=1e-10)
+    assert err[-1] > 0
+
+
 def test_digital_silence_warns_and_stays_finite(caplog):
     x = signal()
     x[3000:4200] = 0.0
@@ -168,13 +191,25 @@ def test_digital_silence_warns_and_stays_finite(caplog):
             "utt1") in caplog.text
 
 
-def test_dither_as_mfcc():
-    """--dither goes through knf's front end, as MFCC's: features move by a small amount."""
-    x = signal().astype(np.float32)
-    plain = Extractor(read_feature_config("plp", overrides=["--dither=0"])).compute(x, 16000)
-    dithered = Extractor(read_feature_config("plp", overrides=["--dither=1"])).compute(x, 16000)
-    diff = np.abs(plain - dithered)
-    assert diff.max() > 0 and np.median(diff) < 0.05
+def test_dither_as_mfcc(tmp_path):
+    """--dither goes through knf's front end, as MFCC's: knf seeds each frame's generator from C's
+    rand(), which no one seeds, so a rerun of the tool repeats its noise for PLP as for MFCC."""
+    write_wav(tmp_path / "a.wav", 8000, seed=4)
+    (tmp_path / "wav.scp").write_text(f"a {tmp_path / 'a.wav'}\n")
+    arks = {}
+    for tool, dither, run in [(t, d, r) for t in ("mfcc", "plp") for d in (0, 1) for r in (0, 1)]:
+        ark = tmp_path / f"{tool}{dither}{run}.ark"
+        subprocess.run([sys.executable, str(ROOT / "bin" / f"compute-{tool}-feats.py"),
+                        f"--dither={dither}", f"scp:{tmp_path / 'wav.scp'}", f"ark:{ark}"],
+                       env=script_env(), check=True, capture_output=True)
+        arks[tool, dither, run] = ark.read_bytes()
+    for tool in ("mfcc", "plp"):
+        assert arks[tool, 1, 0] == arks[tool, 1, 1] != arks[tool, 0, 0]
+    with SequentialReader(f"ark:{tmp_path / 'plp00.ark'}", "mat") as r:
+        plain = np.array(next(iter(r))[1])
+    with SequentialReader(f"ark:{tmp_path / 'plp10.ark'}", "mat") as r:
+        dithered = np.array(next(iter(r))[1])
+    assert np.median(np.abs(plain - dithered)) < 0.05  # small noise on a loud signal
 
 
 @pytest.mark.parametrize("argv,message", [

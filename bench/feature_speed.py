@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Frames per second of nnetmix's MFCC extraction against kaldi-native-fbank called directly.
+"""Frames per second of nnetmix's MFCC extraction against kaldi-native-fbank called directly,
+and of its PLP beside MFCC.
 
 Reads the wavs of a wav.scp (default: egs/digits/s5/data/train/wav.scp when it exists, else a
 few dozen wavs synthesised here with sox, so it runs anywhere) and times, in one run:
@@ -8,11 +9,15 @@ few dozen wavs synthesised here with sox, so it runs anywhere) and times, in one
 * ``ours, end to end``: nnetmix.feat.compute_feats_table, what compute-mfcc-feats.py does (read
   each wav, compute, write an ark), with nj=1 and nj=2 (two processes, each on half the list);
 * ``ours, compute only``: nnetmix.feat.Extractor on audio already in memory;
-* ``knf direct``: knf.OnlineMfcc on the same in-memory audio, frames copied out with get_frame.
+* ``knf direct``: knf.OnlineMfcc on the same in-memory audio, frames copied out with get_frame;
+* PLP (compute-plp-feats.py, conf/plp.conf), end to end and compute only, beside the MFCC
+  figures of the same run; PLP is knf's linear fbank plus numpy (nnetmix/feat/plp.py), whose
+  part is also timed alone, in this process, on the front end's output for all the audio.
 
 Each figure is the median of --repeat runs (this machine is shared and noisy: medians, and
 ratios measured side by side in one run, are what to read). Prints a markdown table and the ratio ours/direct.
-Usage: bench/feature_speed.py [--wav-scp FILE] [--config conf/mfcc.conf] [--repeat 3]
+Usage: bench/feature_speed.py [--wav-scp FILE] [--config conf/mfcc.conf]
+                              [--plp-config conf/plp.conf] [--repeat 3]
 """
 from __future__ import annotations
 
@@ -32,8 +37,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from nnetmix.data.io import read_wav_scp  # noqa: E402
 from nnetmix.feat import (Extractor, compute_feats_table, read_audio,  # noqa: E402
-                          read_feature_config, read_wav_scp)
+                          read_feature_config)
+from nnetmix.feat.plp import PlpTransform  # noqa: E402
 
 
 def get_args() -> argparse.Namespace:
@@ -42,6 +49,7 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--wav-scp", default=str(default_scp) if default_scp.exists() else "",
                    help="wav.scp to read (default: the digits train set if present, else synthesise)")
     p.add_argument("--config", default=str(ROOT / "conf/mfcc.conf"), help="MFCC config file")
+    p.add_argument("--plp-config", default=str(ROOT / "conf/plp.conf"), help="PLP config file")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
     p.add_argument("--num-synth", type=int, default=48, help="wavs to synthesise without a wav.scp")
     return p.parse_args()
@@ -65,10 +73,10 @@ def synthesise(dirname: Path, n: int) -> Path:
 
 
 def _end_to_end(args: tuple) -> int:
-    config_path, scp, ark = args
+    kind, config_path, scp, ark = args
     import logging
     logging.disable(logging.WARNING)
-    config = read_feature_config("mfcc", config_path)
+    config = read_feature_config(kind, config_path)
     return compute_feats_table(config, f"scp:{scp}", f"ark:{ark}").num_frames
 
 
@@ -88,9 +96,30 @@ def _knf_direct(args: tuple) -> int:
 
 
 def _ours_compute(args: tuple) -> int:
-    config_path, signals = args
-    ext = Extractor(read_feature_config("mfcc", config_path))
+    kind, config_path, signals = args
+    ext = Extractor(read_feature_config(kind, config_path))
     return sum(ext.compute(x, ext.sample_frequency).shape[0] for x in signals)
+
+
+def _plp_numpy_part(config_path: str, signals: list, repeat: int) -> float:
+    """Median seconds of PlpTransform alone over the front end's rows of every signal."""
+    config = read_feature_config("plp", config_path)
+    transform = PlpTransform(config.frame, config.mel, config.feat)
+    opts = config.to_knf()
+    rows = []
+    for x in signals:
+        comp = knf.OnlineFbank(opts)
+        comp.accept_waveform(opts.frame_opts.samp_freq, x)
+        comp.input_finished()
+        rows.append(np.stack([comp.get_frame(i) for i in range(comp.num_frames_ready)]))
+    energy = config.feat.use_energy
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for r in rows:
+            transform(r[:, 1:] if energy else r, r[:, 0] if energy else None)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def median_of(repeat: int, fn, jobs: list) -> tuple[int, float]:
@@ -120,7 +149,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         scp = Path(args.wav_scp) if args.wav_scp else synthesise(tmp, args.num_synth)
-        entries = list(read_wav_scp(f"scp:{scp}"))
+        entries = list(read_wav_scp(scp).items())
         halves = [entries[0::2], entries[1::2]]
         scps = []
         for j, part in enumerate([entries, *halves]):
@@ -131,16 +160,27 @@ def main() -> int:
         seconds = sum(len(x) for x in signals) / 16000
         knf_opts = read_feature_config("mfcc", args.config).to_knf()
 
-        rows = []
+        rows, plp_rows = [], []
         for nj in (1, 2):
             sig_parts = [signals] if nj == 1 else [signals[0::2], signals[1::2]]
-            e2e = ([(args.config, scps[0], tmp / "all.ark")] if nj == 1 else
-                   [(args.config, scps[1 + j], tmp / f"h{j}.ark") for j in range(2)])
-            f_e2e, t_e2e = median_of(args.repeat, _end_to_end, e2e)
-            f_our, t_our = median_of(args.repeat, _ours_compute, [(args.config, s) for s in sig_parts])
+
+            def e2e(kind, config):
+                return ([(kind, config, scps[0], tmp / "all.ark")] if nj == 1 else
+                        [(kind, config, scps[1 + j], tmp / f"h{j}.ark") for j in range(2)])
+
+            def compute(kind, config):
+                return [(kind, config, s) for s in sig_parts]
+
+            f_e2e, t_e2e = median_of(args.repeat, _end_to_end, e2e("mfcc", args.config))
+            f_our, t_our = median_of(args.repeat, _ours_compute, compute("mfcc", args.config))
             f_knf, t_knf = median_of(args.repeat, _knf_direct, [(knf_opts, s) for s in sig_parts])
             assert f_e2e == f_our == f_knf, (f_e2e, f_our, f_knf)
             rows.append((nj, f_e2e, t_e2e, t_our, t_knf))
+            f_pe, t_pe = median_of(args.repeat, _end_to_end, e2e("plp", args.plp_config))
+            f_pc, t_pc = median_of(args.repeat, _ours_compute, compute("plp", args.plp_config))
+            assert f_pe == f_pc == f_e2e, (f_pe, f_pc, f_e2e)
+            plp_rows.append((nj, f_pe, t_pe, t_pc, t_e2e, t_our))
+        t_numpy = _plp_numpy_part(args.plp_config, signals, args.repeat)
 
     print(f"\nMFCC ({Path(args.config).name}) over {len(entries)} wavs, {seconds:.1f} s of audio, "
           f"{os.cpu_count()} CPUs, median of {args.repeat}\n")
@@ -151,6 +191,17 @@ def main() -> int:
         fe, fo, fk = frames / t_e2e, frames / t_our, frames / t_knf
         print(f"| {nj} | {frames} | {fe:,.0f} | {fo:,.0f} | {fk:,.0f} | {fe / fk:.2f} "
               f"| {fo / fk:.2f} |")
+
+    print(f"\nPLP ({Path(args.plp_config).name}) beside the MFCC above, same audio and run\n")
+    print("| nj | PLP end to end (frames/s) | PLP compute only (frames/s) | PLP e2e / MFCC e2e "
+          "| PLP compute / MFCC compute |")
+    print("|---:|---:|---:|---:|---:|")
+    for nj, frames, t_pe, t_pc, t_e2e, t_our in plp_rows:
+        print(f"| {nj} | {frames / t_pe:,.0f} | {frames / t_pc:,.0f} | {t_e2e / t_pe:.2f} "
+              f"| {t_our / t_pc:.2f} |")
+    frames = plp_rows[0][1]
+    print(f"\nPLP's numpy part alone (nnetmix/feat/plp.py, one process): "
+          f"{frames / t_numpy:,.0f} frames/s")
     return 0
 
 

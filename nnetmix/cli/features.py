@@ -1,4 +1,4 @@
-"""The command line shared by compute-mfcc-feats.py, compute-fbank-feats.py and the pitch tool.
+"""The command line shared by compute-{mfcc,fbank,plp}-feats.py and the pitch tool.
 
 The Kaldi binaries differ only in the feature type and its option groups, so one function
 builds the parser and runs the extraction for each; each bin/ file keeps its own usage text.
@@ -9,8 +9,7 @@ from typing import Sequence
 
 from nnetmix.cli.binary import OptionParser, run_tool
 from nnetmix.feat.extract import ExtractOptions, compute_feats_table
-from nnetmix.feat.options import (FbankOptions, FrameOptions, MelOptions, MfccOptions,
-                                  config_from_options)
+from nnetmix.feat.options import FEATURE_KINDS, FrameOptions, MelOptions, config_from_options
 from nnetmix.feat.pitch import PitchExtractor, PitchOptions, ProcessPitchOptions
 
 __all__ = ["compute_feats_main", "compute_pitch_main"]
@@ -18,7 +17,7 @@ __all__ = ["compute_feats_main", "compute_pitch_main"]
 
 def compute_feats_main(kind: str, usage: str, argv: Sequence[str] | None = None) -> int:
     """Run compute-<kind>-feats.py: ``[options] <wav-rspecifier> <feats-wspecifier>``."""
-    feat_group = MfccOptions if kind == "mfcc" else FbankOptions
+    feat_group = FEATURE_KINDS[kind]
     parser = OptionParser(usage, prog=f"compute-{kind}-feats.py")
     for group in (FrameOptions, MelOptions, feat_group, ExtractOptions):
         parser.register_group(group)

@@ -1,21 +1,27 @@
-"""MFCC and fbank through kaldi-native-fbank, which reproduces Kaldi's numbers.
+"""MFCC and fbank through kaldi-native-fbank, which reproduces Kaldi's numbers; PLP on top of it.
 
 We do not re-implement Kaldi's feature pipeline: knf's C++ is a line-by-line port of
 src/feat/feature-{window,mfcc,fbank}.cc and mel-computations.cc, so handing it Kaldi's options
 (see options.py) and Kaldi-scaled samples (see wav.py) gives Kaldi's features. The per-frame
 work (framing, FFT, mel, DCT) runs inside knf in one call per utterance; Python only copies the
-finished rows out.
+finished rows out. knf has no PLP; a PLP extractor runs knf's linear fbank (Kaldi's PLP front
+end) and nnetmix.feat.plp turns its rows into cepstra.
 """
 from __future__ import annotations
+
+import logging
 
 import kaldi_native_fbank as knf
 import numpy as np
 
 from nnetmix.errors import NnetmixError
 from nnetmix.feat.audio import SampleRateError
-from nnetmix.feat.options import FbankOptions, FeatureConfig
+from nnetmix.feat.options import FbankOptions, FeatureConfig, PlpOptions
+from nnetmix.feat.plp import PlpTransform
 
-__all__ = ["Extractor", "TooShortError", "compute_mfcc", "compute_fbank"]
+__all__ = ["Extractor", "TooShortError", "compute_mfcc", "compute_fbank", "compute_plp"]
+
+logger = logging.getLogger(__name__)
 
 
 class TooShortError(NnetmixError):
@@ -23,12 +29,15 @@ class TooShortError(NnetmixError):
 
 
 class Extractor:
-    """Computes one kind of feature (MFCC or fbank) for whole utterances."""
+    """Computes one kind of feature (MFCC, fbank or PLP) for whole utterances."""
     def __init__(self, config: FeatureConfig):
         self.config = config
         self._opts = config.to_knf()
         self._cls = knf.OnlineMfcc if config.kind == "mfcc" else knf.OnlineFbank
-        self.dim = self._cls(self._opts).dim
+        self._knf_dim = self._cls(self._opts).dim
+        self._plp = (PlpTransform(config.frame, config.mel, config.feat)
+                     if config.kind == "plp" else None)
+        self.dim = self._plp.dim if self._plp else self._knf_dim
 
     @property
     def sample_frequency(self) -> float:
@@ -58,10 +67,20 @@ class Extractor:
         comp.accept_waveform(want, np.ascontiguousarray(samples, dtype=np.float32))
         comp.input_finished()
         got = comp.num_frames_ready
-        out = np.empty((got, self.dim), dtype=np.float32)
+        out = np.empty((got, self._knf_dim), dtype=np.float32)
         for i in range(got):  # copies finished rows only; all computation happened above
             out[i] = comp.get_frame(i)
-        return out
+        return self._to_plp(out, key) if self._plp else out
+
+    def _to_plp(self, rows: np.ndarray, key: str) -> np.ndarray:
+        """PLP from the front end's rows: [log energy,] mel power spectrum."""
+        energy = rows[:, 0] if self.config.feat.use_energy else None
+        feats, silent = self._plp(rows[:, 1:] if energy is not None else rows, energy)
+        if silent:
+            logger.warning("Zero energy in LPC computation: %d of %d frames of utterance %s "
+                           "are digital silence; their cepstra are 0 (Kaldi's would be NaN; "
+                           "--dither > 0 avoids this)", silent, len(rows), key)
+        return feats
 
 
 def compute_mfcc(samples: np.ndarray, config: FeatureConfig | None = None,
@@ -74,4 +93,11 @@ def compute_fbank(samples: np.ndarray, config: FeatureConfig | None = None,
                   sample_rate: float | None = None) -> np.ndarray:
     """Log mel filterbank energies of one waveform."""
     return Extractor(config or FeatureConfig("fbank", feat=FbankOptions())).compute(
+        samples, sample_rate)
+
+
+def compute_plp(samples: np.ndarray, config: FeatureConfig | None = None,
+                sample_rate: float | None = None) -> np.ndarray:
+    """Kaldi's PLP cepstra of one waveform."""
+    return Extractor(config or FeatureConfig("plp", feat=PlpOptions())).compute(
         samples, sample_rate)

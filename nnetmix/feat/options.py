@@ -1,8 +1,8 @@
 """Kaldi's feature options, by Kaldi's names and defaults, mapped onto kaldi-native-fbank.
 
 The option groups mirror Kaldi's FrameExtractionOptions (src/feat/feature-window.h),
-MelBanksOptions (src/feat/mel-computations.h), MfccOptions (src/feat/feature-mfcc.h) and
-FbankOptions (src/feat/feature-fbank.h): each field becomes ``--field-name`` on a bin/ tool's
+MelBanksOptions (src/feat/mel-computations.h), MfccOptions (src/feat/feature-mfcc.h),
+FbankOptions (src/feat/feature-fbank.h) and PlpOptions (src/feat/feature-plp.h): each field becomes ``--field-name`` on a bin/ tool's
 command line and in a ``--config`` file, so an existing Kaldi ``conf/mfcc.conf`` reads unchanged.
 
 Defaults are Kaldi's, not kaldi-native-fbank's (knf defaults dither to 3e-5, Kaldi to 1.0, and
@@ -21,7 +21,8 @@ import kaldi_native_fbank as knf
 from nnetmix.errors import UsageError
 from nnetmix.options import OptionSet
 
-__all__ = ["FrameOptions", "MelOptions", "MfccOptions", "FbankOptions", "FeatureConfig",
+__all__ = ["FrameOptions", "MelOptions", "MfccOptions", "FbankOptions", "PlpOptions",
+           "FeatureConfig", "FEATURE_KINDS",
            "read_feature_config", "config_from_options", "WINDOW_TYPES"]
 
 WINDOW_TYPES = ("hamming", "hanning", "povey", "rectangular", "sine", "blackman")
@@ -151,18 +152,42 @@ class FbankOptions:
 
 
 @dataclass
+class PlpOptions:
+    """PLP-specific options (Kaldi's PlpOptions); the mel bins default to 23 as for MFCC."""
+
+    lpc_order: int = _opt(12, "Order of LPC analysis in PLP computation")
+    num_ceps: int = _opt(13, "Number of cepstra in PLP computation (including C0)")
+    use_energy: bool = _opt(True, "Use energy (not C0) for zeroth PLP feature")
+    energy_floor: float = _opt(0.0, "Floor on energy (absolute, not relative) in PLP "
+                               "computation. Only makes a difference if --use-energy=true; only "
+                               "necessary if --dither=0.0.  Suggested values: 0.1 or 1.0")
+    raw_energy: bool = _opt(True, "If true, compute energy before preemphasis and windowing")
+    compress_factor: float = _opt(0.33333, "Compression factor in PLP computation")
+    cepstral_lifter: int = _opt(22, "Constant that controls scaling of PLPs")
+    cepstral_scale: float = _opt(1.0, "Scaling constant in PLP computation")
+    htk_compat: bool = _opt(False, "If true, put energy or C0 last.  Warning: not sufficient "
+                            "to get HTK compatible features (need to change other parameters).")
+
+
+# The feature kinds and the option group of each (compute-<kind>-feats).
+FEATURE_KINDS = {"mfcc": MfccOptions, "fbank": FbankOptions, "plp": PlpOptions}
+
+
+@dataclass
 class FeatureConfig:
-    """Everything one extractor needs: kind ("mfcc" or "fbank") and the three option groups."""
+    """Everything one extractor needs: kind ("mfcc", "fbank" or "plp") and the three option
+    groups."""
 
     kind: str = "mfcc"
     frame: FrameOptions = field(default_factory=FrameOptions)
     mel: MelOptions = field(default_factory=MelOptions)
-    feat: MfccOptions | FbankOptions = field(default_factory=MfccOptions)
+    feat: MfccOptions | FbankOptions | PlpOptions = field(default_factory=MfccOptions)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("mfcc", "fbank"):
-            raise UsageError(f"unknown feature kind '{self.kind}' (expected mfcc or fbank)")
-        want = MfccOptions if self.kind == "mfcc" else FbankOptions
+        if self.kind not in FEATURE_KINDS:
+            raise UsageError(f"unknown feature kind '{self.kind}' (expected "
+                             f"{', '.join(FEATURE_KINDS)})")
+        want = FEATURE_KINDS[self.kind]
         if not isinstance(self.feat, want):
             raise UsageError(f"{self.kind} features need {want.__name__}, got "
                              f"{type(self.feat).__name__}")
@@ -175,15 +200,42 @@ class FeatureConfig:
         if self.mel.num_mel_bins < 3:
             raise UsageError(f"--num-mel-bins={self.mel.num_mel_bins}: must have at least 3 "
                              "mel bins")
+        if self.kind == "plp":
+            self._validate_plp()
+
+    def _validate_plp(self) -> None:
+        """Kaldi asserts num-ceps <= lpc-order + 1 mid-computation; the rest it does not check
+        and answers with NaN or meaningless cepstra, so they are refused here, up front."""
+        f, bins = self.feat, self.mel.num_mel_bins
+        if not 1 <= f.lpc_order < bins:
+            # an all-pole model fitted to `bins` spectral samples needs fewer poles than samples
+            raise UsageError(f"--lpc-order={f.lpc_order} must be between 1 and --num-mel-bins "
+                             f"- 1 = {bins - 1}")
+        if not 1 <= f.num_ceps <= f.lpc_order + 1:
+            raise UsageError(f"--num-ceps={f.num_ceps} must be between 1 and --lpc-order + 1 = "
+                             f"{f.lpc_order + 1} (it counts C0)")
+        if not f.compress_factor > 0:
+            raise UsageError(f"--compress-factor={f.compress_factor} must be positive")
+        if f.cepstral_lifter < 0:
+            raise UsageError(f"--cepstral-lifter={f.cepstral_lifter} must be >= 0 (0: no "
+                             "liftering)")
 
     def to_knf(self):
-        """The kaldi-native-fbank options object (knf.MfccOptions or knf.FbankOptions)."""
+        """The kaldi-native-fbank options object (knf.MfccOptions or knf.FbankOptions).
+
+        For PLP it is the front end: linear mel power spectra (Kaldi's PLP runs the same
+        mel banks on the same power spectrum as fbank) with the log energy first when
+        --use-energy; nnetmix.feat.plp does the rest."""
         self.validate()
         f = self.feat
         if self.kind == "mfcc":
             o = knf.MfccOptions()
             o.num_ceps = f.num_ceps
             o.cepstral_lifter = f.cepstral_lifter
+        elif self.kind == "plp":
+            o = knf.FbankOptions()
+            o.use_log_fbank = False
+            o.use_power = True
         else:
             o = knf.FbankOptions()
             o.use_log_fbank = f.use_log_fbank
@@ -193,7 +245,7 @@ class FeatureConfig:
         o.use_energy = f.use_energy
         o.energy_floor = f.energy_floor
         o.raw_energy = f.raw_energy
-        o.htk_compat = f.htk_compat
+        o.htk_compat = f.htk_compat and self.kind != "plp"  # PLP reorders its own output
         return o
 
 
@@ -205,8 +257,7 @@ def read_feature_config(kind: str, config: str | Path | None = None,
     ParseOptions::ReadConfigFile does.
     """
     parser = OptionSet()
-    feat_cls = MfccOptions if kind == "mfcc" else FbankOptions
-    for cls in (FrameOptions, MelOptions, feat_cls):
+    for cls in (FrameOptions, MelOptions, _feat_group(kind)):
         parser.register_group(cls)
     argv = ([f"--config={config}"] if config else []) + list(overrides or [])
     opts, _ = parser.parse(argv)
@@ -215,18 +266,26 @@ def read_feature_config(kind: str, config: str | Path | None = None,
 
 def config_from_options(kind: str, parser, opts) -> FeatureConfig:
     """A FeatureConfig from options parsed by a parser that registered the three groups."""
-    feat_cls = MfccOptions if kind == "mfcc" else FbankOptions
     return FeatureConfig(kind=kind, frame=parser.group(FrameOptions, opts),
-                         mel=parser.group(MelOptions, opts), feat=parser.group(feat_cls, opts))
+                         mel=parser.group(MelOptions, opts),
+                         feat=parser.group(_feat_group(kind), opts))
+
+
+def _feat_group(kind: str) -> type:
+    if kind not in FEATURE_KINDS:
+        raise UsageError(f"unknown feature kind '{kind}' (expected {', '.join(FEATURE_KINDS)})")
+    return FEATURE_KINDS[kind]
 
 
 def _check_unique_fields() -> None:
     """Kaldi's option names are flat; make sure no two groups share one."""
     seen: set[str] = set()
-    for cls in (FrameOptions, MelOptions, MfccOptions):
+    for cls in (FrameOptions, MelOptions):
         for f in dataclasses.fields(cls):
             assert f.name not in seen, f.name
             seen.add(f.name)
+    for cls in FEATURE_KINDS.values():
+        assert not seen & {f.name for f in dataclasses.fields(cls)}, cls
 
 
 _check_unique_fields()

@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from helpers import ROOT, link_recipe, run_script
+from nnetmix.kaldi import SequentialReader
 from nnetmix.lang.cmu import ARPABET, split_stress
 from nnetmix.lang.sentgram import draw_sentence, read_grammar
 from nnetmix.lm import KnOptions, count_sentences, estimate_kn, ppl_lines
@@ -171,6 +172,8 @@ def test_run_sh_help_and_options(tmp_path):
     assert "3 monophone GMM" in p.stderr and "Stages 5-8 are kept for" in p.stderr
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
+    p = run_script(["./run.sh", "--feat-type", "fbank"], cwd=s5)
+    assert p.returncode == 1 and "--feat-type must be mfcc, plp, mfcc_pitch or plp_pitch" in p.stderr
     p = run_script(["./run.sh", "--stage", "1", "--corpus", tmp_path / "none"], cwd=s5)
     assert p.returncode == 1 and "stage 1 needs" in p.stderr and "run stage 0" in p.stderr
 
@@ -189,3 +192,12 @@ def test_run_sh_stages_0_to_2(tmp_path):
         assert (s5 / f).exists(), f
     assert "word-pair perplexity" in (s5 / "data/lang_wp/ppl").read_text()
     assert len((s5 / "data/train/feats.scp").read_text().splitlines()) == 12
+    # --feat-type plp_pitch: stage 2 again recomputes the features (13 PLP + 3 pitch) and CMVN
+    p = run_script(["./run.sh", "--stage", "2", "--stop-stage", "2", "--feat-type", "plp_pitch",
+                    "--corpus", tmp_path / "corpus"], cwd=s5)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    with SequentialReader(f"scp:{s5 / 'data/train/feats.scp'}", "mat") as r:
+        assert {np.asarray(m).shape[1] for _, m in r} == {16}
+    assert sorted(f.name for f in (s5 / "data/train/conf").iterdir()) == ["pitch.conf", "plp.conf"]
+    with SequentialReader(f"scp:{s5 / 'data/test/cmvn.scp'}", "mat") as r:
+        assert {np.asarray(m).shape for _, m in r} == {(2, 17)}

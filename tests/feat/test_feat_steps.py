@@ -1,4 +1,5 @@
-"""steps/make_mfcc.sh, make_fbank.sh and compute_cmvn_stats.sh end to end on a 4-utterance data dir."""
+"""steps/make_mfcc.sh, make_fbank.sh, make_plp.sh (and *_pitch.sh) and compute_cmvn_stats.sh end to end
+on a 4-utterance data dir."""
 import os
 from pathlib import Path
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 from helpers import ROOT, make_wav_data_dir, run_script
 
-from nnetmix.feat import acc_cmvn_stats
+from nnetmix.feat import Extractor, acc_cmvn_stats, read_audio, read_feature_config
 from nnetmix.kaldi import SequentialReader
 
 NEEDED = ["utils/run.py", "utils/parse_options.sh", "utils/split_data.sh",
@@ -125,3 +126,40 @@ def test_make_mfcc_pitch_with_segments(recipe):
                 "mfcc"], cwd=recipe, check=True)
     feats = read(f"scp:{data / 'feats.scp'}")
     assert sorted(feats) == sorted(segs) and {v.shape[1] for v in feats.values()} == {16}
+
+
+def test_make_plp_and_plp_pitch(recipe):
+    """steps/make_plp.sh: 13 PLP dims equal to compute-plp-feats' library call; make_plp_pitch.sh
+    on the same directory recomputes (another feature type) with 13 + 3 dims whose first 13 are
+    the PLP; going back to make_plp.sh recomputes again, and a repeat skips."""
+    data = recipe / "data" / "train"
+    frames = {k: 1 + (n - 400) // 160 for k, (_, n) in UTTS.items()}
+    p = run_script(["steps/make_plp.sh", "--nj", "2", "data/train", "exp/make_plp/train", "plp"],
+                   cwd=recipe, check=True)
+    assert "done, plp features for 4 utterances" in p.stdout
+    plp = read(f"scp:{data / 'feats.scp'}")
+    assert {k: v.shape for k, v in plp.items()} == {k: (f, 13) for k, f in frames.items()}
+    assert (data / "utt2num_frames").read_text() == "".join(f"{k} {frames[k]}\n" for k in sorted(UTTS))
+    assert (recipe / "plp/raw_plp_train.2.ark").exists() and (data / "conf/plp.conf").exists()
+    extractor = Extractor(read_feature_config("plp", ROOT / "conf" / "plp.conf"))
+    audio = read_audio(str(recipe / "wav" / "s2-a.wav"))
+    np.testing.assert_array_equal(plp["s2-a"], extractor.compute(audio.samples[0], 16000))
+
+    p = run_script(["steps/make_plp_pitch.sh", "--nj", "2", "data/train", "exp/make_plp/train",
+                    "plp"], cwd=recipe, check=True)
+    assert "done, plp_pitch features for 4 utterances" in p.stdout
+    pitched = read(f"scp:{data / 'feats.scp'}")
+    assert {v.shape[1] for v in pitched.values()} == {16}
+    assert all(0 <= frames[k] - v.shape[0] <= 2 for k, v in pitched.items())
+    for k, v in pitched.items():
+        np.testing.assert_array_equal(v[:, :13], plp[k][:len(v)])
+    assert (data / "utt2num_frames").read_text() == "".join(
+        f"{k} {pitched[k].shape[0]}\n" for k in sorted(UTTS))
+    assert sorted(p.name for p in (data / "conf").iterdir()) == ["pitch.conf", "plp.conf"]
+
+    p = run_script(["steps/make_plp.sh", "--nj", "1", "data/train"], cwd=recipe, check=True)
+    assert "skipping" not in p.stdout
+    assert {v.shape[1] for v in read(f"scp:{data / 'feats.scp'}").values()} == {13}
+    assert sorted(p.name for p in (data / "conf").iterdir()) == ["plp.conf"]
+    p = run_script(["steps/make_plp.sh", "--nj", "1", "data/train"], cwd=recipe, check=True)
+    assert "skipping" in p.stdout

@@ -11,11 +11,13 @@
 #   ./run.sh --stage 3 --stop-stage 4                 # the monophone only
 #   ./run.sh --num-train-utts 200 --num-test-utts 50 --num-lm-text 300 --corpus /tmp/harbour   # a quick run
 #   ./run.sh --telephone true --corpus corpus_8k      # 300-3400 Hz at 8 kHz
+#   ./run.sh --feat-type plp_pitch                    # PLP + Kaldi pitch (seed 001's GMM input)
 #   local/make_results.py                             # RESULTS.md from exp/ (stage 12 runs it)
 #   ./run.sh --stage 10 --dnn-max-epochs 4            # stop (or resume) the DNN after epoch 4
 #
 # Stages: 0 corpus (local/synth_harbour.py), 1 data/{train,test}, data/local/dict (CMUdict),
-# data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 MFCC + CMVN, 3 monophone GMM
+# data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 features (--feat-type:
+# MFCC, PLP, either with Kaldi pitch) + CMVN, 3 monophone GMM
 # and alignments, 4 monophone graphs and decoding with both G's (exp/mono/decode_test_{wp,tg}),
 # 9 RBM pretraining, 10 DNN training, 11 DNN decoding with both G's, 12 RESULTS.md from exp/
 # (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). Stages 5-8 are kept for
@@ -24,8 +26,10 @@
 # tri3's alignments when issue 17 lands. `local/make_results.py --record` keeps the run in exp/
 # as a row of RESULTS.md's calibration table (local/calibration.jsonl).
 #
-# Everything is written under data/, exp/, mfcc/ and the corpus directory: deleting them and
-# running again starts from scratch. Each stage skips what is already done. Each stage's wall
+# Everything is written under data/, exp/, mfcc/ (plp/) and the corpus directory: deleting them
+# and running again starts from scratch. Each stage skips what is already done: stage 2
+# recomputes features of another --feat-type, but later stages keep their models, so another
+# feature type needs a fresh exp/. Each stage's wall
 # time goes to exp/stage_seconds/N (stages 10-11: <dnn-dir>/stage_seconds/N).
 
 # Begin configuration section.
@@ -46,6 +50,7 @@ noise_kinds=white,pink,brown,engine,babble   # noises utterances draw from
 reverb_share=0.3       # share of reverberant utterances (sox reverb)
 noise_seconds=120      # length of each noise track (tests: a few seconds)
 telephone=false        # true: 300-3400 Hz at 8 kHz (conf/mfcc_8k.conf)
+feat_type=mfcc         # mfcc, plp, mfcc_pitch or plp_pitch (steps/make_<type>.sh; RESULTS.md: mfcc)
 lm_order=3             # order of the n-gram LM (data/lang_tg)
 lms="wp tg"            # decoding conditions: wp (word-pair grammar, data/lang_wp), tg (data/lang_tg)
 mono_gauss=1000        # Gaussians of the monophone GMM (train_mono.sh --totgauss)
@@ -110,8 +115,15 @@ sed -n '/^# Begin configuration section/,/^# End configuration section/p' "$0" |
   | sed 's/=.*//' | while read -r v; do printf '%s=%s\n' $v "${!v}"; done > exp/options
 
 grammar=local/harbour_grammar.txt
-mfcc_config=conf/mfcc.conf
-$telephone && mfcc_config=conf/mfcc_8k.conf
+case $feat_type in
+  mfcc|plp|mfcc_pitch|plp_pitch) ;;
+  *) echo "$0: --feat-type must be mfcc, plp, mfcc_pitch or plp_pitch, got '$feat_type'" >&2
+     exit 1 ;;
+esac
+base_feat=${feat_type%_pitch}   # mfcc or plp: its config, log and archive directories
+feat_opts=(--$base_feat-config conf/$base_feat.conf)
+if [ $feat_type != $base_feat ]; then feat_opts+=(--pitch-config conf/pitch.conf); fi
+$telephone && feat_opts=("${feat_opts[@]/%.conf/_8k.conf}")
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: synthesise the harbour corpus into $corpus ($num_train_utts train, $num_test_utts test utterances)"
@@ -162,13 +174,13 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
-  log "Stage 2: MFCC features ($mfcc_config) and per-speaker CMVN statistics"
+  log "Stage 2: $feat_type features (${feat_opts[*]}) and per-speaker CMVN statistics"
   t0=$SECONDS
   for x in train test; do
     need 2 data/$x/wav.scp "the data directories: run stage 1"
-    steps/make_mfcc.sh --nj $nj --cmd "$train_cmd" --mfcc-config $mfcc_config \
-      data/$x exp/make_mfcc/$x mfcc
-    steps/compute_cmvn_stats.sh data/$x exp/make_mfcc/$x mfcc
+    steps/make_$feat_type.sh --nj $nj --cmd "$train_cmd" "${feat_opts[@]}" \
+      data/$x exp/make_$base_feat/$x $base_feat
+    steps/compute_cmvn_stats.sh data/$x exp/make_$base_feat/$x $base_feat
     utils/validate_data_dir.sh data/$x
   done
   stage_done 2 $t0

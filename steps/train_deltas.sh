@@ -107,7 +107,7 @@ if [ $stage -le -3 ]; then
   $cmd JOB=1:$nj $dir/log/acc_tree.JOB.log \
     acc-tree-stats.py $context_opts --ci-phones=$ciphonelist $alidir/final.mdl "$feats" \
       "ark:gunzip -c $alidir/ali.JOB.gz|" $dir/JOB.treeacc
-  sum-tree-stats.py $dir/treeacc $dir/*.treeacc 2>$dir/log/sum_tree_acc.log
+  $cmd $dir/log/sum_tree_acc.log sum-tree-stats.py $dir/treeacc $dir/*.treeacc
   rm $dir/*.treeacc
 fi
 

@@ -125,8 +125,8 @@ if [ $stage -le -5 ] && [ ! -f $dir/0.mat ]; then
     ali-to-post.py "ark:gunzip -c $alidir/ali.JOB.gz|" ark:- \| \
     weight-silence-post.py 0.0 $silphonelist $alidir/final.mdl ark:- ark:- \| \
     acc-lda.py --rand-prune=$randprune $alidir/final.mdl "$splicedfeats" ark:- $dir/lda.JOB.acc
-  est-lda.py --write-full-matrix=$dir/full.mat --dim=$dim $dir/0.mat $dir/lda.*.acc \
-    2>$dir/log/lda_est.log
+  $cmd $dir/log/lda_est.log \
+    est-lda.py --write-full-matrix=$dir/full.mat --dim=$dim $dir/0.mat $dir/lda.*.acc
   rm $dir/lda.*.acc
 fi
 # the transform of the last MLLT pass before --stage (0.mat: LDA only)
@@ -141,7 +141,7 @@ if [ $stage -le -4 ]; then
   $cmd JOB=1:$nj $dir/log/acc_tree.JOB.log \
     acc-tree-stats.py $context_opts --ci-phones=$ciphonelist $alidir/final.mdl "$feats" \
       "ark:gunzip -c $alidir/ali.JOB.gz|" $dir/JOB.treeacc
-  sum-tree-stats.py $dir/treeacc $dir/*.treeacc 2>$dir/log/sum_tree_acc.log
+  $cmd $dir/log/sum_tree_acc.log sum-tree-stats.py $dir/treeacc $dir/*.treeacc
   rm $dir/*.treeacc
 fi
 
@@ -205,10 +205,11 @@ while [ $x -lt $num_iters ]; do
         ali-to-post.py "ark:gunzip -c $dir/ali.JOB.gz|" ark:- \| \
         weight-silence-post.py 0.0 $silphonelist $dir/$x.mdl ark:- ark:- \| \
         gmm-acc-mllt.py --rand-prune=$randprune $dir/$x.mdl "$feats" ark:- $dir/$x.JOB.macc
-      est-mllt.py $dir/$x.mat.new $dir/$x.*.macc 2>$dir/log/mupdate.$x.log
-      gmm-transform-means.py $dir/$x.mat.new $dir/$x.mdl $dir/$x.mdl \
-        2>$dir/log/transform_means.$x.log
-      compose-transforms.py --print-args=false $dir/$x.mat.new $dir/$cur_lda_iter.mat $dir/$x.mat
+      $cmd $dir/log/mupdate.$x.log est-mllt.py $dir/$x.mat.new $dir/$x.*.macc
+      $cmd $dir/log/transform_means.$x.log \
+        gmm-transform-means.py $dir/$x.mat.new $dir/$x.mdl $dir/$x.mdl
+      $cmd $dir/log/compose_transforms.$x.log \
+        compose-transforms.py $dir/$x.mat.new $dir/$cur_lda_iter.mat $dir/$x.mat
       rm $dir/$x.*.macc $dir/$x.mat.new
       use_transform $x
     fi

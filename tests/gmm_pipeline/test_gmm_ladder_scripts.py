@@ -86,7 +86,7 @@ def test_trees_are_context_dependent(ladder):
         assert am.num_pdfs <= 24 and am.num_pdfs % 8 == 0
         assert int(tm.tid2pdf.max()) + 1 == am.num_pdfs
         assert (d / "exp" / sys / "log/summary.log").read_text().count("pass ") == 3
-        assert f"done training the" in out[sys] and "leaves, 4 passes" in out[sys]
+        assert "done training the" in out[sys] and "leaves, 4 passes" in out[sys]
 
 
 def test_lda_mllt_transform_and_feature_chain(ladder):

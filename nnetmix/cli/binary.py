@@ -16,11 +16,13 @@ import logging
 import os
 import shlex
 import sys
+import time
 import traceback
 from typing import Any, Callable, Sequence
 
 from nnetmix.cli.interrupt import end_by_sigint, handling, interrupted
 from nnetmix.errors import NnetmixError, UsageError
+from nnetmix.kaldi.errors import PipeClosedError
 from nnetmix.log import setup_logging
 from nnetmix.options import Option, OptionSet, str2bool
 
@@ -110,6 +112,8 @@ def run_tool(parser: OptionParser, nargs: tuple[int, int],
         except KeyboardInterrupt as e:
             return _interrupted(e, argv_given)
         except Exception as e:
+            if isinstance(e, (PipeClosedError, BrokenPipeError)) and not interrupted():
+                _grace_for_ctrl_c()
             if interrupted():  # a consequence (a pipe killed by the same Ctrl-C)
                 return _interrupted(e, argv_given, consequence=True)
             if not isinstance(e, (NnetmixError, BrokenPipeError)):
@@ -118,6 +122,16 @@ def run_tool(parser: OptionParser, nargs: tuple[int, int],
                 _log_raise_site(e, verbose)
             return 1
     return int(rc or 0)
+
+
+def _grace_for_ctrl_c(seconds: float = 0.25) -> None:
+    """A pipe's reader killed by the Ctrl-C that is on its way to us too can close the pipe
+    before our SIGINT arrives; wait a moment for it, so the closed pipe is reported as the
+    interrupt's consequence (a WARNING) rather than as an ERROR of its own."""
+    try:
+        time.sleep(seconds)
+    except KeyboardInterrupt:
+        pass
 
 
 def _interrupted(e: BaseException, argv_given: bool, consequence: bool = False) -> int:

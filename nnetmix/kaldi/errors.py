@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from nnetmix.errors import FormatError, NnetmixError
 
-__all__ = ["FormatError", "KaldiIOError", "TableKeyError"]
+__all__ = ["FormatError", "KaldiIOError", "PipeClosedError", "TableKeyError"]
 
 
 class KaldiIOError(NnetmixError):
     """A file, directory or pipe named by an rspecifier/wspecifier/extended filename failed."""
+
+
+class PipeClosedError(KaldiIOError):
+    """The reader of an output pipe closed it (it ended, or died) before we finished writing."""
 
 
 class TableKeyError(NnetmixError, KeyError):

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from typing import BinaryIO, Optional
 
-from nnetmix.kaldi.errors import KaldiIOError
+from nnetmix.kaldi.errors import KaldiIOError, PipeClosedError
 from nnetmix.kaldi.specifier import RxFile, WxFile, classify_rxfilename, classify_wxfilename
 
 __all__ = ["InputStream", "OutputSink", "open_input", "open_output", "check_output_dir",
@@ -244,7 +244,7 @@ class OutputSink:
         try:
             self._fh.write(data)
         except BrokenPipeError:
-            raise KaldiIOError(f"{self.name}: the output pipe was closed by its reader") from None
+            raise PipeClosedError(f"{self.name}: the output pipe was closed by its reader") from None
         except OSError as e:
             raise KaldiIOError(f"{self.name}: write failed: {e.strerror}") from None
         self.pos += len(data)
@@ -253,7 +253,7 @@ class OutputSink:
         try:
             self._fh.flush()
         except BrokenPipeError:
-            raise KaldiIOError(f"{self.name}: the output pipe was closed by its reader") from None
+            raise PipeClosedError(f"{self.name}: the output pipe was closed by its reader") from None
 
     def commit(self) -> None:
         """Finish: flush, close, rename a temp file into place, check a pipe's exit status."""
@@ -267,7 +267,7 @@ class OutputSink:
             self._fh.close()
         except BrokenPipeError:
             self._finish_pipe(kill=True)
-            raise KaldiIOError(f"{self.name}: the output pipe was closed by its reader") from None
+            raise PipeClosedError(f"{self.name}: the output pipe was closed by its reader") from None
         except OSError as e:
             self._remove_tmp()
             raise KaldiIOError(f"{self.name}: write failed: {e.strerror}") from None

@@ -19,12 +19,14 @@
 # data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 features (--feat-type:
 # MFCC, PLP, either with Kaldi pitch) + CMVN, 3 monophone GMM
 # and alignments, 4 monophone graphs and decoding with both G's (exp/mono/decode_test_{wp,tg}),
+# 5 tri1 (triphones on deltas, steps/train_deltas.sh) and its alignments, 6 tri2 (LDA+MLLT,
+# train_lda_mllt.sh), 7 tri3 (speaker-adaptive training with fMLLR, train_sat.sh, then
+# align_fmllr.sh), 8 tri1-tri3 graphs and decoding with both G's (tri3: decode_fmllr.sh),
 # 9 RBM pretraining, 10 DNN training, 11 DNN decoding with both G's, 12 RESULTS.md from exp/
-# (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). Stages 5-8 are kept for
-# tri1 (deltas), tri2 (LDA+MLLT), tri3 (SAT) and their decoding (issue 17); until they exist the
-# DNN trains on the monophone alignments (exp/mono_ali; `ali=` after stage 4), and it switches to
-# tri3's alignments when issue 17 lands. `local/make_results.py --record` keeps the run in exp/
-# as a row of RESULTS.md's calibration table (local/calibration.jsonl).
+# (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). The DNN still trains on
+# the monophone alignments and MFCCs (exp/mono_ali; `ali=` below); its move to tri3's alignments
+# and fMLLR features is issue 17's next step. `local/make_results.py --record` keeps the run in
+# exp/ as a row of RESULTS.md's calibration table (local/calibration.jsonl).
 #
 # Everything is written under data/, exp/, mfcc/ (plp/) and the corpus directory: deleting them
 # and running again starts from scratch. Each stage skips what is already done: stage 2
@@ -55,6 +57,12 @@ lm_order=3             # order of the n-gram LM (data/lang_tg)
 lms="wp tg"            # decoding conditions: wp (word-pair grammar, data/lang_wp), tg (data/lang_tg)
 mono_gauss=1000        # Gaussians of the monophone GMM (train_mono.sh --totgauss)
 mono_subset=1000       # the monophone trains on the N shortest utterances (0: all); all are aligned
+tri1_leaves=1800       # tree leaves of tri1 (Kaldi's rm/s5: 1800 leaves, 9000 Gaussians each)
+tri1_gauss=9000        # Gaussians of tri1
+tri2_leaves=1800       # tree leaves of tri2 (LDA+MLLT)
+tri2_gauss=9000        # Gaussians of tri2
+tri3_leaves=1800       # tree leaves of tri3 (SAT)
+tri3_gauss=9000        # Gaussians of tri3
 beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: about 10x slower here, see README)
 lattice_beam=5.0       # lattice beam (Kaldi's 8)
 max_active=7000        # most active states per frame
@@ -224,8 +232,64 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   stage_done 4 $t0
 fi
 
-# Stages 5-8: tri1, tri2, tri3 and their decoding (issue 17). Until then the DNN's targets are
-# the monophone alignments.
+if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
+  log "Stage 5: tri1, triphones on deltas (steps/train_deltas.sh, $tri1_leaves leaves, $tri1_gauss Gaussians) and alignment"
+  t0=$SECONDS
+  need 5 exp/mono_ali/ali.1.gz "the monophone alignments: run stage 3"
+  # Kaldi's schedule: tree from the monophone alignments (context width 3, questions from
+  # clustering plus extra_questions.txt, roots.txt shares a phone's stress and position
+  # variants), 35 passes, realignment at 10, 20, 30, mixing up over the first 25.
+  steps/train_deltas.sh --cmd "$train_cmd" $tri1_leaves $tri1_gauss data/train data/lang \
+    exp/mono_ali exp/tri1
+  steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/tri1 exp/tri1_ali
+  stage_done 5 $t0
+fi
+
+if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
+  log "Stage 6: tri2, LDA+MLLT (steps/train_lda_mllt.sh, $tri2_leaves leaves, $tri2_gauss Gaussians) and alignment"
+  t0=$SECONDS
+  need 6 exp/tri1_ali/ali.1.gz "tri1's alignments: run stage 5"
+  # frames spliced +/-3 (7 x 13), LDA to 40 dimensions on tri1's pdfs, MLLT at passes 2 4 6 12
+  steps/train_lda_mllt.sh --cmd "$train_cmd" --splice-opts "--left-context=3 --right-context=3" \
+    $tri2_leaves $tri2_gauss data/train data/lang exp/tri1_ali exp/tri2
+  steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/tri2 exp/tri2_ali
+  stage_done 6 $t0
+fi
+
+if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
+  log "Stage 7: tri3, speaker-adaptive training (steps/train_sat.sh, $tri3_leaves leaves, $tri3_gauss Gaussians) and fMLLR alignment"
+  t0=$SECONDS
+  need 7 exp/tri2_ali/ali.1.gz "tri2's alignments: run stage 6"
+  # per-speaker fMLLR on tri2's LDA+MLLT features, re-estimated at passes 2 4 6 12; the
+  # alignments and transforms of exp/tri3_ali are what the DNN on fMLLR features needs
+  steps/train_sat.sh --cmd "$train_cmd" $tri3_leaves $tri3_gauss data/train data/lang \
+    exp/tri2_ali exp/tri3
+  steps/align_fmllr.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/tri3 exp/tri3_ali
+  stage_done 7 $t0
+fi
+
+if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
+  log "Stage 8: tri1, tri2, tri3 graphs ($lms), decoding of data/test and WER scoring"
+  t0=$SECONDS
+  # As stage 4, with context-dependent graphs; tri3 decodes in three passes (decode_fmllr.sh:
+  # the speaker-independent final.alimdl into decode_test_<lm>.si, fMLLR from its lattices,
+  # then adapted passes), its transforms in exp/tri3/decode_test_<lm>/trans.*.
+  for sys in tri1 tri2 tri3; do
+    need 8 exp/$sys/final.mdl "$sys: run stages 5-7"
+    for lm in $lms; do
+      need 8 data/lang_$lm/G.fst "the grammars: run stage 1"
+      utils/mkgraph.sh data/lang_$lm exp/$sys exp/$sys/graph_$lm
+      decode=steps/decode.sh
+      [ $sys == tri3 ] && decode=steps/decode_fmllr.sh
+      $decode --nj $nj --cmd "$decode_cmd" --beam $beam --lattice-beam $lattice_beam \
+        --max-active $max_active exp/$sys/graph_$lm data/test exp/$sys/decode_test_$lm
+      grep -H WER exp/$sys/decode_test_$lm/wer_* | utils/best_wer.sh
+    done
+  done
+  stage_done 8 $t0
+fi
+
+# The DNN's targets: the monophone alignments (tri3's and fMLLR input are issue 17's next step).
 ali=exp/mono_ali
 
 if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Optional
 
 from nnetmix.data.io import atomic_open, c_sorted, write_lines
-from nnetmix.errors import DataDirError
+from nnetmix.errors import DataDirError, NnetmixError
+from nnetmix.kaldi import read_gmm_model
 from nnetmix.train.recipe_report import (best_wer_line, compare_systems, comparison_cells,
                                          machine_line, stage_seconds, wer_ci)
 
@@ -35,10 +36,15 @@ from local_script import run_script, script_parser
 
 __all__ = ["STAGES", "LMS", "read_options", "run_options", "systems", "run_summary", "results"]
 
-#: run.sh's stages, for the timing table (5-8 are tri1-tri3's, issue 17).
+#: run.sh's stages, for the timing table.
 STAGES = {0: "corpus synthesis", 1: "data, dict, lang, word-pair and trigram G",
           2: "MFCC + CMVN", 3: "monophone GMM + alignment", 4: "monophone graphs + decoding",
+          5: "tri1 (deltas) + alignment", 6: "tri2 (LDA+MLLT) + alignment",
+          7: "tri3 (SAT) + fMLLR alignment", 8: "tri1-tri3 graphs + decoding",
           9: "RBM pretraining", 10: "DNN training", 11: "DNN decoding"}
+#: the GMM ladder in training order: (directory, what it is); each is compared with the one before
+GMMS = (("mono", "monophone GMM"), ("tri1", "triphone GMM on deltas"),
+        ("tri2", "triphone GMM on LDA+MLLT"), ("tri3", "triphone SAT GMM on LDA+MLLT+fMLLR"))
 #: decoding conditions: run.sh's --lms names and what they are.
 LMS = {"wp": "word-pair grammar", "tg": "trigram"}
 #: run.sh options a calibration row shows.
@@ -89,8 +95,8 @@ def _commands(exp: Path) -> list[str]:
 
 
 def systems(exp: Path) -> list[tuple[str, Path]]:
-    """(name, directory) of the monophone and every DNN with a decode directory."""
-    out = [("mono", exp / "mono")] if (exp / "mono").is_dir() else []
+    """(name, directory) of the GMM ladder and every DNN with a decode directory."""
+    out = [(g, exp / g) for g, _ in GMMS if (exp / g).is_dir()]
     out += [(d, exp / d) for d in c_sorted(p.name for p in exp.glob("dnn_*") if p.is_dir()
                                            and p.name != "dnn_pretrain")]
     return [(n, d) for n, d in out if any((d / f"decode_test_{lm}").is_dir() for lm in LMS)]
@@ -123,14 +129,38 @@ def _decoded(d: Path) -> bool:
     return any(d.glob("wer_*"))
 
 
+def gmm_size(d: Path) -> str:
+    """'N leaves, M Gaussians' of <d>/final.mdl ('?' when unreadable)."""
+    try:
+        _, am = read_gmm_model(str(d / "final.mdl"))
+    except (OSError, NnetmixError):
+        return "?"
+    return f"{am.num_pdfs} leaves, {am.num_gauss} Gaussians"
+
+
+def gmm_row(name: str, d: Path, lm: str, opts: dict[str, str]) -> tuple[str, str]:
+    """(system, notes) cells of a GMM's row."""
+    what = dict(GMMS)[name]
+    if name == "mono":
+        return (f"{what} (`mono`, {opts.get('mono_gauss', '?')} Gaussians, trained on "
+                f"{mono_data(opts)} utterances)", "acwt 0.083333")
+    notes = "acwt 0.083333"
+    si = d / f"decode_test_{lm}.si"
+    if name == "tri3" and _decoded(si):
+        w = wer_ci(si)
+        notes += (f"; decode_fmllr.sh, its speaker-independent first pass (final.alimdl): "
+                  f"{w.wer:.2f}%")
+    return f"{what} (`{name}`, {gmm_size(d)})", notes
+
+
 def run_summary(exp: Path) -> dict:
     """The run in exp/ as one calibration record: options, WERs with intervals (the monophone
     and the first DNN directory), stage times."""
     wers, secs = {}, {str(n): t.seconds for n, t in stage_seconds(exp).items()}
     sysdirs = systems(exp)
-    dnn = next(((n, d) for n, d in sysdirs if n != "mono"), None)
+    dnn = next(((n, d) for n, d in sysdirs if n not in dict(GMMS)), None)
     opts = run_options(exp, dnn[1] if dnn else None)
-    for kind, sd in (("mono", exp / "mono"), ("dnn", dnn[1] if dnn else None)):
+    for kind, sd in [(g, exp / g) for g, _ in GMMS] + [("dnn", dnn[1] if dnn else None)]:
         if sd is None:
             continue
         for lm in LMS:
@@ -187,9 +217,11 @@ def _perplexities(data: Path) -> str:
 
 
 def run_section(exp: Path) -> list[str]:
-    """The run in exp/: WERs with intervals, DNN against monophone, stage times."""
+    """The run in exp/: WERs with intervals, each GMM against the one before it on the ladder
+    and the DNN against the monophone, stage times."""
     sysdirs = systems(exp)
     opts = run_options(exp)
+    gmms = [g for g, _ in GMMS]
     rows, lines, cmp_rows = [], [], []
     for name, d in sysdirs:
         for lm in LMS:
@@ -197,10 +229,8 @@ def run_section(exp: Path) -> list[str]:
             if not _decoded(dec):
                 continue
             w = wer_ci(dec)
-            if name == "mono":
-                what = (f"monophone GMM (`mono`, {opts.get('mono_gauss', '?')} Gaussians, "
-                        f"trained on {mono_data(opts)} utterances)")
-                notes = "acwt 0.083333"
+            if name in gmms:
+                what, notes = gmm_row(name, d, lm, opts)
             else:
                 o = run_options(exp, d)
                 what = (f"DNN (`{name}`, {o.get('dnn_hid_layers', '?')} x "
@@ -208,11 +238,14 @@ def run_section(exp: Path) -> list[str]:
                 notes = f"acwt 0.1; {dnn_notes(d)}"
             rows.append(f"| {what} | {LMS[lm]} (`{lm}`) | {w.cell()} | {w.wer_file} | {notes} |")
             lines.append(best_wer_line(dec))
-            mono = exp / "mono" / f"decode_test_{lm}"
-            if name != "mono" and _decoded(mono):
-                c = compare_systems(mono, dec, ("mono", name))
+            # each GMM against the one before it; a DNN against the monophone
+            base = gmms[gmms.index(name) - 1] if name in gmms[1:] else \
+                None if name == "mono" else "mono"
+            ref = exp / str(base) / f"decode_test_{lm}"
+            if base is not None and _decoded(ref):
+                c = compare_systems(ref, dec, (base, name))
                 diff, p, verdict = comparison_cells(c)
-                cmp_rows.append(f"| `{name}` - `mono` | {LMS[lm]} (`{lm}`) | {diff} | {p} | "
+                cmp_rows.append(f"| `{name}` - `{base}` | {LMS[lm]} (`{lm}`) | {diff} | {p} | "
                                 f"{verdict} |")
     out = ["## The run in exp/", ""]
     cmds = _commands(exp)
@@ -224,14 +257,16 @@ def run_section(exp: Path) -> list[str]:
     out += ["| system | grammar | %WER [95% interval] (errors/words) | best wer_LMWT_WIP | notes |",
             "| --- | --- | ---: | --- | --- |", *rows, "", "```", *lines, "```", ""]
     if cmp_rows:
-        out += ["DNN against monophone on the same test set (`compare-wer.py --decode-dirs=true "
-                "exp/mono/decode_test_<lm> <dnn-dir>/decode_test_<lm>`): the difference of WERs "
-                "in % absolute with its 95% bootstrap interval, and MAPSSWE's p.", "",
+        out += ["Each GMM against the one before it on the ladder (mono, tri1, tri2, tri3) and "
+                "the DNN against the monophone, on the same test set (`compare-wer.py "
+                "--decode-dirs=true exp/<a>/decode_test_<lm> exp/<b>/decode_test_<lm>`): the "
+                "difference of WERs in % absolute with its 95% bootstrap interval, and MAPSSWE's "
+                "p.", "",
                 "| difference | grammar | %WER difference [95% interval] | MAPSSWE p | verdict |",
                 "| --- | --- | ---: | ---: | --- |", *cmp_rows, ""]
     times = [(n, STAGES.get(n, f"stage {n}"), t) for n, t in sorted(stage_seconds(exp).items())]
     for name, d in sysdirs:
-        if name != "mono":
+        if name not in gmms:
             times += [(n, f"{STAGES.get(n, f'stage {n}')} (`{name}`)", t)
                       for n, t in sorted(stage_seconds(d).items())]
     if times:

@@ -1,10 +1,10 @@
-"""egs/harbour/s5/run.sh stages 3-12 end to end on a tiny corpus, and local/make_results.py on the
+"""egs/harbour/s5/run.sh stages 0-12 end to end on a tiny corpus, and local/make_results.py on the
 exp/ directories that run leaves.
 
 The corpus is 60 training and 8 test utterances (about 70 test words) of 6 and 2 speakers: far
 too small for a usable model, so the test checks that every stage runs and writes what the next
-one reads (two grammars, a monophone, RBMs, a DNN, eight WER sweeps' best rows), not the WERs'
-size. make_results.py's numbers are checked against bin/compare-wer.py run on the same
+one reads (two grammars, a monophone, tri1-tri3, RBMs, a DNN, the WER sweeps' best rows), not the
+WERs' size. make_results.py's numbers are checked against bin/compare-wer.py run on the same
 directories.
 """
 import json
@@ -23,6 +23,8 @@ SIZE = ["--num-train-utts", "60", "--num-test-utts", "8", "--num-train-spk", "6"
 #: small beams and a small DNN, so decoding the weak monophone stays quick (a monophone of
 #: fewer utterances or Gaussians leaves more than the DNN's 20% of them unaligned)
 FAST = ["--mono-subset", "50", "--beam", "9", "--lattice-beam", "3",
+        "--tri1-leaves", "64", "--tri1-gauss", "200", "--tri2-leaves", "64", "--tri2-gauss", "200",
+        "--tri3-leaves", "64", "--tri3-gauss", "200",
         "--dnn-hid-layers", "1", "--dnn-hid-dim", "64", "--dnn-max-epochs", "2",
         "--dnn-num-workers", "1"]
 DNN = "dnn_rbm_w1"
@@ -58,7 +60,7 @@ def best(decode_dir):
 def test_every_stage_leaves_its_outputs(s5):
     exp = s5 / "exp"
     words = set()
-    for system in ("mono", DNN):
+    for system in ("mono", "tri1", "tri2", "tri3", DNN):
         for lm in ("wp", "tg"):
             wer, _, n = best(exp / system / f"decode_test_{lm}")
             words.add(n)
@@ -67,7 +69,9 @@ def test_every_stage_leaves_its_outputs(s5):
     assert len((s5 / "data/train_short/utt2spk").read_text().splitlines()) == 50
     assert len((s5 / "data/train/utt2spk").read_text().splitlines()) == 60
     assert (exp / "mono_ali" / "final.mdl").is_file() and (exp / "dnn_pretrain" / "1.dbn").is_file()
-    assert sorted(int(f.name) for f in (exp / "stage_seconds").iterdir()) == [0, 1, 2, 3, 4, 9]
+    assert sorted(int(f.name) for f in (exp / "stage_seconds").iterdir()) == list(range(10))
+    assert (exp / "tri2" / "final.mat").is_file() and (exp / "tri3_ali" / "trans.1").is_file()
+    assert (exp / "tri3" / "decode_test_tg.si" / "lat.1.gz").is_file()
     assert sorted(f.name for f in (exp / DNN / "stage_seconds").iterdir()) == ["10", "11"]
     for f in (exp / "stage_seconds").iterdir():     # seconds, then the 3 load averages
         assert len(f.read_text().split()) == 4
@@ -100,7 +104,10 @@ def test_results_table_matches_compare_wer(s5):
                    and f"(`{lm}`)" in x)
         assert f"{diff.group(1)} [{diff.group(2)}, {diff.group(3)}]" in row
         assert f"| {float(p.group(1)):.3g} |" in row
+    for a, b in (("mono", "tri1"), ("tri1", "tri2"), ("tri2", "tri3")):   # the GMM ladder
+        assert f"| `{b}` - `{a}` | word-pair grammar (`wp`) |" in text
     assert "| 10 | DNN training (`dnn_rbm_w1`) |" in text and "| 3 | monophone GMM" in text
+    assert "| 7 | tri3 (SAT) + fMLLR alignment |" in text
     assert "### Fingerprint" in text and "Written at commit " in text
 
 

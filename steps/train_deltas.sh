@@ -100,56 +100,23 @@ steps/make_feature_pipelines.sh --cmvn-opts "${cmvn_opts:---norm-means=true}" \
 feats="pipeline:$dir/feats.JOB.json"
 
 . utils/gmm_pass_summary.sh  # now, summarize: one line per pass in $dir/log/summary.log
+. utils/gmm_triphone_stages.sh  # the tree, model, graph and pass stages shared by tri1-tri3
 [ $stage -le -4 ] && rm -f $dir/log/summary.log
 
 if [ $stage -le -3 ]; then
-  echo "$0: accumulating tree stats"
-  $cmd JOB=1:$nj $dir/log/acc_tree.JOB.log \
-    acc-tree-stats.py $context_opts --ci-phones=$ciphonelist $alidir/final.mdl "$feats" \
-      "ark:gunzip -c $alidir/ali.JOB.gz|" $dir/JOB.treeacc
-  $cmd $dir/log/sum_tree_acc.log sum-tree-stats.py $dir/treeacc $dir/*.treeacc
-  rm $dir/*.treeacc
+  tree_stats
 fi
 
 if [ $stage -le -2 ]; then
-  echo "$0: getting questions for tree-building, via clustering"
-  # preparing questions, roots file...
-  $cmd $dir/log/questions.log \
-    cluster-phones.py $context_opts $dir/treeacc $lang/phones/sets.int $dir/questions.int
-  cat $lang/phones/extra_questions.int >> $dir/questions.int
-  $cmd $dir/log/compile_questions.log \
-    compile-questions.py $context_opts $lang/topo $dir/questions.int $dir/questions.qst
-
-  echo "$0: building the tree"
-  $cmd $dir/log/build_tree.log \
-    build-tree.py $context_opts --verbose=1 --max-leaves=$numleaves \
-      --cluster-thresh=$cluster_thresh $dir/treeacc $lang/phones/roots.int \
-      $dir/questions.qst $lang/topo $dir/tree
-  $cmd $dir/log/init_model.log \
-    gmm-init-model.py --write-occs=$dir/1.occs $dir/tree $dir/treeacc $lang/topo $dir/1.mdl
-  if grep -q 'no stats' $dir/log/init_model.log; then
-    echo "$0: some leaves had no stats (see $dir/log/init_model.log): check the alignments" >&2
-  fi
-  $cmd $dir/log/mixup.log \
-    gmm-mixup.py --mix-up=$numgauss $dir/1.mdl $dir/1.occs $dir/1.mdl
-  rm $dir/treeacc
+  tree_and_model
 fi
 
 if [ $stage -le -1 ]; then
-  # Convert the alignments to the new tree. Note: we likely will not use these converted
-  # alignments in the first pass of training; they are only needed until the first realignment.
-  echo "$0: converting alignments from $alidir to use current tree"
-  $cmd JOB=1:$nj $dir/log/convert.JOB.log \
-    convert-ali.py $alidir/final.mdl $dir/1.mdl $dir/tree \
-      "ark:gunzip -c $alidir/ali.JOB.gz|" "ark:|gzip -c >$dir/ali.JOB.gz"
+  convert_alignments
 fi
 
 if [ $stage -le 0 ]; then
-  echo "$0: compiling graphs of transcripts"
-  $cmd JOB=1:$nj $dir/log/compile_graphs.JOB.log \
-    compile-train-graphs.py --read-disambig-syms=$lang/phones/disambig.int $dir/tree $dir/1.mdl \
-      $lang/L.fst "ark:sym2int.pl --map-oov $oov -f 2- $lang/words.txt < $sdata/JOB/text|" \
-      "ark:|gzip -c >$dir/fsts.JOB.gz"
+  compile_graphs
 fi
 
 x=1
@@ -158,21 +125,9 @@ while [ $x -lt $num_iters ]; do
     echo "$0: training pass $x"
     t0=$(now)
     if echo $realign_iters | grep -w $x >/dev/null; then
-      echo "$0: aligning data"
-      mdl="gmm-boost-silence.py --boost=$boost_silence $(cat $lang/phones/optional_silence.csl) $dir/$x.mdl - |"
-      $cmd JOB=1:$nj $dir/log/align.$x.JOB.log \
-        gmm-align-compiled.py $scale_opts --beam=$beam --retry-beam=$retry_beam \
-          --careful=$careful "$mdl" "ark:gunzip -c $dir/fsts.JOB.gz|" "$feats" \
-          "ark:|gzip -c >$dir/ali.JOB.gz"
+      realign $x
     fi
-    $cmd JOB=1:$nj $dir/log/acc.$x.JOB.log \
-      gmm-acc-stats-ali.py $dir/$x.mdl "$feats" "ark:gunzip -c $dir/ali.JOB.gz|" $dir/$x.JOB.acc
-    $cmd $dir/log/update.$x.log \
-      gmm-est.py --mix-up=$numgauss --power=$power --write-occs=$dir/$((x+1)).occs \
-        $dir/$x.mdl "gmm-sum-accs.py - $dir/$x.*.acc|" $dir/$((x+1)).mdl
-    rm -f $dir/$x.mdl $dir/$x.*.acc $dir/$x.occs
-    sed -i "/^pass $x:/d" $dir/log/summary.log 2>/dev/null || true
-    summarize $x $t0
+    acc_and_update $x $t0
   fi
   [ $x -le $max_iter_inc ] && numgauss=$((numgauss + incgauss))
   x=$((x + 1))
@@ -180,6 +135,4 @@ done
 
 ( cd $dir; rm -f final.mdl final.occs; ln -s $x.mdl final.mdl; ln -s $x.occs final.occs )
 
-leaves=$(tree-info.py --print-args=false $dir/tree 2>/dev/null | awk '/num-pdfs/ {print $2}') || true
-echo "$0: done training the triphone system in $dir (${leaves:-?} leaves, $num_iters passes;" \
-     "final.mdl -> $x.mdl; see $dir/log/summary.log)"
+training_done "triphone" $x

@@ -23,10 +23,11 @@
 # train_lda_mllt.sh), 7 tri3 (speaker-adaptive training with fMLLR, train_sat.sh, then
 # align_fmllr.sh), 8 tri1-tri3 graphs and decoding with both G's (tri3: decode_fmllr.sh),
 # 9 RBM pretraining, 10 DNN training, 11 DNN decoding with both G's, 12 RESULTS.md from exp/
-# (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). The DNN still trains on
-# the monophone alignments and MFCCs (exp/mono_ali; `ali=` below); its move to tri3's alignments
-# and fMLLR features is issue 17's next step. `local/make_results.py --record` keeps the run in
-# exp/ as a row of RESULTS.md's calibration table (local/calibration.jsonl).
+# (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). The DNN (--dnn-input)
+# trains on tri3's alignments and fMLLR features (data-fmllr-tri3/, made at stage 9, as Kaldi's
+# nnet1 Switchboard recipe) and decodes with tri3's graphs, or with `--dnn-input mfcc` on the
+# monophone's alignments and MFCCs with the monophone's graphs. `local/make_results.py --record`
+# keeps the run in exp/ as a row of RESULTS.md's calibration table (local/calibration.jsonl).
 #
 # Everything is written under data/, exp/, mfcc/ (plp/) and the corpus directory: deleting them
 # and running again starts from scratch. Each stage skips what is already done: stage 2
@@ -66,6 +67,7 @@ tri3_gauss=9000        # Gaussians of tri3
 beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: about 10x slower here, see README)
 lattice_beam=5.0       # lattice beam (Kaldi's 8)
 max_active=7000        # most active states per frame
+dnn_input=fmllr        # fmllr: tri3's alignments and fMLLR features; mfcc: the monophone's and MFCCs
 dnn_hid_layers=2       # DNN hidden layers (the RBMs of stage 9)
 dnn_hid_dim=512        # DNN neurons per hidden layer
 pretrain=true          # RBM pretraining (stage 9) before DNN training; false: random initialisation
@@ -289,18 +291,47 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   stage_done 8 $t0
 fi
 
-# The DNN's targets: the monophone alignments (tri3's and fMLLR input are issue 17's next step).
-ali=exp/mono_ali
+# The DNN's input: targets, features, the GMM whose graphs decode it, and the RBM directory.
+case $dnn_input in
+  fmllr) ali=exp/tri3_ali dnn_data=data-fmllr-tri3 dnn_gmm=tri3 dnn_cmvn="" pretrain_dir=exp/dnn_pretrain_fmllr ;;
+  mfcc) ali=exp/mono_ali dnn_data=data dnn_gmm=mono dnn_cmvn="--norm-means=true --norm-vars=false"
+        pretrain_dir=exp/dnn_pretrain ;;
+  *) echo "$0: --dnn-input must be fmllr or mfcc, got '$dnn_input'" >&2; exit 1 ;;
+esac
+# the test set's speaker transforms come from tri3's decoding with this grammar (the trigram's
+# when decoded, as Kaldi's swbd takes its tg decode's)
+fmllr_lm=tg
+echo " $lms " | grep -q " tg " || fmllr_lm=${lms%% *}
 
 if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
   t0=$SECONDS
+  if [ $dnn_input == fmllr ]; then
+    # tri3's speaker-adapted features on disk (steps/nnet/make_fmllr_feats.sh): training speakers'
+    # transforms from align_fmllr.sh, test speakers' from tri3's decoding (decode_fmllr.sh)
+    log "Stage 9: fMLLR features of data/train and data/test ($dnn_data, transforms of exp/tri3_ali and exp/tri3/decode_test_$fmllr_lm)"
+    need 9 exp/tri3_ali/trans.1 "tri3's alignments: run stage 7"
+    need 9 exp/tri3/decode_test_$fmllr_lm/trans.1 "tri3's decoding: run stage 8"
+    for x in train test; do
+      tdir=exp/tri3_ali
+      [ $x == test ] && tdir=exp/tri3/decode_test_$fmllr_lm
+      if [ ! -f $dnn_data/$x/feats.scp ] || [ $dnn_data/$x/feats.scp -ot $tdir/trans.1 ]; then
+        rm -rf $dnn_data/$x
+        steps/nnet/make_fmllr_feats.sh --nj $nj --cmd "$train_cmd" --transform-dir $tdir \
+          $dnn_data/$x data/$x exp/tri3 $dnn_data/$x/log $dnn_data/$x/data
+        # per-speaker statistics too, so the directory is complete (the DNN uses none: the
+        # transforms already normalise each speaker)
+        steps/compute_cmvn_stats.sh $dnn_data/$x $dnn_data/$x/log $dnn_data/$x/data
+      fi
+    done
+  fi
   # A DBN of dnn_hid_layers x dnn_hid_dim RBMs (CD-1, rbm_iter epochs each) on spliced +/-5
-  # frames of per-speaker mean-normalised MFCCs; stage 10 puts a softmax on top.
+  # frames of the fMLLR features (or per-speaker mean-normalised MFCCs with --dnn-input mfcc);
+  # stage 10 puts a softmax on top.
   if $pretrain; then
-    log "Stage 9: RBM pretraining (exp/dnn_pretrain, $dnn_hid_layers x $dnn_hid_dim)"
-    need 9 data/train/feats.scp "features: run stage 2"
+    log "Stage 9: RBM pretraining ($pretrain_dir, $dnn_hid_layers x $dnn_hid_dim, $dnn_input features)"
+    need 9 $dnn_data/train/feats.scp "features: run stage 2"
     steps/nnet/pretrain_dbn.sh --cmd "$train_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
-      --rbm-iter $rbm_iter --cmvn-opts "--norm-means=true --norm-vars=false" data/train exp/dnn_pretrain
+      --rbm-iter $rbm_iter --cmvn-opts "$dnn_cmvn" $dnn_data/train $pretrain_dir
   else
     log "Stage 9: skipped (--pretrain false); stage 10 initialises randomly"
   fi
@@ -308,7 +339,7 @@ if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
 fi
 
 # As egs/digits/s5: the DNN's directory names its initialisation, workers and optimizer.
-dnn_dir=exp/dnn_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}
+dnn_dir=exp/dnn_$([ $dnn_input == mfcc ] || echo fmllr_)$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}
 [ $dnn_optimizer == ngsgd ] || dnn_dir=${dnn_dir}_$dnn_optimizer
 dnn_dir=${dnn_dir}${dnn_tag:+_$dnn_tag}
 
@@ -319,31 +350,35 @@ if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
   # 10% of the training speakers are Newbob's CV set (utils/subset_data_dir_tr_cv.sh); with N > 1
   # workers each epoch runs bin/nnet-train-mpi.py under mpiexec, averaging every
   # dnn_average_every minibatches (README "MPI").
-  [ -f data/train_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh data/train data/train_tr90 data/train_cv10
+  need 10 $dnn_data/train/feats.scp "the DNN's features: run stage 9"
+  [ -f $dnn_data/train_cv10/feats.scp ] && [ $dnn_data/train_cv10/feats.scp -nt $dnn_data/train/feats.scp ] || \
+    utils/subset_data_dir_tr_cv.sh $dnn_data/train $dnn_data/train_tr90 $dnn_data/train_cv10
   dbn_opts=()
   if $pretrain; then   # stage 9's RBMs, with a new softmax layer on top
-    need 10 exp/dnn_pretrain/final.dbn "the RBMs: run stage 9"
-    dbn_opts=(--dbn exp/dnn_pretrain/final.dbn --hid-layers 0 --feature-transform exp/dnn_pretrain/final.feature_transform)
+    need 10 $pretrain_dir/final.dbn "the RBMs: run stage 9"
+    dbn_opts=(--dbn $pretrain_dir/final.dbn --hid-layers 0 --feature-transform $pretrain_dir/final.feature_transform)
+  elif [ -z "$dnn_cmvn" ]; then
+    dbn_opts=(--cmvn-opts "--norm-means=false --norm-vars=false")  # fMLLR: no per-speaker CMVN
   fi
   steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
     --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" \
     --max-iters $dnn_max_epochs --optimizer $dnn_optimizer $dnn_opts \
-    data/train_tr90 data/train_cv10 data/lang $ali $ali $dnn_dir
+    $dnn_data/train_tr90 $dnn_data/train_cv10 data/lang $ali $ali $dnn_dir
   stage_done 10 $t0 $dnn_dir
 fi
 
 if [ $stage -le 11 ] && [ $stop_stage -ge 11 ]; then
-  log "Stage 11: DNN decoding of data/test with the monophone graphs ($lms) and WER scoring"
+  log "Stage 11: DNN decoding of $dnn_data/test with the $dnn_gmm graphs ($lms) and WER scoring"
   t0=$SECONDS
-  # The graphs of stage 4 (the DNN's outputs are the monophone pdfs); pseudo log-likelihoods
-  # log p(s|x) - log p(s) at acoustic scale 0.1, pdfs without training frames left out
-  # (--dnn-prior-cutoff, as egs/digits/s5).
+  # The graphs of the GMM whose alignments the DNN learnt (its outputs are that GMM's pdfs);
+  # pseudo log-likelihoods log p(s|x) - log p(s) at acoustic scale 0.1, pdfs without training
+  # frames left out (--dnn-prior-cutoff, as egs/digits/s5).
   for lm in $lms; do
-    need 11 exp/mono/graph_$lm/HCLG.fst "the graphs: run stage 4"
+    need 11 exp/$dnn_gmm/graph_$lm/HCLG.fst "the graphs: run stage $([ $dnn_gmm == mono ] && echo 4 || echo 8)"
     need 11 $dnn_dir/final.nnet "the DNN: run stage 10"
     steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
       --beam $beam --lattice-beam $lattice_beam --max-active $max_active \
-      exp/mono/graph_$lm data/test $dnn_dir/decode_test_$lm
+      exp/$dnn_gmm/graph_$lm $dnn_data/test $dnn_dir/decode_test_$lm
     grep -H WER $dnn_dir/decode_test_$lm/wer_* | utils/best_wer.sh
   done
   stage_done 11 $t0 $dnn_dir

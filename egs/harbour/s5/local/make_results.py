@@ -49,7 +49,8 @@ GMMS = (("mono", "monophone GMM"), ("tri1", "triphone GMM on deltas"),
 LMS = {"wp": "word-pair grammar", "tg": "trigram"}
 #: run.sh options a calibration row shows.
 ROW_OPTIONS = ("num_train_utts", "num_test_utts", "snr", "clean_share", "reverb_share",
-               "mono_subset", "mono_gauss", "dnn_hid_layers", "dnn_hid_dim", "dnn_max_epochs",
+               "mono_subset", "mono_gauss", "dnn_input", "dnn_hid_layers", "dnn_hid_dim",
+               "dnn_max_epochs",
                "dnn_num_workers", "beam", "lattice_beam")
 
 
@@ -63,7 +64,8 @@ def read_options(exp: Path) -> dict[str, str]:
 
 #: the stage whose options a calibration row shows for each option (its stage_options/N)
 OWNER = {"num_train_utts": 0, "num_test_utts": 0, "snr": 0, "clean_share": 0, "reverb_share": 0,
-         "mono_subset": 3, "mono_gauss": 3, "beam": 4, "lattice_beam": 4, "dnn_hid_layers": 10,
+         "mono_subset": 3, "mono_gauss": 3, "beam": 4, "lattice_beam": 4, "dnn_input": 10,
+         "dnn_hid_layers": 10,
          "dnn_hid_dim": 10, "dnn_max_epochs": 10, "dnn_num_workers": 10}
 
 
@@ -129,6 +131,12 @@ def _decoded(d: Path) -> bool:
     return any(d.glob("wer_*"))
 
 
+def dnn_gmm(opts: dict[str, str]) -> str:
+    """The GMM whose alignments and graphs a DNN used (run.sh's --dnn-input; runs from before
+    the option trained on the monophone's)."""
+    return "tri3" if opts.get("dnn_input", "mfcc") == "fmllr" else "mono"
+
+
 def gmm_size(d: Path) -> str:
     """'N leaves, M Gaussians' of <d>/final.mdl ('?' when unreadable)."""
     try:
@@ -184,9 +192,10 @@ def _stage_sum(secs: dict, stages) -> str:
 
 def calibration_table(rows: list[dict]) -> list[str]:
     out = ["| run | train / test utts | SNR dB, clean, reverb | mono (training utts, Gaussians) | DNN "
-           "(layers x units, max epochs, workers) | beam / lattice beam | mono wp | mono tg | "
-           "DNN wp | DNN tg | seconds: stages 0-2 / 3-4 / 9-11 | commands |",
-           "| ---: | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+           "(input, layers x units, max epochs, workers) | beam / lattice beam | mono wp | mono tg "
+           "| tri3 wp | tri3 tg | DNN wp | DNN tg | seconds: stages 0-2 / 3-8 / 9-11 | commands |",
+           "| ---: | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- "
+           "| --- |"]
     for i, r in enumerate(rows, 1):
         o, w, s = r["options"], r["wer"], r["seconds"]
         g = o.get
@@ -196,10 +205,12 @@ def calibration_table(rows: list[dict]) -> list[str]:
             f"| {label} | {g('num_train_utts', '?')} / {g('num_test_utts', '?')} "
             f"| {g('snr', '?')}, {g('clean_share', '?')}, {g('reverb_share', '?')} "
             f"| {mono_data(o)}, {g('mono_gauss', '?')} "
-            f"| {g('dnn_hid_layers', '?')} x {g('dnn_hid_dim', '?')}, {g('dnn_max_epochs', '?')}, "
-            f"{g('dnn_num_workers', '?')} | {g('beam', '?')} / {g('lattice_beam', '?')} "
-            f"| {_cell(w.get('mono/wp'))} | {_cell(w.get('mono/tg'))} | {_cell(w.get('dnn/wp'))} "
-            f"| {_cell(w.get('dnn/tg'))} | {_stage_sum(s, (0, 1, 2))} / {_stage_sum(s, (3, 4))} / "
+            f"| {g('dnn_input', 'mfcc')}, {g('dnn_hid_layers', '?')} x {g('dnn_hid_dim', '?')}, "
+            f"{g('dnn_max_epochs', '?')}, {g('dnn_num_workers', '?')} "
+            f"| {g('beam', '?')} / {g('lattice_beam', '?')} "
+            f"| {_cell(w.get('mono/wp'))} | {_cell(w.get('mono/tg'))} | {_cell(w.get('tri3/wp'))} "
+            f"| {_cell(w.get('tri3/tg'))} | {_cell(w.get('dnn/wp'))} | {_cell(w.get('dnn/tg'))} "
+            f"| {_stage_sum(s, (0, 1, 2))} / {_stage_sum(s, range(3, 9))} / "
             f"{_stage_sum(s, (9, 10, 11))} | {cmds} |")
     return out + [""]
 
@@ -234,13 +245,15 @@ def run_section(exp: Path) -> list[str]:
             else:
                 o = run_options(exp, d)
                 what = (f"DNN (`{name}`, {o.get('dnn_hid_layers', '?')} x "
-                        f"{o.get('dnn_hid_dim', '?')}) on the monophone alignments")
+                        f"{o.get('dnn_hid_dim', '?')}) on "
+                        + ("tri3's alignments and fMLLR features" if dnn_gmm(o) == "tri3" else
+                           "the monophone alignments and MFCCs"))
                 notes = f"acwt 0.1; {dnn_notes(d)}"
             rows.append(f"| {what} | {LMS[lm]} (`{lm}`) | {w.cell()} | {w.wer_file} | {notes} |")
             lines.append(best_wer_line(dec))
-            # each GMM against the one before it; a DNN against the monophone
+            # each GMM against the one before it; a DNN against the GMM it learnt from
             base = gmms[gmms.index(name) - 1] if name in gmms[1:] else \
-                None if name == "mono" else "mono"
+                None if name == "mono" else dnn_gmm(run_options(exp, d))
             ref = exp / str(base) / f"decode_test_{lm}"
             if base is not None and _decoded(ref):
                 c = compare_systems(ref, dec, (base, name))
@@ -258,7 +271,7 @@ def run_section(exp: Path) -> list[str]:
             "| --- | --- | ---: | --- | --- |", *rows, "", "```", *lines, "```", ""]
     if cmp_rows:
         out += ["Each GMM against the one before it on the ladder (mono, tri1, tri2, tri3) and "
-                "the DNN against the monophone, on the same test set (`compare-wer.py "
+                "each DNN against the GMM whose alignments it learnt, on the same test set (`compare-wer.py "
                 "--decode-dirs=true exp/<a>/decode_test_<lm> exp/<b>/decode_test_<lm>`): the "
                 "difference of WERs in % absolute with its 95% bootstrap interval, and MAPSSWE's "
                 "p.", "",

@@ -167,13 +167,16 @@ def test_run_sh_help_and_options(tmp_path):
     assert p.returncode == 0  # Kaldi prints --help to stderr
     for option, default in (("num-train-utts", "5100"), ("mono-subset", "1000"), ("beam", "11.0"),
                             ("dnn-hid-dim", "512"), ("dnn-max-epochs", "20"),
-                            ("dnn-num-workers", "2"), ("lms", '"wp tg"')):
+                            ("dnn-num-workers", "2"), ("lms", '"wp tg"'), ("tri1-leaves", "1800"),
+                            ("tri3-gauss", "9000"), ("dnn-input", "fmllr")):
         assert re.search(rf"^  --{option} +{re.escape(default)}  # ", p.stderr, re.M), option
-    assert "3 monophone GMM" in p.stderr and "Stages 5-8 are kept for" in p.stderr
+    assert "3 monophone GMM" in p.stderr and "7 tri3 (speaker-adaptive training" in p.stderr
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
     p = run_script(["./run.sh", "--feat-type", "fbank"], cwd=s5)
     assert p.returncode == 1 and "--feat-type must be mfcc, plp, mfcc_pitch or plp_pitch" in p.stderr
+    p = run_script(["./run.sh", "--dnn-input", "plp"], cwd=s5)
+    assert p.returncode == 1 and "--dnn-input must be fmllr or mfcc, got 'plp'" in p.stderr
     p = run_script(["./run.sh", "--stage", "1", "--corpus", tmp_path / "none"], cwd=s5)
     assert p.returncode == 1 and "stage 1 needs" in p.stderr and "run stage 0" in p.stderr
 

@@ -130,6 +130,17 @@ case $feat_type in
   *) echo "$0: --feat-type must be mfcc, plp, mfcc_pitch or plp_pitch, got '$feat_type'" >&2
      exit 1 ;;
 esac
+# The DNN's input: targets, features, the GMM whose graphs decode it, and the RBM directory.
+case $dnn_input in
+  fmllr) ali=exp/tri3_ali dnn_data=data-fmllr-tri3 dnn_gmm=tri3 dnn_cmvn="" pretrain_dir=exp/dnn_pretrain_fmllr ;;
+  mfcc) ali=exp/mono_ali dnn_data=data dnn_gmm=mono dnn_cmvn="--norm-means=true --norm-vars=false"
+        pretrain_dir=exp/dnn_pretrain ;;
+  *) echo "$0: --dnn-input must be fmllr or mfcc, got '$dnn_input'" >&2; exit 1 ;;
+esac
+# the test set's speaker transforms come from tri3's decoding with this grammar (the trigram's
+# when decoded, as Kaldi's swbd takes its tg decode's)
+fmllr_lm=tg
+echo " $lms " | grep -q " tg " || fmllr_lm=${lms%% *}
 base_feat=${feat_type%_pitch}   # mfcc or plp: its config, log and archive directories
 feat_opts=(--$base_feat-config conf/$base_feat.conf)
 if [ $feat_type != $base_feat ]; then feat_opts+=(--pitch-config conf/pitch.conf); fi
@@ -291,17 +302,6 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   stage_done 8 $t0
 fi
 
-# The DNN's input: targets, features, the GMM whose graphs decode it, and the RBM directory.
-case $dnn_input in
-  fmllr) ali=exp/tri3_ali dnn_data=data-fmllr-tri3 dnn_gmm=tri3 dnn_cmvn="" pretrain_dir=exp/dnn_pretrain_fmllr ;;
-  mfcc) ali=exp/mono_ali dnn_data=data dnn_gmm=mono dnn_cmvn="--norm-means=true --norm-vars=false"
-        pretrain_dir=exp/dnn_pretrain ;;
-  *) echo "$0: --dnn-input must be fmllr or mfcc, got '$dnn_input'" >&2; exit 1 ;;
-esac
-# the test set's speaker transforms come from tri3's decoding with this grammar (the trigram's
-# when decoded, as Kaldi's swbd takes its tg decode's)
-fmllr_lm=tg
-echo " $lms " | grep -q " tg " || fmllr_lm=${lms%% *}
 
 if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
   t0=$SECONDS

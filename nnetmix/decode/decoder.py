@@ -157,7 +157,7 @@ class LatticeDecoder:
         self.hclg = hclg
         self.tm = trans_model
         self.config = config
-        self.last_expanded: np.ndarray | None = None   # faster: tokens expanded per frame
+        self.last_expanded: np.ndarray | None = None   # faster: SearchOutput.expanded
         if config.decoder == "faster":
             self._graph = graph_arrays(hclg)
             self._opts = SearchOptions(config.beam, config.max_active, config.min_active,

@@ -68,7 +68,9 @@ class SearchOptions:
 class SearchOutput:
     """The raw lattice as arrays (arc i: src[i] -> dst[i], sorted by src; states numbered in
     topological order, start = 0), whether a final state was reached, and per frame the number
-    of tokens expanded by ProcessEmitting (those within the cutoff)."""
+    of tokens ProcessEmitting expanded (cost <= cutoff) and how many of them cost strictly less
+    than the cutoff (at most max-active: the cutoff is the (max_active+1)-th best cost, and
+    tokens tied with it are expanded too, as Kaldi's)."""
 
     num_states: int
     src: np.ndarray
@@ -318,7 +320,7 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     must_fl = np.ones(num_frames + 1, np.bool_)
     must_tok = np.ones(num_frames + 1, np.bool_)
     cost_offsets = np.zeros(num_frames, np.float64)
-    expanded = np.zeros(num_frames, np.int64)
+    expanded = np.zeros((num_frames, 2), np.int64)   # tokens expanded; those below the cutoff
     state2tok = np.full(num_states, -1, np.int64)
     cur_states = np.empty(num_states, np.int64)    # the active states of the newest frame
     cur_toks = np.empty(num_states, np.int64)
@@ -414,12 +416,15 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
                         next_cutoff = w + adaptive_beam
         cost_offsets[frame] = cost_offset
         n_exp = 0
+        n_below = 0
         for i in range(n_prev):
             tok = prev_toks[i]
             cur_cost = toks_f[tok, 0]
             if cur_cost > cur_cutoff:
                 continue
             n_exp += 1
+            if cur_cost < cur_cutoff:
+                n_below += 1
             s = prev_states[i]
             a0 = arc_start[s]
             a1 = arc_start[s + 1]
@@ -451,7 +456,8 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
                 elif toks_f[nt, 0] > tot:
                     toks_f[nt, 0] = tot
                 _add_link(links_i, links_f, ctr, toks_i, tok, nt, il, arc_ol[a], g, acost)
-        expanded[frame] = n_exp
+        expanded[frame, 0] = n_exp
+        expanded[frame, 1] = n_below
         cutoff = next_cutoff
 
     # ---- ComputeFinalCosts + FinalizeDecoding ----

@@ -14,11 +14,15 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
 * Acoustic scores: kaldi-decoder's ``DecodableCtc(matrix)`` returns ``matrix[t, i - 1]`` for
   index i (checked), so the matrix given is (T x num-transition-ids) with column tid-1 =
   acoustic_scale * loglike[t, pdf(tid)] -- Kaldi's DecodableMatrixScaledMapped.
-* Search: kaldi-decoder's ``LatticeSimpleDecoder`` (beam, lattice-beam, prune-interval). It is
-  the only lattice-producing decoder bound with ``get_raw_lattice``; kaldi-hmm-gmm's
-  LatticeFasterDecoder only gives the best path. LatticeSimpleDecoder has no max-active /
-  min-active histogram pruning, so those options are accepted and not applied (say it in the
-  log once); beam pruning is Kaldi's.
+* Search, ``--decoder``: ``faster`` is Kaldi's LatticeFasterDecoder compiled here
+  (:mod:`nnetmix.decode.faster`: beam, max-active / min-active histogram pruning with the
+  adaptive beam, lattice-beam pruning every prune-interval frames); ``simple`` (the default for
+  now) is kaldi-decoder's ``LatticeSimpleDecoder``, which prunes by beam only (max-active /
+  min-active accepted and not applied; said once in the log). With max-active above the number
+  of active states and min-active 0 the two give the same best paths and the same word sequences
+  within the lattice beam (tests/decode/test_decode_faster.py); kaldi-hmm-gmm's own
+  LatticeFasterDecoder binds only the best path, which the faster search gives too (tested at
+  several max-active / min-active settings).
 * Lattice: the raw state-level lattice is determinized with lattice-beam by
   :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (not bound; written here), then the
   acoustic costs are divided by acoustic_scale, as gmm-latgen-faster does before writing.

@@ -6,7 +6,7 @@ Same search as Kaldi's, step by step:
 
 * ``GetCutoff``: the cutoff of a frame is best + beam, tightened to the (max_active+1)-th best
   cost when more than max-active tokens are alive and loosened to the (min_active+1)-th best
-  when fewer than min-active are within the beam (``np.partition`` for nth_element); the
+  when fewer than min-active are within the beam (an in-place quickselect for nth_element); the
   *adaptive beam* (cutoff - best + beam-delta when max/min-active decided) prunes the next frame
   as it is built.
 * ``ProcessEmitting``: the best token's arcs give a first bound for the next frame, then every
@@ -92,7 +92,7 @@ def _grow(a):
     return b
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _new_tok(toks_f, toks_i, ctr, cost, frame, frame_head):
     t = ctr[_T_FREE]
     if t >= 0:
@@ -110,7 +110,7 @@ def _new_tok(toks_f, toks_i, ctr, cost, frame, frame_head):
     return t
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _add_link(links_i, links_f, ctr, toks_i, tok, next_tok, il, ol, g, ac):
     k = ctr[_L_FREE]
     if k >= 0:
@@ -127,7 +127,7 @@ def _add_link(links_i, links_f, ctr, toks_i, tok, next_tok, il, ol, g, ac):
     toks_i[tok, 0] = k
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _delete_links(links_i, ctr, toks_i, tok):
     k = toks_i[tok, 0]
     while k >= 0:
@@ -136,6 +136,32 @@ def _delete_links(links_i, ctr, toks_i, tok):
         ctr[_L_FREE] = k
         k = nxt
     toks_i[tok, 0] = -1
+
+
+@njit(**_JIT)
+def _nth_element(a, lo, hi, k):
+    """std::nth_element on a[lo:hi] in place: a[k] becomes the value sorted order puts there,
+    with nothing larger before it and nothing smaller after it (quickselect, median of three)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        x, y, z = a[lo], a[mid], a[hi - 1]
+        pivot = max(min(x, y), min(max(x, y), z))
+        i, j = lo, hi - 1
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j + 1
+        elif k >= i:
+            lo = i
+        else:
+            return
 
 
 @njit(**_JIT)
@@ -159,20 +185,20 @@ def _get_cutoff(cur_toks, n, toks_f, beam, max_active, min_active, beam_delta, t
     beam_cutoff = best + beam
     min_cut = _INF
     max_cut = _INF
-    part = tmp[:n]
     if n > max_active:
-        part = np.partition(tmp[:n], max_active)
-        max_cut = part[max_active]
+        _nth_element(tmp, 0, n, max_active)
+        max_cut = tmp[max_active]
     if max_cut < beam_cutoff:          # max-active is tighter than the beam
         return max_cut, max_cut - best + beam_delta, best_i
     if n > min_active:
         if min_active == 0:
             min_cut = best
         else:
-            # nth_element over the max_active best (all of them when n <= max_active)
-            sub = part[:max_active] if n > max_active else part
-            if min_active < sub.shape[0]:
-                min_cut = np.partition(sub.copy(), min_active)[min_active]
+            # among the max_active best when there are more (Kaldi's nth_element range)
+            end = max_active if n > max_active else n
+            if min_active < end:
+                _nth_element(tmp, 0, end, min_active)
+                min_cut = tmp[min_active]
             else:
                 min_cut = max_cut
     if min_cut > beam_cutoff:          # min-active is looser than the beam
@@ -304,6 +330,100 @@ def _prune_active_tokens(cur_frame_plus_one, frame_head, must_fl, must_tok, toks
 
 
 @njit(**_JIT)
+def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_next, n_eps,
+                         state2tok, cur_states, cur_toks, n_cur, queue, nq, toks_f, toks_i,
+                         links_i, links_f, ctr, frame_head):
+    """Kaldi's ProcessNonemitting from a queue of nq states. Returns (n_cur, nq, status):
+    status 0 when the queue is empty, 1 when the token or link arrays, 2 when the queue must
+    grow before the next state (the caller grows them and calls again). The arrays are never
+    reassigned here: growing them inside the loop makes numba reload them on every access."""
+    while nq > 0:
+        s = queue[nq - 1]
+        a0 = arc_start[s]
+        a1 = arc_start[s + 1]
+        if (ctr[_T_USED] + (a1 - a0) > toks_f.shape[0]
+                or ctr[_L_USED] + (a1 - a0) > links_f.shape[0]):
+            return n_cur, nq, 1
+        if nq - 1 + (a1 - a0) > queue.shape[0]:
+            return n_cur, nq, 2
+        nq -= 1
+        tok = state2tok[s]
+        cur_cost = toks_f[tok, 0]
+        if cur_cost >= cutoff:
+            continue
+        _delete_links(links_i, ctr, toks_i, tok)
+        for a in range(a0, a1):
+            if arc_il[a] != 0:
+                continue
+            g = np.float64(arc_w[a])
+            tot = cur_cost + g
+            if tot < cutoff:
+                ns = arc_next[a]
+                nt = state2tok[ns]
+                changed = False
+                if nt < 0:
+                    nt = _new_tok(toks_f, toks_i, ctr, tot, frame, frame_head)
+                    state2tok[ns] = nt
+                    cur_states[n_cur] = ns
+                    cur_toks[n_cur] = nt
+                    n_cur += 1
+                    changed = True
+                elif toks_f[nt, 0] > tot:
+                    toks_f[nt, 0] = tot
+                    changed = True
+                _add_link(links_i, links_f, ctr, toks_i, tok, nt, 0, arc_ol[a], g, 0.0)
+                if changed and n_eps[ns] != 0:
+                    queue[nq] = ns
+                    nq += 1
+    return n_cur, 0, 0
+
+
+@njit(**_JIT)
+def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset, arc_start,
+                      arc_il, arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks,
+                      n_prev, state2tok, cur_states, cur_toks, toks_f, toks_i, links_i,
+                      links_f, ctr, frame_head):
+    """The main loop of Kaldi's ProcessEmitting (the caller has reserved room for one token and
+    one link per emitting arc). Returns (n_cur, next_cutoff, tokens expanded, of those below
+    the cutoff)."""
+    n_cur = 0
+    n_exp = 0
+    n_below = 0
+    for i in range(n_prev):
+        tok = prev_toks[i]
+        cur_cost = toks_f[tok, 0]
+        if cur_cost > cur_cutoff:
+            continue
+        n_exp += 1
+        if cur_cost < cur_cutoff:
+            n_below += 1
+        s = prev_states[i]
+        for a in range(arc_start[s], arc_start[s + 1]):
+            il = arc_il[a]
+            if il == 0:
+                continue
+            acost = cost_offset - np.float64(ac[frame, tid2pdf[il]])
+            g = np.float64(arc_w[a])
+            tot = cur_cost + acost + g
+            if tot >= next_cutoff:
+                continue
+            if tot + adaptive_beam < next_cutoff:
+                next_cutoff = tot + adaptive_beam
+            ns = arc_next[a]
+            nt = state2tok[ns]
+            if nt < 0:
+                nt = _new_tok(toks_f, toks_i, ctr, tot, frame + 1, frame_head)
+                state2tok[ns] = nt
+                cur_states[n_cur] = ns
+                cur_toks[n_cur] = nt
+                n_cur += 1
+            elif toks_f[nt, 0] > tot:
+                toks_f[nt, 0] = tot
+            _add_link(links_i, links_f, ctr, toks_i, tok, nt, il, arc_ol[a], g, acost)
+    return n_cur, next_cutoff, n_exp, n_below
+
+
+@njit(**_JIT)
 def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, ac, tid2pdf,
             beam, max_active, min_active, lattice_beam, prune_interval, beam_delta):
     """The whole utterance. Returns the token/link arrays and the frame lists for
@@ -340,51 +460,21 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
         nq = 0
         for i in range(n_cur):
             if n_eps[cur_states[i]] != 0:
-                if nq == queue.shape[0]:
-                    queue = np.concatenate((queue, np.empty(queue.shape[0], np.int64)))
                 queue[nq] = cur_states[i]
                 nq += 1
-        while nq > 0:
-            nq -= 1
-            s = queue[nq]
-            tok = state2tok[s]
-            cur_cost = toks_f[tok, 0]
-            if cur_cost >= cutoff:
-                continue
-            _delete_links(links_i, ctr, toks_i, tok)
-            a0 = arc_start[s]
-            a1 = arc_start[s + 1]
-            while ctr[_T_USED] + (a1 - a0) > toks_f.shape[0]:
+        status = 1
+        while status != 0:
+            n_cur, nq, status = _process_nonemitting(
+                frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_next, n_eps, state2tok,
+                cur_states, cur_toks, n_cur, queue, nq, toks_f, toks_i, links_i, links_f, ctr,
+                frame_head)
+            if status == 1:
                 toks_f = _grow(toks_f)
                 toks_i = _grow(toks_i)
-            while ctr[_L_USED] + (a1 - a0) > links_f.shape[0]:
                 links_f = _grow(links_f)
                 links_i = _grow(links_i)
-            for a in range(a0, a1):
-                if arc_il[a] != 0:
-                    continue
-                g = np.float64(arc_w[a])
-                tot = cur_cost + g
-                if tot < cutoff:
-                    ns = arc_next[a]
-                    nt = state2tok[ns]
-                    changed = False
-                    if nt < 0:
-                        nt = _new_tok(toks_f, toks_i, ctr, tot, frame, frame_head)
-                        state2tok[ns] = nt
-                        cur_states[n_cur] = ns
-                        cur_toks[n_cur] = nt
-                        n_cur += 1
-                        changed = True
-                    elif toks_f[nt, 0] > tot:
-                        toks_f[nt, 0] = tot
-                        changed = True
-                    _add_link(links_i, links_f, ctr, toks_i, tok, nt, 0, arc_ol[a], g, 0.0)
-                    if changed and n_eps[ns] != 0:
-                        if nq == queue.shape[0]:
-                            queue = np.concatenate((queue, np.empty(queue.shape[0], np.int64)))
-                        queue[nq] = ns
-                        nq += 1
+            elif status == 2:
+                queue = np.concatenate((queue, np.empty(queue.shape[0], np.int64)))
         if frame == num_frames:
             break
         # ---- PruneActiveTokens every prune_interval frames ----
@@ -394,11 +484,18 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
                                  lattice_beam * PRUNE_SCALE)
         # ---- ProcessEmitting: frame list `frame` -> `frame + 1` ----
         n_prev = n_cur
+        need = 0
         for i in range(n_cur):
             prev_states[i] = cur_states[i]
             prev_toks[i] = cur_toks[i]
             state2tok[cur_states[i]] = -1
-        n_cur = 0
+            need += arc_start[cur_states[i] + 1] - arc_start[cur_states[i]]
+        while ctr[_T_USED] + need > toks_f.shape[0]:
+            toks_f = _grow(toks_f)
+            toks_i = _grow(toks_i)
+        while ctr[_L_USED] + need > links_f.shape[0]:
+            links_f = _grow(links_f)
+            links_i = _grow(links_i)
         cur_cutoff, adaptive_beam, best_i = _get_cutoff(prev_toks, n_prev, toks_f, beam,
                                                         max_active, min_active, beam_delta,
                                                         tmp)
@@ -415,47 +512,10 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
                     if w + adaptive_beam < next_cutoff:
                         next_cutoff = w + adaptive_beam
         cost_offsets[frame] = cost_offset
-        n_exp = 0
-        n_below = 0
-        for i in range(n_prev):
-            tok = prev_toks[i]
-            cur_cost = toks_f[tok, 0]
-            if cur_cost > cur_cutoff:
-                continue
-            n_exp += 1
-            if cur_cost < cur_cutoff:
-                n_below += 1
-            s = prev_states[i]
-            a0 = arc_start[s]
-            a1 = arc_start[s + 1]
-            while ctr[_T_USED] + (a1 - a0) > toks_f.shape[0]:
-                toks_f = _grow(toks_f)
-                toks_i = _grow(toks_i)
-            while ctr[_L_USED] + (a1 - a0) > links_f.shape[0]:
-                links_f = _grow(links_f)
-                links_i = _grow(links_i)
-            for a in range(a0, a1):
-                il = arc_il[a]
-                if il == 0:
-                    continue
-                acost = cost_offset - np.float64(ac[frame, tid2pdf[il]])
-                g = np.float64(arc_w[a])
-                tot = cur_cost + acost + g
-                if tot >= next_cutoff:
-                    continue
-                if tot + adaptive_beam < next_cutoff:
-                    next_cutoff = tot + adaptive_beam
-                ns = arc_next[a]
-                nt = state2tok[ns]
-                if nt < 0:
-                    nt = _new_tok(toks_f, toks_i, ctr, tot, frame + 1, frame_head)
-                    state2tok[ns] = nt
-                    cur_states[n_cur] = ns
-                    cur_toks[n_cur] = nt
-                    n_cur += 1
-                elif toks_f[nt, 0] > tot:
-                    toks_f[nt, 0] = tot
-                _add_link(links_i, links_f, ctr, toks_i, tok, nt, il, arc_ol[a], g, acost)
+        n_cur, next_cutoff, n_exp, n_below = _process_emitting(
+            frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset, arc_start, arc_il,
+            arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks, n_prev, state2tok,
+            cur_states, cur_toks, toks_f, toks_i, links_i, links_f, ctr, frame_head)
         expanded[frame, 0] = n_exp
         expanded[frame, 1] = n_below
         cutoff = next_cutoff

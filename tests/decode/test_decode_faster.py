@@ -215,3 +215,19 @@ def test_graph_arrays_keep_states_arcs_and_weights(digits):
     assert np.array_equal(np.stack([src, g.nextstate, g.ilabel, g.olabel], 1), arcs)
     assert np.allclose(g.weight, w, atol=1e-5) and np.allclose(g.final, finals, atol=1e-5)
     assert np.array_equal(g.num_input_eps, np.bincount(src[g.ilabel == 0], minlength=n))
+
+
+def test_nth_element_is_stds():
+    """GetCutoff's nth_element: a[k] is the k-th smallest, nothing larger before it, nothing
+    smaller after it (ties and duplicates included)."""
+    from nnetmix.decode.faster import _nth_element
+    rng = np.random.default_rng(0)
+    for it in range(500):
+        n = int(rng.integers(1, 60))
+        a = (rng.integers(0, 6, size=n).astype(np.float64) if it % 2
+             else rng.normal(size=n))
+        k = int(rng.integers(0, n))
+        b = a.copy()
+        _nth_element(b, 0, n, k)
+        assert b[k] == np.sort(a)[k] and np.all(b[:k] <= b[k]) and np.all(b[k + 1:] >= b[k])
+        assert np.array_equal(np.sort(b), np.sort(a))

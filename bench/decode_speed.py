@@ -23,7 +23,7 @@ alignment) of each decoder equal the C++ faster decoder's.
 Inputs: a recipe's graph, model and a feature pipeline (default: the digits recipe's monophone
 decode, which needs ``cd egs/digits/s5 && ./run.sh`` through the monophone decode), or with
 --synthetic the digits-lexicon graph that tests/helpers.py builds with noisy log-likelihoods.
-Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--beams 13,16]
+Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--jobs 1,2] [--beams 13,16]
                              [--max-active 7000] [--min-active 200] [--repeat 3] [--synthetic]
 """
 from __future__ import annotations
@@ -54,8 +54,12 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--recipe", default=str(ROOT / "egs/digits/s5"), help="recipe directory")
     p.add_argument("--exp", default="exp/mono", help="model directory (graph/ and "
                    "decode_test/feats.1.json inside it)")
-    p.add_argument("--feats", default="", help="feature rspecifier (default: "
-                   "pipeline:<exp>/decode_test/feats.1.json)")
+    p.add_argument("--feats", default="", help="feature rspecifiers, comma-separated (default: "
+                   "pipeline:<exp>/decode_test/feats.JOB.json for each of --jobs)")
+    p.add_argument("--jobs", default="1", help="decoding jobs whose feature pipelines to read "
+                   "(comma-separated; e.g. 1,2 for the whole digits test set)")
+    p.add_argument("--text", default="data/test/text", help="reference text (in the recipe) "
+                   "for the 1-best word errors of LatticeDecoder.decode; skipped if absent")
     p.add_argument("--synthetic", action="store_true",
                    help="the digits-lexicon graph of tests/helpers.py, synthetic log-likelihoods")
     p.add_argument("--num-utts", type=int, default=0, help="at most this many (0: all)")
@@ -77,9 +81,9 @@ def recipe_inputs(args):
     recipe = Path(args.recipe).resolve()
     exp = recipe / args.exp
     need = [exp / "final.mdl", exp / "tree", exp / "graph" / "HCLG.fst"]
-    feats = args.feats or f"pipeline:{args.exp}/decode_test/feats.1.json"
-    if feats.startswith("pipeline:"):
-        need.append(recipe / feats[len("pipeline:"):])
+    feats_list = (args.feats.split(",") if args.feats else
+                  [f"pipeline:{args.exp}/decode_test/feats.{j}.json" for j in args.jobs.split(",")])
+    need += [recipe / f[len("pipeline:"):] for f in feats_list if f.startswith("pipeline:")]
     for f in need:
         if not f.exists():
             sys.exit(f"decode_speed.py: no such file {f} (run the recipe through the monophone "
@@ -91,11 +95,12 @@ def recipe_inputs(args):
     hclg = read_decoding_graph(str(exp / "graph" / "HCLG.fst"))
     stacked = StackedGmms.from_gmms(list(am))
     items, t0 = [], time.perf_counter()
-    with open_features(feats) as reader:
-        for key, f in reader:
-            items.append((key, pdf_loglikes(stacked, f, dtype=np.float32)))
-            if args.num_utts and len(items) == args.num_utts:
-                break
+    for feats in feats_list:
+        with open_features(feats) as reader:
+            for key, f in reader:
+                if args.num_utts and len(items) == args.num_utts:
+                    break
+                items.append((key, pdf_loglikes(stacked, f, dtype=np.float32)))
     return hclg, tm, ktm, items, time.perf_counter() - t0
 
 
@@ -114,6 +119,30 @@ def synthetic_inputs(args):
         ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
         items.append((f"s{i}", ll + rng.normal(scale=1.0, size=ll.shape).astype(np.float32)))
     return hclg, tm, keep[1], items, 0.0, keep
+
+
+def word_comparison(beam, words, args) -> str:
+    """How many utterances' best-path words differ between LatticeDecoder.decode faster and
+    simple, and their 1-best word errors against --text (edit distance) when it exists."""
+    keys = list(words["faster"])
+    diff = sum(words["faster"][k] != words["simple"][k] for k in keys)
+    line = (f"beam {beam:g}: LatticeDecoder.decode faster and simple best-path words differ on "
+            f"{diff} of {len(keys)} utterances")
+    if args.synthetic or not os.path.exists(args.text):
+        return line
+    import kaldialign
+    from nnetmix.decode.latgen import read_word_symbols
+    ref = dict(ln.split(None, 1) for ln in open(args.text, encoding="utf-8") if ln.strip())
+    syms = read_word_symbols(str(Path(args.exp) / "graph" / "words.txt"))
+    errs, n = {}, 0
+    for kind in ("faster", "simple"):
+        errs[kind] = 0
+        for k in keys:
+            r, h = ref[k].split(), [syms[w] for w in words[kind][k]]
+            errs[kind] += sum(a != b for a, b in kaldialign.align(r, h, "*"))
+    n = sum(len(ref[k].split()) for k in keys)
+    return line + (f"; 1-best word errors at acwt {args.acwt}: faster {errs['faster']}, simple "
+                   f"{errs['simple']} of {n} words")
 
 
 def median_time(fn, repeat):
@@ -142,6 +171,7 @@ def main() -> int:
           f"{args.max_active}, min-active {args.min_active}; medians of {args.repeat} runs")
     print(f"GMM log-likelihoods (computed once, not in the times below): {gmm_s:.3f} s, "
           f"RTF {gmm_s * 100 / frames:.4f}\n")
+    notes = []
     print("| beam | decoder | seconds | RTF | x C++ | best paths equal to C++ |")
     print("| --- | --- | --- | --- | --- | --- |")
     for beam in [float(b) for b in args.beams.split(",")]:
@@ -186,12 +216,17 @@ def main() -> int:
                                                       out.final_g, out.final_a),
                                            args.lattice_beam)
 
+        words = {}
+
         def whole(kind):
             dec = LatticeDecoder(hclg, tm, LatticeDecoderConfig(
                 beam=beam, lattice_beam=args.lattice_beam, max_active=args.max_active,
                 min_active=args.min_active, acoustic_scale=args.acwt, allow_partial=True,
                 decoder=kind))
-            return lambda: [dec.decode(ll, k) for k, ll in items]
+
+            def run():
+                words[kind] = {k: dec.decode(ll, k).words for k, ll in items}
+            return run
 
         t_cpp = median_time(cpp, args.repeat)
         rows = [("kaldi-hmm-gmm C++ faster", t_cpp),
@@ -213,6 +248,8 @@ def main() -> int:
             eq = f"{same[name]}/{len(items)}" if name in same else ""
             print(f"| {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
                   f"{t / t_cpp:.2f} | {eq} |")
+        notes.append(word_comparison(beam, words, args))
+    print("\n" + "\n".join(notes))
     del keep
     return 0
 

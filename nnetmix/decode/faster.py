@@ -43,7 +43,8 @@ __all__ = ["SearchOptions", "SearchOutput", "lattice_search", "best_path_arcs", 
 INT32_MAX = 2147483647
 PRUNE_SCALE = 0.1   # Kaldi's LatticeFasterDecoderConfig::prune_scale
 _INF = np.inf
-_JIT = dict(cache=True)   # no fastmath: costs are compared against cutoffs exactly
+_JIT = dict(cache=True, nogil=True)   # no fastmath: costs are compared to cutoffs exactly;
+# nogil: utterances can be decoded in parallel threads
 
 # counters in ctr[]: tokens used (high-water), token free head, links used, link free head
 _T_USED, _T_FREE, _L_USED, _L_FREE = 0, 1, 2, 3

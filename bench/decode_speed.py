@@ -182,9 +182,9 @@ def main() -> int:
         def ours():
             outs.clear()
             for m in scaled:
-                out = lattice_search(graph, m, tid2pdf, opts)
-                outs.append((out, best_path_arcs(out.num_states, out.src, out.dst, out.g,
-                                                 out.a, out.final_g, out.final_a)))
+                lat = lattice_search(graph, m, tid2pdf, opts).lattice
+                outs.append((lat, best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g,
+                                                 lat.a, lat.final_g, lat.final_a)))
         kcfg = khg.LatticeFasterDecoderConfig(beam=beam, lattice_beam=args.lattice_beam,
                                               max_active=args.max_active,
                                               min_active=args.min_active,
@@ -210,11 +210,8 @@ def main() -> int:
                 sres.append(sdec.get_best_path(use_final_probs=True)[1])
 
         def determinize():
-            for out, _arcs in outs:
-                determinize_lattice_pruned(RawLattice(out.num_states, 0, out.src, out.dst,
-                                                      out.ilabel, out.olabel, out.g, out.a,
-                                                      out.final_g, out.final_a),
-                                           args.lattice_beam)
+            for lat, _arcs in outs:
+                determinize_lattice_pruned(lat, args.lattice_beam)
 
         words = {}
 
@@ -237,8 +234,8 @@ def main() -> int:
                 ("LatticeDecoder.decode simple", median_time(whole("simple"), args.repeat))]
         ref = [(list(r[2]), list(r[1])) for r in kres]       # (words, alignment)
         ours_paths = []
-        for out, arcs in outs:
-            il, ol = out.ilabel[arcs], out.olabel[arcs]
+        for lat, arcs in outs:
+            il, ol = lat.ilabel[arcs], lat.olabel[arcs]
             ours_paths.append((ol[ol != 0].tolist(), il[il != 0].tolist()))
         simple_paths = [tuple(_linear_path(RawLattice.from_kaldifst(b))[:2]) for b in sres]
         simple_paths = [(list(w), list(a)) for w, a in simple_paths]

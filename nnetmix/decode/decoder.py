@@ -253,19 +253,18 @@ class LatticeDecoder:
         except ValueError as e:
             raise DecodeError(f"utterance {key}: {e}") from None
         self.last_expanded = out.expanded
-        if out.num_states == 0:
+        raw = out.lattice
+        if raw.num_states == 0:
             raise DecodeError(f"Failed to decode file {key} (no tokens survived)")
-        raw = RawLattice(out.num_states, 0, out.src, out.dst, out.ilabel, out.olabel, out.g,
-                         out.a, out.final_g, out.final_a)
-        arcs = best_path_arcs(out.num_states, out.src, out.dst, out.g, out.a, out.final_g,
-                              out.final_a)
+        arcs = best_path_arcs(raw.num_states, raw.src, raw.dst, raw.g, raw.a, raw.final_g,
+                              raw.final_a)
         if len(arcs) == 0:
             raise DecodeError(f"Failed to get traceback for utterance {key}")
-        end = int(out.dst[arcs[-1]])
-        il, ol = out.ilabel[arcs], out.olabel[arcs]
+        end = int(raw.dst[arcs[-1]])
+        il, ol = raw.ilabel[arcs], raw.olabel[arcs]
         path = (ol[ol != 0].tolist(), il[il != 0].tolist(),
-                float(out.g[arcs].sum() + out.final_g[end]),
-                float(out.a[arcs].sum() + out.final_a[end]))
+                float(raw.g[arcs].sum() + raw.final_g[end]),
+                float(raw.a[arcs].sum() + raw.final_a[end]))
         return raw, path, out.reached_final
 
 

@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from nnetmix.decode.fstarrays import GraphArrays
+from nnetmix.decode.lattice import RawLattice
 
 __all__ = ["SearchOptions", "SearchOutput", "lattice_search", "best_path_arcs", "INT32_MAX"]
 
@@ -67,23 +68,15 @@ class SearchOptions:
 
 @dataclass
 class SearchOutput:
-    """The raw lattice as arrays (arc i: src[i] -> dst[i], sorted by src; states numbered in
-    topological order, start = 0), whether a final state was reached, and per frame the number
-    of tokens ProcessEmitting expanded (cost <= cutoff) and how many of them cost strictly less
-    than the cutoff (at most max-active: the cutoff is the (max_active+1)-th best cost, and
-    tokens tied with it are expanded too, as Kaldi's)."""
+    """The raw lattice (states numbered in topological order, start 0, arcs sorted by source),
+    whether a final state was reached, and per frame the number of tokens ProcessEmitting
+    expanded (cost <= cutoff) and how many of them cost strictly less than the cutoff (at most
+    max-active: the cutoff is the (max_active+1)-th best cost, and tokens tied with it are
+    expanded too, as Kaldi's)."""
 
-    num_states: int
-    src: np.ndarray
-    dst: np.ndarray
-    ilabel: np.ndarray
-    olabel: np.ndarray
-    g: np.ndarray
-    a: np.ndarray
-    final_g: np.ndarray
-    final_a: np.ndarray
+    lattice: RawLattice
     reached_final: bool
-    expanded: np.ndarray
+    expanded: np.ndarray      # (num_frames, 2)
 
 
 @njit(**_JIT)
@@ -207,10 +200,42 @@ def _get_cutoff(cur_toks, n, toks_f, beam, max_active, min_active, beam_delta, t
     return beam_cutoff, beam, best_i
 
 
+@njit(inline="always", **_JIT)
+def _prune_links_of(t, tok_extra, toks_f, toks_i, links_i, links_f, ctr, lattice_beam):
+    """Drop token t's forward links whose extra cost (how much worse the best path through the
+    link is than the best path through its destination) exceeds lattice_beam. Returns (the
+    token's new extra cost: the least over its kept links and tok_extra, links pruned)."""
+    pruned = False
+    prev = -1
+    k = toks_i[t, 0]
+    while k >= 0:
+        nt = links_i[k, 0]
+        link_extra = toks_f[nt, 1] + ((toks_f[t, 0] + links_f[k, 1] + links_f[k, 0])
+                                      - toks_f[nt, 0])
+        nxt = links_i[k, 3]
+        if link_extra > lattice_beam:
+            if prev >= 0:
+                links_i[prev, 3] = nxt
+            else:
+                toks_i[t, 0] = nxt
+            links_i[k, 3] = ctr[_L_FREE]
+            ctr[_L_FREE] = k
+            pruned = True
+        else:
+            if link_extra < 0.0:
+                link_extra = 0.0
+            if link_extra < tok_extra:
+                tok_extra = link_extra
+            prev = k
+        k = nxt
+    return tok_extra, pruned
+
+
 @njit(**_JIT)
 def _prune_forward_links(f, frame_head, toks_f, toks_i, links_i, links_f, ctr, lattice_beam,
                          delta):
-    """Kaldi's PruneForwardLinks on frame list f: (extra costs changed, links pruned)."""
+    """Kaldi's PruneForwardLinks on frame list f, repeated until no extra cost changes by more
+    than delta: (extra costs changed, links pruned)."""
     extra_changed = False
     pruned = False
     changed = True
@@ -218,29 +243,9 @@ def _prune_forward_links(f, frame_head, toks_f, toks_i, links_i, links_f, ctr, l
         changed = False
         t = frame_head[f]
         while t >= 0:
-            tok_extra = _INF
-            prev = -1
-            k = toks_i[t, 0]
-            while k >= 0:
-                nt = links_i[k, 0]
-                link_extra = toks_f[nt, 1] + ((toks_f[t, 0] + links_f[k, 1] + links_f[k, 0])
-                                              - toks_f[nt, 0])
-                nxt = links_i[k, 3]
-                if link_extra > lattice_beam:
-                    if prev >= 0:
-                        links_i[prev, 3] = nxt
-                    else:
-                        toks_i[t, 0] = nxt
-                    links_i[k, 3] = ctr[_L_FREE]
-                    ctr[_L_FREE] = k
-                    pruned = True
-                else:
-                    if link_extra < 0.0:
-                        link_extra = 0.0
-                    if link_extra < tok_extra:
-                        tok_extra = link_extra
-                    prev = k
-                k = nxt
+            tok_extra, p = _prune_links_of(t, _INF, toks_f, toks_i, links_i, links_f, ctr,
+                                           lattice_beam)
+            pruned = pruned or p
             if abs(tok_extra - toks_f[t, 1]) > delta:
                 changed = True
             toks_f[t, 1] = tok_extra
@@ -253,6 +258,9 @@ def _prune_forward_links(f, frame_head, toks_f, toks_i, links_i, links_f, ctr, l
 @njit(**_JIT)
 def _prune_forward_links_final(f, frame_head, toks_f, toks_i, links_i, links_f, ctr,
                                lattice_beam, final_nonempty, final_best):
+    """Kaldi's PruneForwardLinksFinal on the last frame list: a token's extra cost also counts
+    its final cost (0 for every token when none is final); tokens beyond the lattice beam get
+    an infinite one (deleted by _prune_tokens_for_frame)."""
     changed = True
     delta = 1.0e-05
     while changed:
@@ -260,28 +268,8 @@ def _prune_forward_links_final(f, frame_head, toks_f, toks_i, links_i, links_f, 
         t = frame_head[f]
         while t >= 0:
             fc = (toks_f[t, 2] if final_nonempty else 0.0)
-            tok_extra = toks_f[t, 0] + fc - final_best
-            prev = -1
-            k = toks_i[t, 0]
-            while k >= 0:
-                nt = links_i[k, 0]
-                link_extra = toks_f[nt, 1] + ((toks_f[t, 0] + links_f[k, 1] + links_f[k, 0])
-                                              - toks_f[nt, 0])
-                nxt = links_i[k, 3]
-                if link_extra > lattice_beam:
-                    if prev >= 0:
-                        links_i[prev, 3] = nxt
-                    else:
-                        toks_i[t, 0] = nxt
-                    links_i[k, 3] = ctr[_L_FREE]
-                    ctr[_L_FREE] = k
-                else:
-                    if link_extra < 0.0:
-                        link_extra = 0.0
-                    if link_extra < tok_extra:
-                        tok_extra = link_extra
-                    prev = k
-                k = nxt
+            tok_extra, _p = _prune_links_of(t, toks_f[t, 0] + fc - final_best, toks_f, toks_i,
+                                            links_i, links_f, ctr, lattice_beam)
             if tok_extra > lattice_beam:
                 tok_extra = _INF
             old = toks_f[t, 1]
@@ -689,5 +677,5 @@ def lattice_search(graph: GraphArrays, scaled_loglikes: np.ndarray, tid2pdf: np.
                                                             final_nonempty)
     if cycle:
         raise ValueError("Epsilon loops exist in your decoding graph (this is not allowed!)")
-    return SearchOutput(int(n), src, dst, il, ol, g, a, fg, fa, bool(final_nonempty),
-                        expanded)
+    return SearchOutput(RawLattice(int(n), 0, src, dst, il, ol, g, a, fg, fa),
+                        bool(final_nonempty), expanded)

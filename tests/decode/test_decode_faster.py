@@ -231,3 +231,15 @@ def test_nth_element_is_stds():
         _nth_element(b, 0, n, k)
         assert b[k] == np.sort(a)[k] and np.all(b[:k] <= b[k]) and np.all(b[k + 1:] >= b[k])
         assert np.array_equal(np.sort(b), np.sort(a))
+
+
+def test_epsilon_loop_in_the_graph_is_an_error():
+    """Kaldi asserts ("Epsilon loops exist in your decoding graph"); here one error naming the
+    utterance."""
+    import kaldifst
+    tm = tiny_system()[0]
+    fst = kaldifst.compile("0\t1\t0\t0\t0.5\n1\t0\t0\t0\t0.5\n0\t0\t1\t1\t0.1\n1\t1\t2\t0\t0.1\n"
+                           "0\t0.0\n1\t0.0\n", keep_state_numbering=True)
+    ll = np.zeros((3, tm.num_pdfs), np.float32)
+    with pytest.raises(DecodeError, match="utterance e1: Epsilon loops"):
+        _decoder(fst, tm, "faster").decode(ll, "e1")

@@ -19,8 +19,10 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
   adaptive beam, lattice-beam pruning every prune-interval frames); ``simple`` (the default for
   now) is kaldi-decoder's ``LatticeSimpleDecoder``, which prunes by beam only (max-active /
   min-active accepted and not applied; said once in the log). With max-active above the number
-  of active states and min-active 0 the two give the same best paths and the same word sequences
-  within the lattice beam (tests/decode/test_decode_faster.py); kaldi-hmm-gmm's own
+  of active states and min-active 0 the two give the same best paths and, when the beam is well
+  above the lattice beam, the same word sequences within the lattice beam (LatticeSimpleDecoder
+  also keeps some links costing more than the beam, depending on its hash order;
+  tests/decode/test_decode_faster.py); kaldi-hmm-gmm's own
   LatticeFasterDecoder binds only the best path, which the faster search gives too (tested at
   several max-active / min-active settings).
 * Lattice: the raw state-level lattice is determinized with lattice-beam by

@@ -202,7 +202,7 @@ class LatticeDecoder:
         if not np.all(np.isfinite(loglikes)):
             raise DecodeError(f"utterance {key}: the log-likelihoods are not all finite")
         search = self._search_faster if cfg.decoder == "faster" else self._search_simple
-        raw, (words, ali, g, a), reached = search(loglikes, key)
+        raw, (words, ali, g, a), reached = search(loglikes, key, lattice)
         partial = False
         if not reached:
             if not cfg.allow_partial:
@@ -223,7 +223,7 @@ class LatticeDecoder:
             clat.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
         return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial)
 
-    def _search_simple(self, loglikes: np.ndarray, key: str):
+    def _search_simple(self, loglikes: np.ndarray, key: str, _lattice: bool = True):
         """kaldi-decoder's LatticeSimpleDecoder: (raw lattice, best path, reached final)."""
         T = loglikes.shape[0]
         mat = pdf_to_tid_matrix(loglikes, self.tm, self.config.acoustic_scale)
@@ -247,11 +247,13 @@ class LatticeDecoder:
             raise DecodeError(f"Unexpected problem getting lattice for utterance {key}")
         return RawLattice.from_kaldifst(raw_fst), path, reached
 
-    def _search_faster(self, loglikes: np.ndarray, key: str):
-        """The compiled LatticeFasterDecoder: (raw lattice, best path, reached final)."""
+    def _search_faster(self, loglikes: np.ndarray, key: str, lattice: bool = True):
+        """The compiled LatticeFasterDecoder: (raw lattice, best path, reached final); without
+        ``lattice`` the search keeps backpointers only and the raw lattice is the best path."""
         scaled = np.asarray(self.config.acoustic_scale * loglikes, dtype=np.float32)
         try:
-            out = lattice_search(self._graph, scaled, self._tid2pdf, self._opts)
+            out = lattice_search(self._graph, scaled, self._tid2pdf, self._opts,
+                                 best_path_only=not lattice)
         except ValueError as e:
             raise DecodeError(f"utterance {key}: {e}") from None
         self.last_expanded = out.expanded

@@ -122,6 +122,18 @@ def _add_link(links_i, links_f, ctr, toks_i, tok, next_tok, il, ol, g, ac):
 
 
 @njit(inline="always", **_JIT)
+def _set_backpointer(toks_f, toks_i, tok, prev, il, ol, g, ac):
+    """Best-path mode: the arc that gave token ``tok`` its cost (ac without the frame's
+    offset); the garbage-collection stamp is reset."""
+    toks_i[tok, 3] = prev
+    toks_i[tok, 4] = il
+    toks_i[tok, 5] = ol
+    toks_i[tok, 6] = -1
+    toks_f[tok, 3] = g
+    toks_f[tok, 4] = ac
+
+
+@njit(inline="always", **_JIT)
 def _delete_links(links_i, ctr, toks_i, tok):
     k = toks_i[tok, 0]
     while k >= 0:
@@ -321,7 +333,7 @@ def _prune_active_tokens(cur_frame_plus_one, frame_head, must_fl, must_tok, toks
 @njit(**_JIT)
 def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_next, n_eps,
                          state2tok, cur_states, cur_toks, n_cur, queue, nq, toks_f, toks_i,
-                         links_i, links_f, ctr, frame_head):
+                         links_i, links_f, ctr, frame_head, keep_links):
     """Kaldi's ProcessNonemitting from a queue of nq states. Returns (n_cur, nq, status):
     status 0 when the queue is empty, 1 when the token or link arrays, 2 when the queue must
     grow before the next state (the caller grows them and calls again). The arrays are never
@@ -331,7 +343,7 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
         a0 = arc_start[s]
         a1 = arc_start[s + 1]
         if (ctr[_T_USED] + (a1 - a0) > toks_f.shape[0]
-                or ctr[_L_USED] + (a1 - a0) > links_f.shape[0]):
+                or (keep_links and ctr[_L_USED] + (a1 - a0) > links_f.shape[0])):
             return n_cur, nq, 1
         if nq - 1 + (a1 - a0) > queue.shape[0]:
             return n_cur, nq, 2
@@ -340,7 +352,8 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
         cur_cost = toks_f[tok, 0]
         if cur_cost >= cutoff:
             continue
-        _delete_links(links_i, ctr, toks_i, tok)
+        if keep_links:
+            _delete_links(links_i, ctr, toks_i, tok)
         for a in range(a0, a1):
             if arc_il[a] != 0:
                 continue
@@ -360,7 +373,10 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
                 elif toks_f[nt, 0] > tot:
                     toks_f[nt, 0] = tot
                     changed = True
-                _add_link(links_i, links_f, ctr, toks_i, tok, nt, 0, arc_ol[a], g, 0.0)
+                if keep_links:
+                    _add_link(links_i, links_f, ctr, toks_i, tok, nt, 0, arc_ol[a], g, 0.0)
+                elif changed:
+                    _set_backpointer(toks_f, toks_i, nt, tok, 0, arc_ol[a], g, 0.0)
                 if changed and n_eps[ns] != 0:
                     queue[nq] = ns
                     nq += 1
@@ -371,7 +387,7 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
 def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset, arc_start,
                       arc_il, arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks,
                       n_prev, state2tok, cur_states, cur_toks, toks_f, toks_i, links_i,
-                      links_f, ctr, frame_head):
+                      links_f, ctr, frame_head, keep_links):
     """The main loop of Kaldi's ProcessEmitting (the caller has reserved room for one token and
     one link per emitting arc). Returns (n_cur, next_cutoff, tokens expanded, of those below
     the cutoff)."""
@@ -400,6 +416,7 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
                 next_cutoff = tot + adaptive_beam
             ns = arc_next[a]
             nt = state2tok[ns]
+            better = True
             if nt < 0:
                 nt = _new_tok(toks_f, toks_i, ctr, tot, frame + 1, frame_head)
                 state2tok[ns] = nt
@@ -408,20 +425,97 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
                 n_cur += 1
             elif toks_f[nt, 0] > tot:
                 toks_f[nt, 0] = tot
-            _add_link(links_i, links_f, ctr, toks_i, tok, nt, il, arc_ol[a], g, acost)
+            else:
+                better = False
+            if keep_links:
+                _add_link(links_i, links_f, ctr, toks_i, tok, nt, il, arc_ol[a], g, acost)
+            elif better:
+                _set_backpointer(toks_f, toks_i, nt, tok, il, arc_ol[a], g, acost - cost_offset)
     return n_cur, next_cutoff, n_exp, n_below
 
 
 @njit(**_JIT)
+def _collect_backpointers(frame, frame_head, toks_i, ctr, stamp):
+    """Best-path mode's garbage collection: stamp every token the tokens of frame list
+    ``frame`` trace back to, free the unstamped ones of the earlier frames."""
+    t = frame_head[frame]
+    while t >= 0:
+        u = t
+        while u >= 0 and toks_i[u, 6] != stamp:
+            toks_i[u, 6] = stamp
+            u = toks_i[u, 3]
+        t = toks_i[t, 1]
+    for f in range(frame):
+        prev = -1
+        t = frame_head[f]
+        while t >= 0:
+            nxt = toks_i[t, 1]
+            if toks_i[t, 6] != stamp:
+                if prev >= 0:
+                    toks_i[prev, 1] = nxt
+                else:
+                    frame_head[f] = nxt
+                toks_i[t, 1] = ctr[_T_FREE]
+                ctr[_T_FREE] = t
+            else:
+                prev = t
+            t = nxt
+
+
+@njit(**_JIT)
+def _trace_backpointers(frame_head, toks_f, toks_i, final_nonempty):
+    """Best-path mode: the best last-frame token (with its final cost; all count as final when
+    none is) traced back. Returns (ilabel, olabel, graph, acoustic) per arc in order and the
+    final cost."""
+    num_frames = frame_head.shape[0] - 1
+    best = _INF
+    best_t = -1
+    t = frame_head[num_frames]
+    while t >= 0:
+        c = toks_f[t, 0] + (toks_f[t, 2] if final_nonempty else 0.0)
+        if c < best:
+            best = c
+            best_t = t
+        t = toks_i[t, 1]
+    n = 0
+    t = best_t
+    while t >= 0 and toks_i[t, 3] >= 0:
+        n += 1
+        t = toks_i[t, 3]
+    il = np.empty(n, np.int64)
+    ol = np.empty(n, np.int64)
+    g = np.empty(n, np.float64)
+    a = np.empty(n, np.float64)
+    t = best_t
+    while t >= 0 and toks_i[t, 3] >= 0:
+        n -= 1
+        il[n] = toks_i[t, 4]
+        ol[n] = toks_i[t, 5]
+        g[n] = toks_f[t, 3]
+        a[n] = toks_f[t, 4]
+        t = toks_i[t, 3]
+    fc = 0.0
+    if best_t >= 0 and final_nonempty:
+        fc = toks_f[best_t, 2]
+    return il, ol, g, a, fc, best_t >= 0
+
+
+@njit(**_JIT)
 def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, ac, tid2pdf,
-            beam, max_active, min_active, lattice_beam, prune_interval, beam_delta):
+            beam, max_active, min_active, lattice_beam, prune_interval, beam_delta, keep_links):
     """The whole utterance. Returns the token/link arrays and the frame lists for
-    :func:`_raw_lattice`, whether a final state was reached and the per-frame expanded counts."""
+    :func:`_raw_lattice` (or, without links, for :func:`_trace_backpointers`), whether a final
+    state was reached and the per-frame expanded counts.
+
+    keep_links=False is the best-path-only mode: each token keeps the arc that gave it its cost
+    (a backpointer) instead of forward links, nothing is lattice-pruned, and every
+    prune-interval frames the tokens no current token traces back to are freed. The search
+    (cutoffs, tokens) is the same, so is the best path."""
     num_frames = ac.shape[0]
     num_states = final_w.shape[0]
     cap = 1024
-    toks_f = np.empty((cap, 3), np.float64)
-    toks_i = np.empty((cap, 3), np.int64)
+    toks_f = np.empty((cap, 3 if keep_links else 5), np.float64)
+    toks_i = np.empty((cap, 3 if keep_links else 7), np.int64)
     links_f = np.empty((cap * 2, 2), np.float64)
     links_i = np.empty((cap * 2, 4), np.int64)
     ctr = np.array([0, -1, 0, -1], np.int64)
@@ -439,6 +533,9 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     queue = np.empty(num_states, np.int64)
 
     t0 = _new_tok(toks_f, toks_i, ctr, 0.0, 0, frame_head)
+    if not keep_links:
+        _set_backpointer(toks_f, toks_i, t0, -1, 0, 0, 0.0, 0.0)
+    stamp = 0
     state2tok[start] = t0
     cur_states[0] = start
     cur_toks[0] = t0
@@ -456,7 +553,7 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             n_cur, nq, status = _process_nonemitting(
                 frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_next, n_eps, state2tok,
                 cur_states, cur_toks, n_cur, queue, nq, toks_f, toks_i, links_i, links_f, ctr,
-                frame_head)
+                frame_head, keep_links)
             if status == 1:
                 toks_f = _grow(toks_f)
                 toks_i = _grow(toks_i)
@@ -468,9 +565,13 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             break
         # ---- PruneActiveTokens every prune_interval frames ----
         if frame % prune_interval == 0:
-            _prune_active_tokens(frame, frame_head, must_fl, must_tok, toks_f, toks_i,
-                                 links_i, links_f, ctr, lattice_beam,
-                                 lattice_beam * PRUNE_SCALE)
+            if keep_links:
+                _prune_active_tokens(frame, frame_head, must_fl, must_tok, toks_f, toks_i,
+                                     links_i, links_f, ctr, lattice_beam,
+                                     lattice_beam * PRUNE_SCALE)
+            elif frame > 0:
+                stamp += 1
+                _collect_backpointers(frame, frame_head, toks_i, ctr, stamp)
         # ---- ProcessEmitting: frame list `frame` -> `frame + 1` ----
         n_prev = n_cur
         need = 0
@@ -482,7 +583,7 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
         while ctr[_T_USED] + need > toks_f.shape[0]:
             toks_f = _grow(toks_f)
             toks_i = _grow(toks_i)
-        while ctr[_L_USED] + need > links_f.shape[0]:
+        while keep_links and ctr[_L_USED] + need > links_f.shape[0]:
             links_f = _grow(links_f)
             links_i = _grow(links_i)
         cur_cutoff, adaptive_beam, best_i = _get_cutoff(prev_toks, n_prev, toks_f, beam,
@@ -504,7 +605,7 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
         n_cur, next_cutoff, n_exp, n_below = _process_emitting(
             frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset, arc_start, arc_il,
             arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks, n_prev, state2tok,
-            cur_states, cur_toks, toks_f, toks_i, links_i, links_f, ctr, frame_head)
+            cur_states, cur_toks, toks_f, toks_i, links_i, links_f, ctr, frame_head, keep_links)
         expanded[frame, 0] = n_exp
         expanded[frame, 1] = n_below
         cutoff = next_cutoff
@@ -522,6 +623,9 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             best_final = toks_f[t, 0] + fc
     final_nonempty = best_final != _INF
     final_best = best_final if final_nonempty else best
+    if not keep_links:
+        return (frame_head, toks_f, toks_i, links_i, links_f, cost_offsets, final_nonempty,
+                expanded)
     _prune_forward_links_final(num_frames, frame_head, toks_f, toks_i, links_i, links_f, ctr,
                                lattice_beam, final_nonempty, final_best)
     for f in range(num_frames - 1, -1, -1):
@@ -661,17 +765,30 @@ def best_path_arcs(num_states, src, dst, g, a, final_g, final_a):
 
 
 def lattice_search(graph: GraphArrays, scaled_loglikes: np.ndarray, tid2pdf: np.ndarray,
-                   opts: SearchOptions) -> SearchOutput:
+                   opts: SearchOptions, best_path_only: bool = False) -> SearchOutput:
     """Decode one utterance. ``scaled_loglikes`` is (T, num_pdfs): acoustic_scale times the
     pdf log-likelihoods (Kaldi's DecodableMatrixScaledMapped); ``tid2pdf[tid]`` maps an input
-    label to its column. Raises ValueError when the epsilon arcs of a frame form a cycle."""
+    label to its column. ``best_path_only``: the same search keeping backpointers instead of
+    forward links; the lattice returned is then the best path alone (linear). Raises
+    ValueError when the epsilon arcs of a frame form a cycle (lattice mode)."""
     (frame_head, toks_f, toks_i, links_i, links_f, offsets, final_nonempty,
      expanded) = _search(graph.arc_start, graph.ilabel, graph.olabel, graph.weight,
                          graph.nextstate, graph.final, graph.num_input_eps, graph.start,
                          np.ascontiguousarray(scaled_loglikes, dtype=np.float32),
                          np.ascontiguousarray(tid2pdf, dtype=np.int64), float(opts.beam),
                          int(opts.max_active), int(opts.min_active), float(opts.lattice_beam),
-                         max(int(opts.prune_interval), 1), float(opts.beam_delta))
+                         max(int(opts.prune_interval), 1), float(opts.beam_delta),
+                         not best_path_only)
+    if best_path_only:
+        il, ol, g, a, fc, found = _trace_backpointers(frame_head, toks_f, toks_i,
+                                                      final_nonempty)
+        n = len(il) + 1 if found else 0
+        final_g, final_a = np.full(n, np.inf), np.full(n, np.inf)
+        if found:
+            final_g[-1], final_a[-1] = fc, 0.0
+        steps = np.arange(len(il), dtype=np.int64)
+        return SearchOutput(RawLattice(n, 0, steps, steps + 1, il, ol, g, a, final_g, final_a),
+                            bool(final_nonempty), expanded)
     n, src, dst, il, ol, g, a, fg, fa, cycle = _raw_lattice(frame_head, toks_f, toks_i,
                                                             links_i, links_f, offsets,
                                                             final_nonempty)

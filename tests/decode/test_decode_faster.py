@@ -249,3 +249,30 @@ def test_epsilon_loop_in_the_graph_is_an_error():
     ll = np.zeros((3, tm.num_pdfs), np.float32)
     with pytest.raises(DecodeError, match="utterance e1: Epsilon loops"):
         _decoder(fst, tm, "faster").decode(ll, "e1")
+
+
+@pytest.mark.parametrize("opts", [dict(beam=6.0, **NO_HISTOGRAM), dict(beam=10.0, max_active=5,
+                                                                      min_active=2),
+                                  dict(beam=3.0, prune_interval=3)])
+def test_best_path_only_mode_gives_the_lattice_modes_best_path(digits, opts):
+    """decode(lattice=False): the same search with backpointers instead of forward links (and
+    their garbage collection every prune-interval frames) gives the same best path."""
+    tm = tiny_system()[0]
+    for seed in range(8):
+        rng = np.random.default_rng(200 + seed)
+        fst = random_decoding_graph(rng, int(rng.integers(5, 40)), tm.num_transition_ids, 4,
+                                    eps_prob=0.3, word_prob=0.1)
+        ll = rng.normal(scale=2.0, size=(int(rng.integers(5, 40)), tm.num_pdfs)).astype(
+            np.float32)
+        dec = _decoder(fst, tm, "faster", **opts)
+        full, best = dec.decode(ll, "b"), dec.decode(ll, "b", lattice=False)
+        assert best.lattice is None
+        assert (best.words, best.alignment, best.partial) == (full.words, full.alignment,
+                                                              full.partial)
+        assert best.likelihood == pytest.approx(full.likelihood, abs=1e-6)
+    tm, tree, hclg, _keep, word_phones = digits
+    rng = np.random.default_rng(9)
+    ll = _digits_loglikes(tree, tm, word_phones, [3, 5, 7, 4], rng, noise=2.0)
+    dec = _decoder(hclg, tm, "faster", **opts)
+    full, best = dec.decode(ll, "d"), dec.decode(ll, "d", lattice=False)
+    assert (best.words, best.alignment) == (full.words, full.alignment)

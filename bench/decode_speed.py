@@ -6,6 +6,8 @@ Decodes the same utterances with, side by side in one run and at the same beam:
 
 * ``nnetmix faster``: nnetmix.decode.faster.lattice_search (the compiled LatticeFasterDecoder:
   search, final pruning, raw lattice) plus its best path -- no determinization;
+* ``nnetmix faster, best path only``: the same search keeping backpointers, not forward links
+  (``best_path_only=True``, what ``LatticeDecoder.decode(lattice=False)`` runs);
 * ``kaldi-hmm-gmm C++ faster``: Kaldi's LatticeFasterDecoder through kaldi-hmm-gmm's
   decode_utterance_lattice_faster (Decode, then GetBestPath: raw lattice + shortest path);
 * ``kaldi-decoder simple``: kaldi-decoder's LatticeSimpleDecoder (decode + get_best_path);
@@ -185,6 +187,14 @@ def main() -> int:
                 lat = lattice_search(graph, m, tid2pdf, opts).lattice
                 outs.append((lat, best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g,
                                                  lat.a, lat.final_g, lat.final_a)))
+        bp_paths = []
+
+        def ours_best_path():
+            bp_paths.clear()
+            for m in scaled:
+                lat = lattice_search(graph, m, tid2pdf, opts, best_path_only=True).lattice
+                bp_paths.append((lat.olabel[lat.olabel != 0].tolist(),
+                                 lat.ilabel[lat.ilabel != 0].tolist()))
         kcfg = khg.LatticeFasterDecoderConfig(beam=beam, lattice_beam=args.lattice_beam,
                                               max_active=args.max_active,
                                               min_active=args.min_active,
@@ -228,6 +238,7 @@ def main() -> int:
         t_cpp = median_time(cpp, args.repeat)
         rows = [("kaldi-hmm-gmm C++ faster", t_cpp),
                 ("nnetmix faster", median_time(ours, args.repeat)),
+                ("nnetmix faster, best path only", median_time(ours_best_path, args.repeat)),
                 ("kaldi-decoder simple", median_time(simple, args.repeat)),
                 ("nnetmix determinize (faster's lattices)", median_time(determinize, args.repeat)),
                 ("LatticeDecoder.decode faster", median_time(whole("faster"), args.repeat)),
@@ -240,6 +251,7 @@ def main() -> int:
         simple_paths = [tuple(_linear_path(RawLattice.from_kaldifst(b))[:2]) for b in sres]
         simple_paths = [(list(w), list(a)) for w, a in simple_paths]
         same = {"nnetmix faster": sum(a == b for a, b in zip(ours_paths, ref)),
+                "nnetmix faster, best path only": sum(a == b for a, b in zip(bp_paths, ref)),
                 "kaldi-decoder simple": sum(a == b for a, b in zip(simple_paths, ref))}
         for name, t in rows:
             eq = f"{same[name]}/{len(items)}" if name in same else ""

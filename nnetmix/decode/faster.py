@@ -23,6 +23,11 @@ Same search as Kaldi's, step by step:
   their epsilon links, start state first; final weights (final cost, 0), or One on every
   last-frame token when no final state was reached (Kaldi's partial output).
 
+Best-path-only mode (``best_path_only=True``; what ``LatticeDecoder.decode(lattice=False)``
+runs): the same search, each token keeping the arc that gave it its cost instead of forward
+links; every prune-interval frames the tokens that no token of the newest frame traces back to
+are freed. Its best path is the lattice mode's (LatticeFasterDecoder::GetBestPath).
+
 Data layout (no per-token Python objects): tokens and forward links live in growing arrays
 with free lists (Kaldi's memory pools); each frame has a singly linked token list (new tokens at
 the head, as Kaldi's); the per-frame hash from state to token is an array indexed by state

@@ -989,7 +989,8 @@ def digits_system():
     for h in range(len(digits) + 1):      # history: 0 = sentence start, i = digit i
         weights = [1.0 + (h * (j + 1)) % 3 for j in range(len(digits))]
         for j, w in enumerate(digits):
-            g_lines.append(f"{h}\t{j + 1}\t{w}\t{w}\t{-math.log(0.9 * weights[j] / sum(weights))!r}")
+            cost = -math.log(0.9 * weights[j] / sum(weights))
+            g_lines.append(f"{h}\t{j + 1}\t{w}\t{w}\t{cost!r}")
         g_lines.append(f"{h}\t{-math.log(0.1)!r}")
     G = kaldifst.compile("\n".join(g_lines) + "\n", keep_state_numbering=True)
     topo = default_topology(list(range(1, num_phones + 1)), [1, 2], 3, 5)
@@ -1004,8 +1005,8 @@ def random_decoding_graph(rng, num_states: int, num_tids: int, num_words: int,
                           arcs_per_state: int = 3, eps_prob: float = 0.2,
                           word_prob: float = 0.3):
     """A random StdVectorFst for the decoders: emitting arcs anywhere (input labels 1..num_tids,
-    a word on a fraction word_prob), epsilon-input arcs only to higher states (no epsilon cycles), weights in
-    [0, 2), about a quarter of the states final; start state 0."""
+    a word on a fraction word_prob), epsilon-input arcs only to higher states (no epsilon
+    cycles), weights in [0, 2), about a quarter of the states final; start state 0."""
     lines = []
     for s in range(num_states):
         for _ in range(arcs_per_state):

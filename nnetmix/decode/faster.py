@@ -299,13 +299,18 @@ def _prune_forward_links_final(f, frame_head, toks_f, toks_i, links_i, links_f, 
 
 
 @njit(**_JIT)
-def _prune_tokens_for_frame(f, frame_head, toks_f, toks_i, links_i, ctr):
+def _prune_tokens_for_frame(f, frame_head, toks_f, toks_i, links_i, ctr, stamp=-1):
+    """Kaldi's PruneTokensForFrame: free frame list f's tokens whose extra cost is infinite (no
+    forward link survived); in best-path mode (stamp >= 0) those _collect_backpointers did not
+    stamp."""
     prev = -1
     t = frame_head[f]
     while t >= 0:
         nxt = toks_i[t, 1]
-        if toks_f[t, 1] == _INF:
-            _delete_links(links_i, ctr, toks_i, t)
+        drop = toks_i[t, 6] != stamp if stamp >= 0 else toks_f[t, 1] == _INF
+        if drop:
+            if stamp < 0:
+                _delete_links(links_i, ctr, toks_i, t)
             if prev >= 0:
                 toks_i[prev, 1] = nxt
             else:
@@ -440,7 +445,7 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
 
 
 @njit(**_JIT)
-def _collect_backpointers(frame, frame_head, toks_i, ctr, stamp):
+def _collect_backpointers(frame, frame_head, toks_f, toks_i, links_i, ctr, stamp):
     """Best-path mode's garbage collection: stamp every token the tokens of frame list
     ``frame`` trace back to, free the unstamped ones of the earlier frames."""
     t = frame_head[frame]
@@ -451,20 +456,7 @@ def _collect_backpointers(frame, frame_head, toks_i, ctr, stamp):
             u = toks_i[u, 3]
         t = toks_i[t, 1]
     for f in range(frame):
-        prev = -1
-        t = frame_head[f]
-        while t >= 0:
-            nxt = toks_i[t, 1]
-            if toks_i[t, 6] != stamp:
-                if prev >= 0:
-                    toks_i[prev, 1] = nxt
-                else:
-                    frame_head[f] = nxt
-                toks_i[t, 1] = ctr[_T_FREE]
-                ctr[_T_FREE] = t
-            else:
-                prev = t
-            t = nxt
+        _prune_tokens_for_frame(f, frame_head, toks_f, toks_i, links_i, ctr, stamp)
 
 
 @njit(**_JIT)
@@ -576,7 +568,7 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
                                      lattice_beam * PRUNE_SCALE)
             elif frame > 0:
                 stamp += 1
-                _collect_backpointers(frame, frame_head, toks_i, ctr, stamp)
+                _collect_backpointers(frame, frame_head, toks_f, toks_i, links_i, ctr, stamp)
         # ---- ProcessEmitting: frame list `frame` -> `frame + 1` ----
         n_prev = n_cur
         need = 0

@@ -148,7 +148,8 @@ def test_min_active_above_graph_size_is_exhaustive(seed):
 
 def test_max_active_caps_expanded_tokens_and_matches_kaldi(digits):
     """Kaldi's GetCutoff keeps the tokens up to the (max_active+1)-th best cost (at most
-    max-active strictly below it; ties with it are kept); the best path equals the C++ LatticeFasterDecoder's (kaldi-hmm-gmm) at the same options."""
+    max-active strictly below it; ties with it are kept); the best path equals the C++
+    LatticeFasterDecoder's (kaldi-hmm-gmm) at the same options."""
     tm, tree, hclg, keep, word_phones = digits
     rng = np.random.default_rng(7)
     words = [int(w) for w in rng.choice(list(word_phones), size=5)]

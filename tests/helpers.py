@@ -988,6 +988,82 @@ def loglikes_for(tm, pdf_seq, good: float = 0.0, bad: float = -8.0) -> np.ndarra
     return m
 
 
+def compile_hclg(tm, tree, L, G, disambig_phones) -> tuple:
+    """(HCLG, objects to keep alive) of a monophone system, as utils/mkgraph.sh builds it."""
+    from nnetmix.decode.graph import add_self_loops, make_clg, make_h, make_hclga, make_lg
+    from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
+    kc = to_khg_context_dependency(tree, tm.topo)
+    ktm = to_khg_transition_model(tm, tree=tree, ctx_dep=kc)
+    CLG, ilabels = make_clg(make_lg(L, G), disambig_phones, 1, 0)
+    Ha, dtid = make_h(ilabels, kc, ktm)
+    return add_self_loops(ktm, make_hclga(Ha, CLG, dtid), 0.1), (kc, ktm)
+
+
+def digits_system():
+    """(TransitionModel, tree, HCLG, keep, word_phones) of a monophone system on
+    DIGITS_LEXICON: phones 1 sil, 2 spn, then the nonsilence phones (3 states; silence 5), L with
+    optional silence after each word (probability 0.5), G a bigram over the six digit words (end
+    probability 0.1). Its HCLG is the size of the digits recipe's (a few hundred states).
+    ``word_phones`` maps word ids to phone ids; ``keep`` holds kaldi-hmm-gmm objects the graph's
+    users keep alive."""
+    lex = [line.split() for line in DIGITS_LEXICON.splitlines() if line.strip()]
+    nonsil = sorted({p for w in lex for p in w[1:]} - {"sil", "spn"})
+    phones = {"sil": 1, "spn": 2, **{p: i + 3 for i, p in enumerate(nonsil)}}
+    num_phones = len(phones)
+    d0, d1 = num_phones + 1, num_phones + 2
+    words = {w[0]: i + 1 for i, w in enumerate(lex)}
+    w0 = len(words) + 1
+    half = f"{math.log(2.0)!r}"
+    lines, nxt = [f"0\t0\t{d0}\t{w0}"], 2
+    word_phones = {}
+    for w, *pron in lex:
+        ids = [phones[p] for p in pron]
+        word_phones[words[w]] = ids
+        src, ol = 0, words[w]
+        for p in ids[:-1]:
+            lines.append(f"{src}\t{nxt}\t{p}\t{ol}")
+            src, ol, nxt = nxt, 0, nxt + 1
+        lines += [f"{src}\t0\t{ids[-1]}\t{ol}\t{half}", f"{src}\t1\t{ids[-1]}\t{ol}\t{half}"]
+    lines += ["1\t0\t1\t0", "0\t0.0", "1\t0.0"]
+    L = kaldifst.compile("\n".join(lines) + "\n", keep_state_numbering=True)
+    digits = [words[w] for w in ("EIGHT", "FIVE", "OH", "ONE", "SEVEN", "TWO")]
+    g_lines = []
+    for h in range(len(digits) + 1):      # history: 0 = sentence start, i = digit i
+        weights = [1.0 + (h * (j + 1)) % 3 for j in range(len(digits))]
+        for j, w in enumerate(digits):
+            cost = -math.log(0.9 * weights[j] / sum(weights))
+            g_lines.append(f"{h}\t{j + 1}\t{w}\t{w}\t{cost!r}")
+        g_lines.append(f"{h}\t{-math.log(0.1)!r}")
+    G = kaldifst.compile("\n".join(g_lines) + "\n", keep_state_numbering=True)
+    topo = default_topology(list(range(1, num_phones + 1)), [1, 2], 3, 5)
+    tree = monophone_context_dependency(list(range(1, num_phones + 1)),
+                                        topo.phone_to_num_pdf_classes())
+    tm = TransitionModel.build(tree, topo)
+    hclg, keep = compile_hclg(tm, tree, L, G, [d0, d1])
+    return tm, tree, hclg, keep, {w: word_phones[w] for w in digits}
+
+
+def random_decoding_graph(rng, num_states: int, num_tids: int, num_words: int,
+                          arcs_per_state: int = 3, eps_prob: float = 0.2,
+                          word_prob: float = 0.3):
+    """A random StdVectorFst for the decoders: emitting arcs anywhere (input labels 1..num_tids,
+    a word on a fraction word_prob), epsilon-input arcs only to higher states (no epsilon
+    cycles), weights in [0, 2), about a quarter of the states final; start state 0."""
+    lines = []
+    for s in range(num_states):
+        for _ in range(arcs_per_state):
+            ol = int(rng.integers(1, num_words + 1)) if rng.uniform() < word_prob else 0
+            lines.append(f"{s}\t{int(rng.integers(num_states))}\t"
+                         f"{int(rng.integers(1, num_tids + 1))}\t{ol}\t{rng.uniform(0, 2)!r}")
+        if s + 1 < num_states and rng.uniform() < eps_prob:
+            ol = int(rng.integers(0, num_words + 1))
+            lines.append(f"{s}\t{int(rng.integers(s + 1, num_states))}\t0\t{ol}\t"
+                         f"{rng.uniform(0, 2)!r}")
+    finals = [s for s in range(num_states) if rng.uniform() < 0.25] or [num_states - 1]
+    lines += [f"{s}\t{rng.uniform(0, 2)!r}" for s in finals]
+    return kaldifst.compile("\n".join(lines) + "\n", keep_state_numbering=True)
+
+
 def yesno_lang(tmp: Path, fixtures: Path) -> tuple[Path, Path]:
     """A lang dir and a model dir from the Kaldi yesno fixture files."""
     y = fixtures / "yesno"

@@ -19,7 +19,8 @@ __all__ = ["LatticeDecoder", "LatticeDecoderConfig", "DecodeResult", "DecodeErro
            "read_decoding_graph", "pdf_to_tid_matrix", "latgen", "LatgenSummary",
            "CompactLattice", "RawLattice", "LatticeError", "determinize_lattice_pruned",
            "best_path", "CompactLatticeWriter", "iter_compact_lattices", "GraphError",
-           "make_lg", "make_clg", "make_h", "make_hclga", "add_self_loops", "push_special"]
+           "make_lg", "make_clg", "make_h", "make_hclga", "add_self_loops", "push_special",
+           "lattice_search", "SearchOptions", "SearchOutput", "GraphArrays", "graph_arrays"]
 
 _WHERE = {
     "LatticeDecoder": "decoder", "LatticeDecoderConfig": "decoder", "DecodeResult": "decoder",
@@ -30,6 +31,8 @@ _WHERE = {
     "CompactLatticeWriter": "latio", "iter_compact_lattices": "latio",
     "GraphError": "graph", "make_lg": "graph", "make_clg": "graph", "make_h": "graph",
     "make_hclga": "graph", "add_self_loops": "graph", "push_special": "graph",
+    "lattice_search": "faster", "SearchOptions": "faster", "SearchOutput": "faster",
+    "GraphArrays": "fstarrays", "graph_arrays": "fstarrays",
 }
 
 

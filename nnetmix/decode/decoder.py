@@ -14,11 +14,17 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
 * Acoustic scores: kaldi-decoder's ``DecodableCtc(matrix)`` returns ``matrix[t, i - 1]`` for
   index i (checked), so the matrix given is (T x num-transition-ids) with column tid-1 =
   acoustic_scale * loglike[t, pdf(tid)] -- Kaldi's DecodableMatrixScaledMapped.
-* Search: kaldi-decoder's ``LatticeSimpleDecoder`` (beam, lattice-beam, prune-interval). It is
-  the only lattice-producing decoder bound with ``get_raw_lattice``; kaldi-hmm-gmm's
-  LatticeFasterDecoder only gives the best path. LatticeSimpleDecoder has no max-active /
-  min-active histogram pruning, so those options are accepted and not applied (say it in the
-  log once); beam pruning is Kaldi's.
+* Search, ``--decoder``: ``faster`` is Kaldi's LatticeFasterDecoder compiled here
+  (:mod:`nnetmix.decode.faster`: beam, max-active / min-active histogram pruning with the
+  adaptive beam, lattice-beam pruning every prune-interval frames); ``simple`` (the default for
+  now) is kaldi-decoder's ``LatticeSimpleDecoder``, which prunes by beam only (max-active /
+  min-active accepted and not applied; said once in the log). With max-active above the number
+  of active states and min-active 0 the two give the same best paths and, when the beam is well
+  above the lattice beam, the same word sequences within the lattice beam (LatticeSimpleDecoder
+  also keeps some links costing more than the beam, depending on its hash order;
+  tests/decode/test_decode_faster.py); kaldi-hmm-gmm's own
+  LatticeFasterDecoder binds only the best path, which the faster search gives too (tested at
+  several max-active / min-active settings).
 * Lattice: the raw state-level lattice is determinized with lattice-beam by
   :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (not bound; written here), then the
   acoustic costs are divided by acoustic_scale, as gmm-latgen-faster does before writing.
@@ -28,12 +34,15 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst (importing kaldifst first can hang)
 import kaldi_decoder
 import kaldifst  # noqa: F401
 import numpy as np
 
+from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search
+from nnetmix.decode.fstarrays import ConstFstError, graph_arrays, parse_const_fst
 from nnetmix.decode.lattice import (CompactLattice, LatticeError, RawLattice,
                                     determinize_lattice_pruned)
 from nnetmix.errors import NnetmixError
@@ -56,10 +65,10 @@ class LatticeDecoderConfig:
     beam: float = field(default=16.0, metadata={"help": "Decoding beam.  Larger->slower, more "
                                                         "accurate."})
     max_active: int = field(default=2147483647, metadata={
-        "help": "Decoder max active states.  Larger->slower; more accurate (accepted; "
-                "LatticeSimpleDecoder applies no histogram pruning)"})
+        "help": "Decoder max active states.  Larger->slower; more accurate (--decoder=faster "
+                "only; simple applies no histogram pruning)"})
     min_active: int = field(default=200, metadata={
-        "help": "Decoder minimum #active states (accepted; not applied, see max-active)"})
+        "help": "Decoder minimum #active states (--decoder=faster only, as max-active)"})
     lattice_beam: float = field(default=10.0, metadata={
         "help": "Lattice generation beam.  Larger->slower, and deeper lattices"})
     prune_interval: int = field(default=25, metadata={
@@ -71,11 +80,16 @@ class LatticeDecoderConfig:
         "help": "Increment used in decoding-- this parameter is obscure and relates to a speedup "
                 "in the way the max-active constraint is applied.  Larger is more accurate."})
     hash_ratio: float = field(default=2.0, metadata={
-        "help": "Setting used in decoder to control hash behavior"})
+        "help": "Setting used in decoder to control hash behavior (accepted; the faster "
+                "decoder's state-to-token map is an array over all states)"})
     acoustic_scale: float = field(default=0.1, metadata={
         "help": "Scaling factor for acoustic likelihoods"})
     allow_partial: bool = field(default=False, metadata={
         "help": "If true, produce output even if end state was not reached."})
+    decoder: str = field(default="simple", metadata={
+        "help": "Search: 'faster' (Kaldi's LatticeFasterDecoder, compiled here: beam, "
+                "max-active, min-active, adaptive beam) or 'simple' (kaldi-decoder's "
+                "LatticeSimpleDecoder: beam only)"})
 
 
 @dataclass
@@ -88,7 +102,7 @@ class DecodeResult:
     alignment: list[int]
     likelihood: float
     num_frames: int
-    lattice: CompactLattice
+    lattice: Optional[CompactLattice]
     partial: bool = False
 
 
@@ -113,41 +127,18 @@ def read_decoding_graph(path: str) -> "kaldifst.StdVectorFst":
 
 def _read_const_fst(path: str) -> "kaldifst.StdVectorFst":
     """A ConstFst<StdArc> (what Kaldi's mkgraph.sh writes after fstconvert --fst_type=const),
-    which kaldifst 1.7.17 cannot read ("Unknown FST type const"): parsed here (OpenFst const-
-    fst.h: header, then 16-byte-aligned when flagged, the states (float final, uint32 first arc,
-    uint32 arcs, uint32 input and output epsilons) and the arcs (ilabel, olabel, float weight,
-    nextstate)) and rebuilt as a VectorFst."""
-    import struct
+    which kaldifst 1.7.17 cannot read ("Unknown FST type const"): parsed by
+    :func:`nnetmix.decode.fstarrays.parse_const_fst` and rebuilt as a VectorFst."""
     with open(path, "rb") as fh:
-        data = fh.read()
-    pos = 4
-    names = []
-    for _ in range(2):
-        (n,) = struct.unpack_from("<i", data, pos)
-        names.append(data[pos + 4:pos + 4 + n].decode("ascii"))
-        pos += 4 + n
-    if names != ["const", "standard"]:
-        raise DecodeError(f"{path}: a const FST of {names[1]} arcs; expected standard arcs")
-    _version, flags, _props, start, nstates, narcs = struct.unpack_from("<iiQqqq", data, pos)
-    pos += struct.calcsize("<iiQqqq")
-    if flags & 3:
-        raise DecodeError(f"{path}: FSTs with symbol tables inside are not supported")
-    align = bool(flags & 4)
-    if align:
-        pos += (-pos) % 16
-    states = np.frombuffer(data, dtype=np.dtype([("final", "<f4"), ("pos", "<u4"),
-                                                 ("narcs", "<u4"), ("ni", "<u4"),
-                                                 ("no", "<u4")]), count=nstates, offset=pos)
-    pos += states.nbytes
-    if align:
-        pos += (-pos) % 16
-    arcs = np.frombuffer(data, dtype=np.dtype([("il", "<i4"), ("ol", "<i4"), ("w", "<f4"),
-                                               ("next", "<i4")]), count=narcs, offset=pos)
-    src = np.repeat(np.arange(nstates), states["narcs"].astype(np.int64))
-    lines = [f"{s}\t{a['next']}\t{a['il']}\t{a['ol']}\t{float(a['w'])!r}"
-             for s, a in sorted(zip(src.tolist(), arcs), key=lambda x: x[0] != start)]
-    lines += [f"{s}\t{float(states['final'][s])!r}"
-              for s in np.flatnonzero(np.isfinite(states["final"]))]
+        try:
+            g = parse_const_fst(fh.read(), path)
+        except ConstFstError as e:
+            raise DecodeError(str(e)) from None
+    src = np.repeat(np.arange(g.num_states), np.diff(g.arc_start))
+    order = np.argsort(src != g.start, kind="stable")   # the start state's arcs first
+    lines = [f"{src[i]}\t{g.nextstate[i]}\t{g.ilabel[i]}\t{g.olabel[i]}\t{float(g.weight[i])!r}"
+             for i in order.tolist()]
+    lines += [f"{s}\t{float(g.final[s])!r}" for s in np.flatnonzero(np.isfinite(g.final))]
     return kaldifst.compile("\n".join(lines) + "\n", keep_state_numbering=True)
 
 
@@ -158,16 +149,33 @@ def pdf_to_tid_matrix(loglikes: np.ndarray, tm: TransitionModel, scale: float) -
 
 class LatticeDecoder:
     """Decodes pdf log-likelihood matrices against one HCLG with one transition model. Keeps the
-    graph referenced for as long as the C++ decoder lives (the bindings do not)."""
+    graph referenced for as long as the C++ decoder lives (the bindings do not). With
+    ``config.decoder == "faster"`` the search is :func:`nnetmix.decode.faster.lattice_search`
+    on the graph's arrays (built once here)."""
 
     _warned_max_active = False
 
     def __init__(self, hclg, trans_model: TransitionModel, config: LatticeDecoderConfig):
         if config.acoustic_scale <= 0:
             raise DecodeError(f"--acoustic-scale={config.acoustic_scale}: must be > 0")
+        if config.decoder not in ("faster", "simple"):
+            raise DecodeError(f"--decoder={config.decoder}: expected faster or simple")
         self.hclg = hclg
         self.tm = trans_model
         self.config = config
+        self.last_expanded: np.ndarray | None = None   # faster: SearchOutput.expanded
+        if config.decoder == "faster":
+            self._graph = graph_arrays(hclg)
+            self._opts = SearchOptions(config.beam, config.max_active, config.min_active,
+                                       config.lattice_beam, config.prune_interval,
+                                       config.beam_delta)
+            self._tid2pdf = np.asarray(trans_model.tid2pdf, dtype=np.int64)
+            top = int(self._graph.ilabel.max()) if self._graph.num_arcs else 0
+            if top >= len(self._tid2pdf) or int(self._graph.ilabel.min(initial=0)) < 0:
+                raise DecodeError(f"the decoding graph has input label {top}, but the model has "
+                                  f"only {len(self._tid2pdf) - 1} transition-ids (graph and "
+                                  "model do not match)")
+            return
         self._cfg = kaldi_decoder.LatticeSimpleDecoderConfig(
             beam=config.beam, lattice_beam=config.lattice_beam,
             prune_interval=config.prune_interval, determinize_lattice=False)
@@ -175,11 +183,13 @@ class LatticeDecoder:
         if (config.max_active < 2147483647 or config.min_active != 200) \
                 and not LatticeDecoder._warned_max_active:
             logger.info("max-active=%d / min-active=%d are not applied: the bound "
-                        "LatticeSimpleDecoder prunes by beam only", config.max_active,
-                        config.min_active)
+                        "LatticeSimpleDecoder prunes by beam only (--decoder=faster applies "
+                        "them)", config.max_active, config.min_active)
             LatticeDecoder._warned_max_active = True
 
-    def decode(self, loglikes: np.ndarray, key: str = "") -> DecodeResult:
+    def decode(self, loglikes: np.ndarray, key: str = "", lattice: bool = True) -> DecodeResult:
+        """One utterance; ``lattice=False`` gives the best path only (``result.lattice`` is
+        None: no determinization)."""
         cfg = self.config
         loglikes = np.asarray(loglikes)
         if loglikes.ndim != 2 or loglikes.shape[1] != self.tm.num_pdfs:
@@ -191,15 +201,8 @@ class LatticeDecoder:
             raise DecodeError(f"utterance {key}: zero-length utterance")
         if not np.all(np.isfinite(loglikes)):
             raise DecodeError(f"utterance {key}: the log-likelihoods are not all finite")
-        mat = pdf_to_tid_matrix(loglikes, self.tm, cfg.acoustic_scale)
-        decodable = kaldi_decoder.DecodableCtc(mat)
-        dec = self._decoder
-        # LatticeSimpleDecoder::Decode returns false when no final state is active at the end
-        # (it has a traceback all the same), so "reached final" is that flag.
-        reached = dec.decode(decodable) and math.isfinite(dec.final_relative_cost())
-        if dec.num_frames_decoded() != T:
-            raise DecodeError(f"Failed to decode file {key} (decoded "
-                              f"{dec.num_frames_decoded()} of {T} frames)")
+        search = self._search_faster if cfg.decoder == "faster" else self._search_simple
+        raw, (words, ali, g, a), reached = search(loglikes, key, lattice)
         partial = False
         if not reached:
             if not cfg.allow_partial:
@@ -208,28 +211,65 @@ class LatticeDecoder:
             logger.warning("Decoder did not reach end-state, outputting partial traceback "
                            "since --allow-partial=true")
             partial = True
+        clat = None
+        if lattice:
+            try:
+                if cfg.determinize_lattice:
+                    clat = determinize_lattice_pruned(raw, cfg.lattice_beam, key=key)
+                else:
+                    clat = _raw_to_compact(raw)
+            except LatticeError as e:
+                raise DecodeError(f"utterance {key}: {e}") from None
+            clat.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
+        return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial)
+
+    def _search_simple(self, loglikes: np.ndarray, key: str, _lattice: bool = True):
+        """kaldi-decoder's LatticeSimpleDecoder: (raw lattice, best path, reached final)."""
+        T = loglikes.shape[0]
+        mat = pdf_to_tid_matrix(loglikes, self.tm, self.config.acoustic_scale)
+        decodable = kaldi_decoder.DecodableCtc(mat)
+        dec = self._decoder
+        # LatticeSimpleDecoder::Decode returns false when no final state is active at the end
+        # (it has a traceback all the same), so "reached final" is that flag.
+        reached = dec.decode(decodable) and math.isfinite(dec.final_relative_cost())
+        if dec.num_frames_decoded() != T:
+            raise DecodeError(f"Failed to decode file {key} (decoded "
+                              f"{dec.num_frames_decoded()} of {T} frames)")
         # Decode() has finalized decoding, after which only use_final_probs=True is allowed; with
         # no final state active that treats every surviving token as final (Kaldi's partial
         # traceback).
-        use_final = True
-        ok, best = dec.get_best_path(use_final_probs=use_final)
+        ok, best = dec.get_best_path(use_final_probs=True)
         if not ok or best.num_states == 0:
             raise DecodeError(f"Failed to get traceback for utterance {key}")
-        words, ali, g, a = _linear_path(RawLattice.from_kaldifst(best))
-        ok, raw_fst = dec.get_raw_lattice(use_final_probs=use_final)
+        path = _linear_path(RawLattice.from_kaldifst(best))
+        ok, raw_fst = dec.get_raw_lattice(use_final_probs=True)
         if not ok:
             raise DecodeError(f"Unexpected problem getting lattice for utterance {key}")
-        raw = RawLattice.from_kaldifst(raw_fst)
-        del raw_fst, decodable
+        return RawLattice.from_kaldifst(raw_fst), path, reached
+
+    def _search_faster(self, loglikes: np.ndarray, key: str, lattice: bool = True):
+        """The compiled LatticeFasterDecoder: (raw lattice, best path, reached final); without
+        ``lattice`` the search keeps backpointers only and the raw lattice is the best path."""
+        scaled = np.asarray(self.config.acoustic_scale * loglikes, dtype=np.float32)
         try:
-            if cfg.determinize_lattice:
-                clat = determinize_lattice_pruned(raw, cfg.lattice_beam, key=key)
-            else:
-                clat = _raw_to_compact(raw)
-        except LatticeError as e:
+            out = lattice_search(self._graph, scaled, self._tid2pdf, self._opts,
+                                 best_path_only=not lattice)
+        except ValueError as e:
             raise DecodeError(f"utterance {key}: {e}") from None
-        clat.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
-        return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial)
+        self.last_expanded = out.expanded
+        raw = out.lattice
+        if raw.num_states == 0:
+            raise DecodeError(f"Failed to decode file {key} (no tokens survived)")
+        arcs = best_path_arcs(raw.num_states, raw.src, raw.dst, raw.g, raw.a, raw.final_g,
+                              raw.final_a)
+        if len(arcs) == 0:
+            raise DecodeError(f"Failed to get traceback for utterance {key}")
+        end = int(raw.dst[arcs[-1]])
+        il, ol = raw.ilabel[arcs], raw.olabel[arcs]
+        path = (ol[ol != 0].tolist(), il[il != 0].tolist(),
+                float(raw.g[arcs].sum() + raw.final_g[end]),
+                float(raw.a[arcs].sum() + raw.final_a[end]))
+        return raw, path, out.reached_final
 
 
 def _linear_path(lat: RawLattice) -> tuple[list[int], list[int], float, float]:

@@ -25,6 +25,7 @@ beam=13.0             # decoding beam
 lattice_beam=8.0      # lattice generation beam
 max_active=7000       # maximum active states
 min_active=200        # minimum active states
+decoder=simple        # search: faster (Kaldi's LatticeFasterDecoder: max/min-active apply) or simple
 skip_scoring=false    # if true, do not run local/score.sh
 scoring_opts="--min-lmwt 4 --max-lmwt 15"  # options passed to local/score.sh
 stage=0               # 0: decode, 1: score
@@ -49,6 +50,7 @@ Options:
   --beam <float>                   # decoding beam (default: $beam)
   --lattice-beam <float>           # lattice beam (default: $lattice_beam)
   --max-active <n>                 # max active states (default: $max_active)
+  --decoder <faster|simple>        # search (default: $decoder)
   --prior-scale <float>            # scale of the log-priors (default: $prior_scale)
   --prior-cutoff <float>           # count below which a class is never chosen (default: $prior_cutoff)
   --scoring-opts <opts>            # options to local/score.sh (default: $scoring_opts)
@@ -98,8 +100,8 @@ if [ $stage -le 0 ]; then
       nnet-forward.py --backend=$backend --no-softmax=$no_softmax \
         --feature-transform=$feature_transform --class-frame-counts=$class_frame_counts \
         --prior-scale=$prior_scale --prior-cutoff=$prior_cutoff $nnet "$feats" ark:- \| \
-      latgen-faster-mapped.py --max-active=$max_active --min-active=$min_active --beam=$beam \
-        --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
+      latgen-faster-mapped.py --decoder=$decoder --max-active=$max_active --min-active=$min_active \
+        --beam=$beam --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
         --word-symbol-table=$graphdir/words.txt $model $graphdir/HCLG.fst ark:- \
         "ark:|gzip -c > $dir/lat.JOB.gz"
     touch $dir/.done.decode

@@ -91,7 +91,8 @@ def _yesno_items(fixtures, n, noise=0.5):
     return tm, am, items
 
 
-def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys):
+@pytest.mark.parametrize("decoder", ["simple", "faster"])
+def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys, decoder):
     y = kaldi_fixtures / "yesno"
     tm, am, items = _yesno_items(kaldi_fixtures, 4)
     with TableWriter(f"ark:{tmp_path}/feats.ark") as w:
@@ -101,7 +102,7 @@ def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys)
         for k, f in items:
             w[k] = am.log_likelihoods(f)
     opts = ["--beam=13", "--lattice-beam=8", "--max-active=7000", "--acoustic-scale=0.083333",
-            f"--word-symbol-table={y}/words.txt"]
+            f"--word-symbol-table={y}/words.txt", f"--decoder={decoder}"]
     gmm = load_bin("gmm-latgen-faster.py")
     assert gmm.main(opts + [str(y / "40.mdl"), str(y / "HCLG.fst"), f"ark:{tmp_path}/feats.ark",
                             f"ark:|gzip -c > {tmp_path}/lat.1.gz", f"ark,t:{tmp_path}/words",

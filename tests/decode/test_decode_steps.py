@@ -29,3 +29,11 @@ def test_decode_and_score_yesno(kaldi_fixtures, tmp_path):
     again = run_script(["steps/decode.sh", "--nj", "2", "--skip-scoring", "true",
                         "mono/graph", "data", "mono/decode"], cwd=tmp_path)
     assert again.returncode == 0 and "skipping decoding" in again.stdout
+    # the compiled LatticeFasterDecoder through the same script
+    fast = run_script(["steps/decode.sh", "--nj", "2", "--decoder", "faster", "--scoring-opts",
+                       "--min-lmwt 10 --max-lmwt 10", "mono/graph", "data", "mono/decode_faster"],
+                      cwd=tmp_path)
+    assert fast.returncode == 0, fast.stdout + fast.stderr
+    assert "--decoder=faster" in (mono / "decode_faster" / "log" / "decode.1.log").read_text()
+    assert (mono / "decode_faster" / "wer_10_0.0").read_text().startswith(
+        "%WER 0.00 [ 0 / 32, 0 ins, 0 del, 0 sub ]")

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Real-time factor of the decoders on precomputed log-likelihoods (issue 18, first version).
+
+Decodes the same utterances with, side by side in one run and at the same beam:
+
+* ``nnetmix faster``: nnetmix.decode.faster.lattice_search (the compiled LatticeFasterDecoder:
+  search, final pruning, raw lattice) plus its best path -- no determinization;
+* ``nnetmix faster, best path only``: the same search keeping backpointers, not forward links
+  (``best_path_only=True``, what ``LatticeDecoder.decode(lattice=False)`` runs);
+* ``kaldi-hmm-gmm C++ faster``: Kaldi's LatticeFasterDecoder through kaldi-hmm-gmm's
+  decode_utterance_lattice_faster (Decode, then GetBestPath: raw lattice + shortest path);
+* ``kaldi-decoder simple``: kaldi-decoder's LatticeSimpleDecoder (decode + get_best_path);
+* ``nnetmix determinize``: determinize_lattice_pruned (Python) on the faster decoder's raw
+  lattices, timed on its own;
+* ``LatticeDecoder.decode faster|simple``: the whole per-utterance call the latgen tools make
+  (search, best path, determinized lattice, acoustic rescaling).
+
+The log-likelihoods are computed once beforehand (their time is reported on its own line) and
+scaled by --acwt; the C++ decoders get the (T x transition-ids) matrix they read, also made
+beforehand. Each figure is the median over --repeat runs; RTF assumes 100 frames per second;
+"x C++" is the time over the C++ faster decoder's. Also reports how many best paths (words and
+alignment) of each decoder equal the C++ faster decoder's.
+
+Inputs: a recipe's graph, model and a feature pipeline (default: the digits recipe's monophone
+decode, which needs ``cd egs/digits/s5 && ./run.sh`` through the monophone decode), or with
+--synthetic the digits-lexicon graph that tests/helpers.py builds with noisy log-likelihoods.
+Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--jobs 1,2] [--beams 13,16]
+                             [--max-active 7000] [--min-active 200] [--repeat 3] [--synthetic]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import kaldi_hmm_gmm as khg  # noqa: E402,I001 -- before kaldifst
+import kaldi_decoder  # noqa: E402
+import numpy as np  # noqa: E402
+
+from nnetmix.decode.decoder import (LatticeDecoder, LatticeDecoderConfig,  # noqa: E402
+                                    _linear_path, pdf_to_tid_matrix, read_decoding_graph)
+from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search  # noqa: E402
+from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
+from nnetmix.decode.lattice import RawLattice, determinize_lattice_pruned  # noqa: E402
+
+
+def get_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--recipe", default=str(ROOT / "egs/digits/s5"), help="recipe directory")
+    p.add_argument("--exp", default="exp/mono", help="model directory (graph/ and "
+                   "decode_test/feats.1.json inside it)")
+    p.add_argument("--feats", default="", help="feature rspecifiers, comma-separated (default: "
+                   "pipeline:<exp>/decode_test/feats.JOB.json for each of --jobs)")
+    p.add_argument("--jobs", default="1", help="decoding jobs whose feature pipelines to read "
+                   "(comma-separated; e.g. 1,2 for the whole digits test set)")
+    p.add_argument("--text", default="data/test/text", help="reference text (in the recipe) "
+                   "for the 1-best word errors of LatticeDecoder.decode; skipped if absent")
+    p.add_argument("--synthetic", action="store_true",
+                   help="the digits-lexicon graph of tests/helpers.py, synthetic log-likelihoods")
+    p.add_argument("--num-utts", type=int, default=0, help="at most this many (0: all)")
+    p.add_argument("--beams", default="13", help="comma-separated beams")
+    p.add_argument("--max-active", type=int, default=7000)
+    p.add_argument("--min-active", type=int, default=200)
+    p.add_argument("--lattice-beam", type=float, default=8.0)
+    p.add_argument("--acwt", type=float, default=0.083333)
+    p.add_argument("--repeat", type=int, default=3)
+    return p.parse_args()
+
+
+def recipe_inputs(args):
+    """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel, [(key, loglikes)], GMM seconds)."""
+    from nnetmix.feat.pipeline import open_features
+    from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
+    from nnetmix.hmm.khg import to_khg_transition_model
+    from nnetmix.kaldi import read_gmm_model, read_tree
+    recipe = Path(args.recipe).resolve()
+    exp = recipe / args.exp
+    need = [exp / "final.mdl", exp / "tree", exp / "graph" / "HCLG.fst"]
+    feats_list = (args.feats.split(",") if args.feats else
+                  [f"pipeline:{args.exp}/decode_test/feats.{j}.json" for j in args.jobs.split(",")])
+    need += [recipe / f[len("pipeline:"):] for f in feats_list if f.startswith("pipeline:")]
+    for f in need:
+        if not f.exists():
+            sys.exit(f"decode_speed.py: no such file {f} (run the recipe through the monophone "
+                     "decode, or use --synthetic)")
+    os.chdir(recipe)      # the pipeline's paths are relative to the recipe
+    tm, am = read_gmm_model(str(exp / "final.mdl"))
+    tree = read_tree(str(exp / "tree"))
+    ktm = to_khg_transition_model(tm, tree=tree)
+    hclg = read_decoding_graph(str(exp / "graph" / "HCLG.fst"))
+    stacked = StackedGmms.from_gmms(list(am))
+    items, t0 = [], time.perf_counter()
+    for feats in feats_list:
+        with open_features(feats) as reader:
+            for key, f in reader:
+                if args.num_utts and len(items) == args.num_utts:
+                    break
+                items.append((key, pdf_loglikes(stacked, f, dtype=np.float32)))
+    return hclg, tm, ktm, items, time.perf_counter() - t0
+
+
+def synthetic_inputs(args):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from helpers import digits_system, loglikes_for, pdfs_of_phone  # noqa: I001
+    tm, tree, hclg, keep, word_phones = digits_system()
+    rng = np.random.default_rng(0)
+    items = []
+    for i in range(args.num_utts or 40):
+        seq = []
+        for w in rng.choice(list(word_phones), size=int(rng.integers(2, 8))):
+            for p in word_phones[int(w)] + [1]:
+                for pdf in pdfs_of_phone(tree, p, 5 if p == 1 else 3):
+                    seq += [pdf] * int(rng.integers(3, 8))
+        ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
+        items.append((f"s{i}", ll + rng.normal(scale=1.0, size=ll.shape).astype(np.float32)))
+    return hclg, tm, keep[1], items, 0.0, keep
+
+
+def word_comparison(beam, words, args) -> str:
+    """How many utterances' best-path words differ between LatticeDecoder.decode faster and
+    simple, and their 1-best word errors against --text (edit distance) when it exists."""
+    keys = list(words["faster"])
+    diff = sum(words["faster"][k] != words["simple"][k] for k in keys)
+    line = (f"beam {beam:g}: LatticeDecoder.decode faster and simple best-path words differ on "
+            f"{diff} of {len(keys)} utterances")
+    if args.synthetic or not os.path.exists(args.text):
+        return line
+    import kaldialign
+    from nnetmix.decode.latgen import read_word_symbols
+    ref = dict(ln.split(None, 1) for ln in open(args.text, encoding="utf-8") if ln.strip())
+    syms = read_word_symbols(str(Path(args.exp) / "graph" / "words.txt"))
+    errs, n = {}, 0
+    for kind in ("faster", "simple"):
+        errs[kind] = 0
+        for k in keys:
+            r, h = ref[k].split(), [syms[w] for w in words[kind][k]]
+            errs[kind] += sum(a != b for a, b in kaldialign.align(r, h, "*"))
+    n = sum(len(ref[k].split()) for k in keys)
+    return line + (f"; 1-best word errors at acwt {args.acwt}: faster {errs['faster']}, simple "
+                   f"{errs['simple']} of {n} words")
+
+
+def median_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    args = get_args()
+    keep = None
+    if args.synthetic:
+        hclg, tm, ktm, items, gmm_s, keep = synthetic_inputs(args)
+    else:
+        hclg, tm, ktm, items, gmm_s = recipe_inputs(args)
+    frames = sum(ll.shape[0] for _k, ll in items)
+    graph = graph_arrays(hclg)
+    scaled = [(args.acwt * ll).astype(np.float32) for _k, ll in items]
+    tid_mats = [pdf_to_tid_matrix(ll, tm, args.acwt) for _k, ll in items]
+    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
+    print(f"graph: {graph.num_states} states, {graph.num_arcs} arcs; {len(items)} utterances, "
+          f"{frames} frames; acwt {args.acwt}, lattice-beam {args.lattice_beam}, max-active "
+          f"{args.max_active}, min-active {args.min_active}; medians of {args.repeat} runs")
+    print(f"GMM log-likelihoods (computed once, not in the times below): {gmm_s:.3f} s, "
+          f"RTF {gmm_s * 100 / frames:.4f}\n")
+    notes = []
+    print("| beam | decoder | seconds | RTF | x C++ | best paths equal to C++ |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for beam in [float(b) for b in args.beams.split(",")]:
+        opts = SearchOptions(beam, args.max_active, args.min_active, args.lattice_beam, 25, 0.5)
+        lattice_search(graph, scaled[0], tid2pdf, opts)      # compile (numba cache) first
+        outs = []
+
+        def ours():
+            outs.clear()
+            for m in scaled:
+                lat = lattice_search(graph, m, tid2pdf, opts).lattice
+                outs.append((lat, best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g,
+                                                 lat.a, lat.final_g, lat.final_a)))
+        bp_paths = []
+
+        def ours_best_path():
+            bp_paths.clear()
+            for m in scaled:
+                lat = lattice_search(graph, m, tid2pdf, opts, best_path_only=True).lattice
+                bp_paths.append((lat.olabel[lat.olabel != 0].tolist(),
+                                 lat.ilabel[lat.ilabel != 0].tolist()))
+        kcfg = khg.LatticeFasterDecoderConfig(beam=beam, lattice_beam=args.lattice_beam,
+                                              max_active=args.max_active,
+                                              min_active=args.min_active,
+                                              determinize_lattice=False)
+        kdec = khg.LatticeFasterDecoderStdVectorFst(hclg, kcfg)
+        kres = []
+
+        def cpp():
+            kres.clear()
+            for m in tid_mats:
+                kres.append(khg.decode_utterance_lattice_faster(kdec, khg.DecodableCtc(m), ktm,
+                                                                "u", True))
+        scfg = kaldi_decoder.LatticeSimpleDecoderConfig(beam=beam,
+                                                        lattice_beam=args.lattice_beam,
+                                                        determinize_lattice=False)
+        sdec = kaldi_decoder.LatticeSimpleDecoder(hclg, scfg)
+        sres = []
+
+        def simple():
+            sres.clear()
+            for m in tid_mats:
+                sdec.decode(kaldi_decoder.DecodableCtc(m))
+                sres.append(sdec.get_best_path(use_final_probs=True)[1])
+
+        def determinize():
+            for lat, _arcs in outs:
+                determinize_lattice_pruned(lat, args.lattice_beam)
+
+        words = {}
+
+        def whole(kind):
+            dec = LatticeDecoder(hclg, tm, LatticeDecoderConfig(
+                beam=beam, lattice_beam=args.lattice_beam, max_active=args.max_active,
+                min_active=args.min_active, acoustic_scale=args.acwt, allow_partial=True,
+                decoder=kind))
+
+            def run():
+                words[kind] = {k: dec.decode(ll, k).words for k, ll in items}
+            return run
+
+        t_cpp = median_time(cpp, args.repeat)
+        rows = [("kaldi-hmm-gmm C++ faster", t_cpp),
+                ("nnetmix faster", median_time(ours, args.repeat)),
+                ("nnetmix faster, best path only", median_time(ours_best_path, args.repeat)),
+                ("kaldi-decoder simple", median_time(simple, args.repeat)),
+                ("nnetmix determinize (faster's lattices)", median_time(determinize, args.repeat)),
+                ("LatticeDecoder.decode faster", median_time(whole("faster"), args.repeat)),
+                ("LatticeDecoder.decode simple", median_time(whole("simple"), args.repeat))]
+        ref = [(list(r[2]), list(r[1])) for r in kres]       # (words, alignment)
+        ours_paths = []
+        for lat, arcs in outs:
+            il, ol = lat.ilabel[arcs], lat.olabel[arcs]
+            ours_paths.append((ol[ol != 0].tolist(), il[il != 0].tolist()))
+        simple_paths = [tuple(_linear_path(RawLattice.from_kaldifst(b))[:2]) for b in sres]
+        simple_paths = [(list(w), list(a)) for w, a in simple_paths]
+        same = {"nnetmix faster": sum(a == b for a, b in zip(ours_paths, ref)),
+                "nnetmix faster, best path only": sum(a == b for a, b in zip(bp_paths, ref)),
+                "kaldi-decoder simple": sum(a == b for a, b in zip(simple_paths, ref))}
+        for name, t in rows:
+            eq = f"{same[name]}/{len(items)}" if name in same else ""
+            print(f"| {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
+                  f"{t / t_cpp:.2f} | {eq} |")
+        notes.append(word_comparison(beam, words, args))
+    print("\n" + "\n".join(notes))
+    del keep
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""A decoding graph as flat arrays, the form a compiled decoder walks: arcs grouped by source
+state (CSR), in the FST's own arc order, with the exact float32 weights.
+
+The arrays come from OpenFst's ConstFst binary layout (const-fst.h): a header, then one record
+per state (float final weight, uint32 first arc, uint32 number of arcs, uint32 input and output
+epsilon counts) and one record per arc (int32 ilabel, int32 olabel, float weight, int32
+nextstate), both 16-byte aligned when the header says so. A ConstFst already *is* CSR, so a
+StdVectorFst is written once as a ConstFst (kaldifst binds that) and read back with numpy:
+no per-arc Python and no loss of precision (``fst.to_str`` prints weights with 6 digits).
+"""
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from dataclasses import dataclass
+
+import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst (importing kaldifst first can hang)
+import kaldifst
+import numpy as np
+
+from nnetmix.errors import NnetmixError
+
+__all__ = ["GraphArrays", "ConstFstError", "parse_const_fst", "graph_arrays"]
+
+_STATE = np.dtype([("final", "<f4"), ("pos", "<u4"), ("narcs", "<u4"), ("ni", "<u4"),
+                   ("no", "<u4")])
+_ARC = np.dtype([("il", "<i4"), ("ol", "<i4"), ("w", "<f4"), ("next", "<i4")])
+
+
+class ConstFstError(NnetmixError):
+    """Bytes that are not a ConstFst of standard (tropical) arcs."""
+
+
+@dataclass
+class GraphArrays:
+    """Arc a of state s (arc_start[s] <= a < arc_start[s + 1]) goes to nextstate[a] with
+    ilabel[a] (transition-id, 0 = epsilon), olabel[a] (word) and weight[a]; final[s] is inf
+    where s is not final; num_input_eps[s] counts s's epsilon-input arcs (Kaldi's
+    NumInputEpsilons, which the decoder uses to skip states without epsilons)."""
+
+    num_states: int
+    start: int
+    arc_start: np.ndarray     # (num_states + 1,) int64
+    ilabel: np.ndarray        # (num_arcs,) int32
+    olabel: np.ndarray        # (num_arcs,) int32
+    weight: np.ndarray        # (num_arcs,) float32
+    nextstate: np.ndarray     # (num_arcs,) int32
+    final: np.ndarray         # (num_states,) float32
+    num_input_eps: np.ndarray  # (num_states,) int32
+
+    @property
+    def num_arcs(self) -> int:
+        return int(self.ilabel.shape[0])
+
+
+def parse_const_fst(data: bytes, what: str = "FST") -> GraphArrays:
+    """The arrays of a binary ConstFst<StdArc>; ``what`` names the source in errors."""
+    if data[:4] != bytes([0xD6, 0xFD, 0xB2, 0x7E]):
+        raise ConstFstError(f"{what}: not an OpenFst binary FST")
+    pos = 4
+    names = []
+    for _ in range(2):
+        (n,) = struct.unpack_from("<i", data, pos)
+        names.append(data[pos + 4:pos + 4 + n].decode("ascii"))
+        pos += 4 + n
+    if names != ["const", "standard"]:
+        raise ConstFstError(f"{what}: a {names[0]} FST of {names[1]} arcs; expected a const FST "
+                            "of standard arcs")
+    _version, flags, _props, start, nstates, narcs = struct.unpack_from("<iiQqqq", data, pos)
+    pos += struct.calcsize("<iiQqqq")
+    if flags & 3:
+        raise ConstFstError(f"{what}: FSTs with symbol tables inside are not supported")
+    align = bool(flags & 4)
+    if align:
+        pos += (-pos) % 16
+    states = np.frombuffer(data, dtype=_STATE, count=nstates, offset=pos)
+    pos += states.nbytes
+    if align:
+        pos += (-pos) % 16
+    arcs = np.frombuffer(data, dtype=_ARC, count=narcs, offset=pos)
+    arc_start = np.zeros(nstates + 1, dtype=np.int64)
+    arc_start[1:] = np.cumsum(states["narcs"].astype(np.int64))
+    if nstates and not np.array_equal(arc_start[:-1], states["pos"].astype(np.int64)):
+        raise ConstFstError(f"{what}: arcs are not stored in state order")
+    return GraphArrays(int(nstates), int(start), arc_start,
+                       np.ascontiguousarray(arcs["il"]), np.ascontiguousarray(arcs["ol"]),
+                       np.ascontiguousarray(arcs["w"]), np.ascontiguousarray(arcs["next"]),
+                       np.ascontiguousarray(states["final"]),
+                       states["ni"].astype(np.int32))
+
+
+def graph_arrays(fst) -> GraphArrays:
+    """The arrays of a kaldifst.StdVectorFst (written once as a ConstFst in a temporary
+    directory and parsed; state numbers and arc order are kept)."""
+    with tempfile.TemporaryDirectory(prefix="nnetmix-graph-") as tmp:
+        path = os.path.join(tmp, "graph.const.fst")
+        kaldifst.StdConstFst(fst).write(path)
+        with open(path, "rb") as fh:
+            return parse_const_fst(fh.read(), "decoding graph")

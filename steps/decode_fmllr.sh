@@ -20,6 +20,7 @@ adapt_model=          # model the transforms are estimated for (default: <src-di
 final_model=          # model of the final pass (default: <src-dir>/final.mdl)
 si_dir=               # use the lattices of this speaker-independent decode instead of making them
 acwt=0.083333         # acoustic scale of decoding and of the lattice posteriors
+decoder=simple        # search: faster (Kaldi's LatticeFasterDecoder) or simple (steps/decode.sh)
 max_active=7000       # maximum active states
 min_active=200        # minimum active states
 beam=13.0             # decoding beam
@@ -49,6 +50,7 @@ Options:
   --si-dir <dir>                   # an existing speaker-independent decode of this data
   --acwt <float>                   # acoustic scale (default: $acwt)
   --beam <float>                   # decoding beam (default: $beam)
+  --decoder <faster|simple>        # search (default: $decoder)
   --lattice-beam <float>           # lattice beam (default: $lattice_beam)
   --silence-weight <float>         # weight of silence in fMLLR (default: $silence_weight)
   --fmllr-update-type <type>       # full|diag|offset|none (default: $fmllr_update_type)
@@ -78,7 +80,7 @@ silphonelist=$(cat $graphdir/phones/silence.csl)
 if [ -z "$si_dir" ]; then  # the speaker-independent pass, into <decode-dir>.si
   si_dir=$dir.si
   if [ $stage -le 0 ]; then
-    steps/decode.sh --nj $nj --cmd "$cmd" --model $alignment_model --beam $first_beam \
+    steps/decode.sh --nj $nj --cmd "$cmd" --decoder $decoder --model $alignment_model --beam $first_beam \
       --max-active $first_max_active --acwt $acwt --skip-scoring $skip_scoring \
       --scoring-opts "$scoring_opts" $graphdir $data $si_dir
   fi
@@ -114,7 +116,7 @@ pass1feats="pipeline:$dir/pass1/feats.JOB.json"
 if [ $stage -le 2 ]; then
   echo "$0: doing the lattice generation pass on the adapted features"
   $cmd JOB=1:$nj $dir/log/decode_pass1.JOB.log \
-    gmm-latgen-faster.py --max-active=$max_active --min-active=$min_active --beam=$beam \
+    gmm-latgen-faster.py --decoder=$decoder --max-active=$max_active --min-active=$min_active --beam=$beam \
       --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
       --word-symbol-table=$graphdir/words.txt $adapt_model $graphdir/HCLG.fst "$pass1feats" \
       "ark:|gzip -c > $dir/pass1/lat.JOB.gz"
@@ -140,7 +142,7 @@ feats="pipeline:$dir/feats.JOB.json"
 if [ $stage -le 4 ]; then
   echo "$0: doing the final pass with the final transforms and $final_model"
   $cmd JOB=1:$nj $dir/log/decode.JOB.log \
-    gmm-latgen-faster.py --max-active=$max_active --min-active=$min_active --beam=$beam \
+    gmm-latgen-faster.py --decoder=$decoder --max-active=$max_active --min-active=$min_active --beam=$beam \
       --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
       --word-symbol-table=$graphdir/words.txt $final_model $graphdir/HCLG.fst "$feats" \
       "ark:|gzip -c > $dir/lat.JOB.gz"

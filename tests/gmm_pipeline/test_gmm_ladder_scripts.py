@@ -150,7 +150,7 @@ def test_fmllr_features_for_the_dnn(ladder, monkeypatch):
 def test_triphone_graph_and_fmllr_decoding(ladder):
     d, _ = ladder
     run(["utils/mkgraph.sh", "data/lang", "exp/tri3", "exp/tri3/graph"], d)
-    out = run(["steps/decode_fmllr.sh", "--nj", "3", "--scoring-opts",
+    out = run(["steps/decode_fmllr.sh", "--nj", "3", "--decoder", "faster", "--scoring-opts",
                "--min-lmwt 9 --max-lmwt 11", "exp/tri3/graph", "data/train",
                "exp/tri3/decode_train"], d)
     dec = d / "exp/tri3/decode_train"
@@ -159,7 +159,7 @@ def test_triphone_graph_and_fmllr_decoding(ladder):
         assert gzip.open(dec / f"lat.{n}.gz").read(1)
     si = d / "exp/tri3/decode_train.si"
     assert (si / "lat.1.gz").is_file()
-    assert "decode.sh --nj 3 --cmd utils/run.py --model exp/tri3/final.alimdl" in out
+    assert "decode.sh --nj 3 --cmd utils/run.py --decoder faster --model exp/tri3/final.alimdl" in out
     best = [line for line in out.splitlines() if "best: %WER" in line]
     assert len(best) == 2                                     # the si pass and the final one
     wer = float(best[-1].split("%WER")[1].split()[0])

@@ -27,7 +27,7 @@ FAST = ["--mono-subset", "50", "--beam", "9", "--lattice-beam", "3",
         "--tri3-leaves", "64", "--tri3-gauss", "200",
         "--dnn-hid-layers", "1", "--dnn-hid-dim", "64", "--dnn-max-epochs", "2",
         "--dnn-num-workers", "1"]
-DNN = "dnn_rbm_w1"
+DNN = "dnn_fmllr_rbm_w1"   # --dnn-input fmllr: tri3's alignments and fMLLR features
 WER = re.compile(r"%WER ([\d.]+) \[ (\d+) / (\d+)")
 
 pytestmark = [
@@ -68,7 +68,9 @@ def test_every_stage_leaves_its_outputs(s5):
     assert len(words) == 1 and words.pop() > 40      # one test set, every utterance scored
     assert len((s5 / "data/train_short/utt2spk").read_text().splitlines()) == 50
     assert len((s5 / "data/train/utt2spk").read_text().splitlines()) == 60
-    assert (exp / "mono_ali" / "final.mdl").is_file() and (exp / "dnn_pretrain" / "1.dbn").is_file()
+    assert (exp / "mono_ali" / "final.mdl").is_file()
+    assert (exp / "dnn_pretrain_fmllr" / "1.dbn").is_file()
+    assert (s5 / "data-fmllr-tri3" / "test" / "feats.scp").is_file()
     assert sorted(int(f.name) for f in (exp / "stage_seconds").iterdir()) == list(range(10))
     assert (exp / "tri2" / "final.mat").is_file() and (exp / "tri3_ali" / "trans.1").is_file()
     assert (exp / "tri3" / "decode_test_tg.si" / "lat.1.gz").is_file()
@@ -92,21 +94,21 @@ def test_results_table_matches_compare_wer(s5):
     """Every WER, interval, difference and p in RESULTS.md is what compare-wer.py prints."""
     text = (s5.parent / "RESULTS.md").read_text()
     for lm in ("wp", "tg"):
-        out = compare_wer(s5, f"exp/mono/decode_test_{lm}", f"exp/{DNN}/decode_test_{lm}")
+        out = compare_wer(s5, f"exp/tri3/decode_test_{lm}", f"exp/{DNN}/decode_test_{lm}")
         ci = re.findall(r"WER-CI \S+ ([\d.]+) \[ ([\d.]+), ([\d.]+) \] \[ (\d+) / (\d+) \]", out)
         assert len(ci) == 2
         for wer, lo, hi, err, n in ci:
             assert f"{wer} [{lo}, {hi}] ({err}/{n})" in text, (wer, lo, hi)
         diff = re.search(r"WER-DIFF \S+ - \S+ (\S+) \[ (\S+), (\S+) \]", out)
         p = re.search(r"MAPSSWE Z \S+ p (\S+)", out)
-        assert f"| `{DNN}` - `mono` | " in text
-        row = next(x for x in text.splitlines() if x.startswith(f"| `{DNN}` - `mono` | ")
+        assert f"| `{DNN}` - `tri3` | " in text
+        row = next(x for x in text.splitlines() if x.startswith(f"| `{DNN}` - `tri3` | ")
                    and f"(`{lm}`)" in x)
         assert f"{diff.group(1)} [{diff.group(2)}, {diff.group(3)}]" in row
         assert f"| {float(p.group(1)):.3g} |" in row
     for a, b in (("mono", "tri1"), ("tri1", "tri2"), ("tri2", "tri3")):   # the GMM ladder
         assert f"| `{b}` - `{a}` | word-pair grammar (`wp`) |" in text
-    assert "| 10 | DNN training (`dnn_rbm_w1`) |" in text and "| 3 | monophone GMM" in text
+    assert f"| 10 | DNN training (`{DNN}`) |" in text and "| 3 | monophone GMM" in text
     assert "| 7 | tri3 (SAT) + fMLLR alignment |" in text
     assert "### Fingerprint" in text and "Written at commit " in text
 

@@ -131,10 +131,10 @@ def _decoded(d: Path) -> bool:
     return any(d.glob("wer_*"))
 
 
-def dnn_gmm(opts: dict[str, str]) -> str:
-    """The GMM whose alignments and graphs a DNN used (run.sh's --dnn-input; runs from before
-    the option trained on the monophone's)."""
-    return "tri3" if opts.get("dnn_input", "mfcc") == "fmllr" else "mono"
+def dnn_gmm(name: str) -> str:
+    """The GMM whose alignments and graphs a DNN used: run.sh names the DNN of --dnn-input fmllr
+    ``dnn_fmllr_*`` (tri3's), of --dnn-input mfcc ``dnn_*`` (the monophone's)."""
+    return "tri3" if name.startswith("dnn_fmllr_") else "mono"
 
 
 def gmm_size(d: Path) -> str:
@@ -246,14 +246,14 @@ def run_section(exp: Path) -> list[str]:
                 o = run_options(exp, d)
                 what = (f"DNN (`{name}`, {o.get('dnn_hid_layers', '?')} x "
                         f"{o.get('dnn_hid_dim', '?')}) on "
-                        + ("tri3's alignments and fMLLR features" if dnn_gmm(o) == "tri3" else
+                        + ("tri3's alignments and fMLLR features" if dnn_gmm(name) == "tri3" else
                            "the monophone alignments and MFCCs"))
                 notes = f"acwt 0.1; {dnn_notes(d)}"
             rows.append(f"| {what} | {LMS[lm]} (`{lm}`) | {w.cell()} | {w.wer_file} | {notes} |")
             lines.append(best_wer_line(dec))
             # each GMM against the one before it; a DNN against the GMM it learnt from
             base = gmms[gmms.index(name) - 1] if name in gmms[1:] else \
-                None if name == "mono" else dnn_gmm(run_options(exp, d))
+                None if name == "mono" else dnn_gmm(name)
             ref = exp / str(base) / f"decode_test_{lm}"
             if base is not None and _decoded(ref):
                 c = compare_systems(ref, dec, (base, name))

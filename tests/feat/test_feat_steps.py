@@ -1,7 +1,6 @@
 """steps/make_mfcc.sh, make_fbank.sh, make_plp.sh (and *_pitch.sh) and compute_cmvn_stats.sh end to end
 on a 4-utterance data dir."""
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,7 +60,7 @@ def test_make_mfcc_and_cmvn(recipe):
 
 
 def test_make_fbank(recipe):
-    p = run_script(["steps/make_fbank.sh", "--nj", "1", "data/train"], cwd=recipe, check=True)
+    run_script(["steps/make_fbank.sh", "--nj", "1", "data/train"], cwd=recipe, check=True)
     feats = read(f"scp:{recipe / 'data/train/feats.scp'}")
     assert feats["s1-b"].shape == (29, 40)
     assert (recipe / "data/train/data/raw_fbank_train.1.ark").exists()

@@ -20,7 +20,6 @@ from nnetmix.kaldi.context_dep import SplitEventMap, TableEventMap, read_tree
 from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm, read_gmm_model, write_gmm_model
 from nnetmix.kaldi.hmm_topology import read_topology_text, write_topology
 from nnetmix.kaldi.objects import read_object
-from nnetmix.kaldi.tokens import TokenWriter
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
 
 YESNO = FIXTURES / "yesno"

@@ -34,6 +34,9 @@ def main(argv=None) -> int:
                     "ark:exp/tri3/trans.1; empty: none")
     parser.register("utt-list", "", "Feats scp whose utterances, in its order, are the table "
                     "(default: <data-dir>/feats.scp)")
+    parser.register("gmm-dir", "", "As --opts-from, read as Kaldi's GMM scripts read a model "
+                    "directory: an empty option file means the tool's defaults (CMVN "
+                    "--norm-means=true, splicing +/-4, deltas --delta-order=2)")
     parser.register("opts-from", "", "Take --cmvn-opts, --delta-opts, --splice-opts and "
                     "--transform from the files cmvn_opts, delta_opts, splice_opts and final.mat "
                     "of this (model) directory instead (a missing file means empty; with "
@@ -47,8 +50,8 @@ def main(argv=None) -> int:
 
         chain = {"cmvn_opts": opts.cmvn_opts, "delta_opts": opts.delta_opts,
                  "splice_opts": opts.splice_opts, "transform": opts.transform}
-        if opts.opts_from:
-            chain = opts_from_dir(opts.opts_from)
+        if opts.opts_from or opts.gmm_dir:
+            chain = opts_from_dir(opts.gmm_dir or opts.opts_from, gmm=bool(opts.gmm_dir))
         pipe = FeaturePipeline.for_data_dir(args[0], utt_list=opts.utt_list,
                                             spk_transforms=opts.spk_transforms, **chain)
         pipe.write(args[1])

@@ -42,21 +42,6 @@ fi
 data=$1
 nj=$2
 dir=$3
-if [ -n "$gmm_dir" ]; then
-  # Kaldi's feat_type: an empty option file there means the tool's defaults, here none
-  cmvn_opts=$(cat $gmm_dir/cmvn_opts 2>/dev/null || true)
-  cmvn_opts=${cmvn_opts:---norm-means=true}
-  if [ -f $gmm_dir/final.mat ]; then
-    splice_opts=$(cat $gmm_dir/splice_opts 2>/dev/null || true)
-    splice_opts=${splice_opts:---left-context=4 --right-context=4}
-    transform=$gmm_dir/final.mat
-    delta_opts=
-  else
-    delta_opts=$(cat $gmm_dir/delta_opts 2>/dev/null || true)
-    delta_opts=${delta_opts:---delta-order=2}
-    splice_opts= transform=
-  fi
-fi
 sdata=$data/split$nj
 [ -d $sdata/1 ] || { echo "$0: no such directory $sdata/1 (run utils/split_data.sh $data $nj)" >&2; exit 1; }
 mkdir -p $dir/log
@@ -74,8 +59,8 @@ trans_of() {
   fi
 }
 for n in $(seq $nj); do
-  if [ -n "$opts_from" ]; then
-    make-feature-pipeline.py --print-args=false --opts-from=$opts_from \
+  if [ -n "$opts_from$gmm_dir" ]; then
+    make-feature-pipeline.py --print-args=false --opts-from="$opts_from" --gmm-dir="$gmm_dir" \
       --spk-transforms="$(trans_of $n)" $sdata/$n $dir/feats.$n.json \
       2>$dir/log/feats_pipeline.$n.log
   else

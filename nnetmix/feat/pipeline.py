@@ -246,12 +246,16 @@ class FeatureReader:
         self.close()
 
 
-def opts_from_dir(directory: str) -> dict[str, str]:
+def opts_from_dir(directory: str, gmm: bool = False) -> dict[str, str]:
     """The feature chain a model directory keeps, as Kaldi's steps/ scripts read it: the files
     ``cmvn_opts``, ``delta_opts`` and ``splice_opts`` (one line each; a missing file means
     empty) and ``final.mat``. As in Kaldi, a directory with ``final.mat`` has LDA features
     (splice, then the transform) and its ``delta_opts`` is not used. Keys: cmvn_opts,
-    delta_opts, splice_opts, transform."""
+    delta_opts, splice_opts, transform.
+
+    ``gmm``: read it as Kaldi's GMM scripts do (their feat_type), where an empty option file
+    means the tool's defaults rather than no step: CMVN ``--norm-means=true``, splicing ±4
+    frames (splice-feats'), deltas ``--delta-order=2``."""
     out = {}
     for name in ("cmvn_opts", "delta_opts", "splice_opts"):
         path = os.path.join(directory, name)
@@ -268,6 +272,12 @@ def opts_from_dir(directory: str) -> dict[str, str]:
         out["delta_opts"] = ""
     else:
         out["splice_opts"] = ""
+    if gmm:
+        out["cmvn_opts"] = out["cmvn_opts"] or "--norm-means=true"
+        if out["transform"]:
+            out["splice_opts"] = out["splice_opts"] or "--left-context=4 --right-context=4"
+        else:
+            out["delta_opts"] = out["delta_opts"] or "--delta-order=2"
     return out
 
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from nnetmix.feat.pipeline import PIPELINE_PREFIX, FeaturePipeline, is_pipeline
+from nnetmix.hmm.fst_labels import compact_input_labels
 from nnetmix.hmm.gmm_align import (AlignOptions, align_utterance, equal_align_graph,
                                    scaled_transition_log_probs)
 from nnetmix.hmm.gmm_likelihood import StackedGmms, gauss_loglikes
@@ -35,14 +37,19 @@ __all__ = ["AlignCounts", "SortedLookup", "open_lookup", "pdf_loglikes_np",
 
 logger = logging.getLogger(__name__)
 
+#: models with more transition-ids than this align on per-utterance relabelled graphs
+_COMPACT_TIDS = 2000
 
-def pdf_loglikes_np(model: StackedGmms, feats: np.ndarray) -> np.ndarray:
-    """(T, P) float32 log-likelihood of every pdf: gmm_likelihood.pdf_loglikes in plain numpy.
+
+def pdf_loglikes_np(model: StackedGmms, feats: np.ndarray,
+                    pdfs: Optional[np.ndarray] = None) -> np.ndarray:
+    """(T, P') float32 log-likelihood of every pdf (or of the listed ``pdfs``, in that order):
+    gmm_likelihood.pdf_loglikes in plain numpy.
 
     Same numbers (log-sum-exp per pdf over its Gaussians); numpy's reduceat instead of the numba
     kernel, because an alignment job is a short process and loading numba (~0.9 s) costs more
     than the whole log-sum-exp of 1000 utterances takes either way."""
-    ll, offsets = gauss_loglikes(model, feats, None, np.float32)
+    ll, offsets = gauss_loglikes(model, feats, pdfs, np.float32)
     starts = offsets[:-1]
     m = np.maximum.reduceat(ll, starts, axis=1)
     m = np.where(np.isfinite(m), m, np.float32(0.0))
@@ -211,6 +218,10 @@ def align_compiled(model_rx: str, graphs_rspecifier: str, feats_rspecifier: str,
     trans = scaled_transition_log_probs(tm.log_probs, tm.tid2state, tm.tid_is_selfloop,
                                         opts.transition_scale, opts.self_loop_scale)
     stacked = model.stacked
+    # A triphone model has thousands of transition-ids and an utterance's graph a few hundred:
+    # relabel each graph to its own and compute only its pdfs (fst_labels' docstring). A
+    # monophone's few hundred transition-ids are cheaper to take whole.
+    compact = len(tid2pdf) > _COMPACT_TIDS
     counts = AlignCounts()
     scores = TableWriter(scores_wspecifier, "vec") if scores_wspecifier else None
     try:
@@ -218,9 +229,15 @@ def align_compiled(model_rx: str, graphs_rspecifier: str, feats_rspecifier: str,
             for key, graph, m in _graphs_with_feats(graphs_rspecifier, feats, counts):
                 check_feat_dim(m, model, key, feats_rspecifier)
                 vlog(logger, 1, "%s", key)
-                # all pdfs: for monophones (tens of pdfs) one GEMM beats listing each graph's
-                ll = pdf_loglikes_np(stacked, m)
-                res = align_utterance(graph, ll, tid2pdf, opts, trans, None, key=key)
+                if compact:
+                    graph, labels = compact_input_labels(graph)
+                    pdfs = np.unique(tid2pdf[labels])
+                    ll = pdf_loglikes_np(stacked, m, pdfs)
+                    res = align_utterance(graph, ll, tid2pdf, opts, trans, pdfs, key=key,
+                                          labels=labels)
+                else:  # all pdfs: for monophones (tens of pdfs) one GEMM beats listing a graph's
+                    ll = pdf_loglikes_np(stacked, m)
+                    res = align_utterance(graph, ll, tid2pdf, opts, trans, None, key=key)
                 counts.retried += res.retried
                 if not res.ok:
                     counts.errors += 1

@@ -158,19 +158,27 @@ def graph_pdfs(graph: kaldifst.StdVectorFst, tid2pdf: np.ndarray) -> np.ndarray:
 def align_utterance(graph: kaldifst.StdVectorFst, pdf_ll: np.ndarray, tid2pdf: np.ndarray,
                     opts: AlignOptions = AlignOptions(),
                     trans_log_probs: Optional[np.ndarray] = None,
-                    pdfs: Optional[np.ndarray] = None, key: str = "") -> AlignResult:
+                    pdfs: Optional[np.ndarray] = None, key: str = "",
+                    labels: Optional[np.ndarray] = None) -> AlignResult:
     """Forced alignment of one utterance given its per-frame pdf log-likelihoods.
 
     ``pdf_ll`` is (T, P'): all pdfs, or the columns of ``pdfs`` (e.g. :func:`graph_pdfs`).
     ``tid2pdf`` is indexed by transition-id ([0] unused). ``trans_log_probs`` is the output of
     :func:`scaled_transition_log_probs` for the current model (None: add nothing, as when the
     graph already holds all transition costs). Boost silence by adding log(boost) to the
-    silence pdfs' columns before calling.
+    silence pdfs' columns before calling. ``labels``: the graph's input label i stands for
+    transition-id ``labels[i - 1]`` (a graph from :func:`~nnetmix.hmm.fst_labels.
+    compact_input_labels`); the alignment returned is in transition-ids all the same.
     """
     if opts.beam <= 0.0 or (opts.retry_beam != 0 and opts.retry_beam <= opts.beam):
         raise ValueError(f"beams do not make sense: beam {opts.beam}, retry-beam "
                          f"{opts.retry_beam}")
     tid2pdf = np.asarray(tid2pdf, dtype=np.int64)
+    if labels is not None:
+        labels = np.asarray(labels, dtype=np.int64)
+        tid2pdf = np.concatenate([[0], tid2pdf[labels]])
+        if trans_log_probs is not None:
+            trans_log_probs = np.concatenate([[0.0], np.asarray(trans_log_probs)[labels]])
     t = len(pdf_ll)
     num_tids = len(tid2pdf) - 1
     col = tid2pdf[1:]
@@ -197,5 +205,7 @@ def align_utterance(graph: kaldifst.StdVectorFst, pdf_ll: np.ndarray, tid2pdf: n
     if not done:
         logger.warning("Did not successfully decode file %s, len = %d", key, t)
         return AlignResult(False, empty, [], 0.0, bool(retried))
-    return AlignResult(True, np.asarray(ali, dtype=np.int32), list(words), float(like),
-                       bool(retried))
+    ali = np.asarray(ali, dtype=np.int32)
+    if labels is not None:
+        ali = labels[ali - 1].astype(np.int32)
+    return AlignResult(True, ali, list(words), float(like), bool(retried))

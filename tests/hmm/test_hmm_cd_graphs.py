@@ -190,7 +190,12 @@ def _feats(am, tm_pdfs, durs, seed=0):
 UTTS = {"u1": ([1, 2], [A, B]), "u2": ([2, 1], [B, SIL, A]), "u3": ([2, 2], [B, B])}
 
 
-def test_compile_train_graphs_and_align_tools_with_triphone_tree(tri, tmp_path):
+@pytest.mark.parametrize("compact", [False, True])
+def test_compile_train_graphs_and_align_tools_with_triphone_tree(tri, tmp_path, compact,
+                                                                 monkeypatch):
+    import nnetmix.hmm.align_tools as align_tools
+    # compact: each graph relabelled to its own transition-ids (what a big model takes)
+    monkeypatch.setattr(align_tools, "_COMPACT_TIDS", 0 if compact else 10 ** 9)
     tree, tm = tri
     am = _write_system(tmp_path / "tri", tree, tm)
     tiny_lexicon_fst().write(str(tmp_path / "L.fst"))

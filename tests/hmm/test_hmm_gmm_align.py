@@ -3,8 +3,11 @@ import numpy as np
 import pytest
 
 from helpers import TinyLang
+from nnetmix.errors import FormatError
+from nnetmix.hmm.fst_labels import VectorFstLabels, compact_input_labels
 from nnetmix.hmm.gmm_align import (AlignOptions, align_utterance, equal_align_graph,
-                                   equal_align_states, graph_pdfs, scaled_transition_log_probs)
+                                   equal_align_states, graph_pdfs, graph_tids,
+                                   scaled_transition_log_probs)
 from nnetmix.hmm.gmm_init import kaldi_string_hash
 
 
@@ -47,8 +50,8 @@ def test_equal_align_graph(lang):
     assert kaldi_string_hash("a") == 97 and kaldi_string_hash("ab") == 97 * 7853 + 98
 
 
-@pytest.mark.parametrize("restrict", [False, True])
-def test_alignment_recovers_planted_states(lang, restrict):
+@pytest.mark.parametrize("restrict,compact", [(False, False), (True, False), (True, True)])
+def test_alignment_recovers_planted_states(lang, restrict, compact):
     durations = [[3, 5, 2], [4, 1, 6], [2, 2, 7]]
     truth = _planted(lang, [2, 3, 2], durations)
     t = len(truth)
@@ -59,11 +62,42 @@ def test_alignment_recovers_planted_states(lang, restrict):
     g = lang.graph([1, 2])
     pdfs = graph_pdfs(g, lang.tid2pdf) if restrict else None
     trans = scaled_transition_log_probs(lang.log_probs, lang.id2state, lang.is_self_loop)
+    labels = None
+    if compact:  # the graph relabelled to its own transition-ids, as align_compiled does
+        g, labels = compact_input_labels(g)
+        assert g.num_states == lang.graph([1, 2]).num_states
     res = align_utterance(g, ll[:, pdfs] if restrict else ll, lang.tid2pdf, AlignOptions(),
-                          trans_log_probs=trans, pdfs=pdfs, key="planted")
+                          trans_log_probs=trans, pdfs=pdfs, key="planted", labels=labels)
     assert res.ok and not res.retried and res.words == [1, 2]
     np.testing.assert_array_equal(res.alignment, truth)
     assert res.like < 0
+
+
+def test_compact_input_labels_keep_the_graph(lang):
+    g = lang.graph([1, 2, 1])
+    before = VectorFstLabels(g)
+    compact, labels = compact_input_labels(g)
+    np.testing.assert_array_equal(labels, graph_tids(g))
+    after = VectorFstLabels(compact)
+    il = after.ilabels
+    assert set(il.tolist()) - {0} == set(range(1, len(labels) + 1))
+    # mapping the labels back gives the original bytes: states, arcs, order and weights kept
+    back = np.where(il > 0, labels[np.maximum(il, 1) - 1], 0)
+    np.testing.assert_array_equal(back, before.ilabels)
+    assert VectorFstLabels(after.with_ilabels(back)).data == before.data
+
+
+def test_vector_fst_labels_refuses_other_bytes(lang, tmp_path, monkeypatch):
+    import nnetmix.hmm.fst_labels as fl
+    bad = tmp_path / "bad.fst"
+    monkeypatch.setattr(fl, "_scratch_path", lambda: str(bad))
+    g = lang.graph([1])
+    g.write(str(bad))
+    data = bad.read_bytes()
+    monkeypatch.setattr(type(g), "write", lambda self, path: bad.write_bytes(data + b"\0"),
+                        raising=False)
+    with pytest.raises(FormatError, match="state records take"):
+        fl.VectorFstLabels(g)
 
 
 def test_alignment_failure_is_reported(lang):

@@ -21,30 +21,16 @@ def main(argv=None) -> int:
     parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
 
     def body(opts, args):
-        import numpy as np
-        from nnetmix.decode.decoder import DecodeError, LatticeDecoder, read_decoding_graph
-        from nnetmix.decode.latgen import latgen, read_word_symbols
-        from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
-        from nnetmix.feat.pipeline import open_features
+        from nnetmix.decode.decoder import LatticeDecoder, read_decoding_graph
+        from nnetmix.decode.latgen import gmm_loglikes_table, latgen, read_word_symbols
         from nnetmix.kaldi import read_gmm_model
 
         tm, am = read_gmm_model(args[0])
         hclg = read_decoding_graph(args[1])
         syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
         decoder = LatticeDecoder(hclg, tm, parser.group(LatticeDecoderConfig, opts))
-        stacked = StackedGmms.from_gmms(list(am))  # all Gaussians in one GEMM per utterance
-
-        def items():
-            with open_features(args[2]) as reader:
-                for key, feats in reader:
-                    if feats.shape[1] != am.dim:
-                        raise DecodeError(f"{args[2]}: features for {key} have dimension "
-                                          f"{feats.shape[1]}, the model {args[0]} expects "
-                                          f"{am.dim} (deltas or splicing missing?)")
-                    yield key, pdf_loglikes(stacked, feats, dtype=np.float32)
-
-        summ = latgen(decoder, items(), args[3], args[4] if len(args) > 4 else "",
-                      args[5] if len(args) > 5 else "", syms)
+        summ = latgen(decoder, gmm_loglikes_table(am, args[0], args[2]), args[3],
+                      args[4] if len(args) > 4 else "", args[5] if len(args) > 5 else "", syms)
         return 0 if summ.num_done else 1
 
     return run_tool(parser, (4, 6), body, argv)

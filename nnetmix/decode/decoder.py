@@ -48,7 +48,7 @@ from nnetmix.decode.lattice import (CompactLattice, LatticeError, RawLattice,
 from nnetmix.errors import NnetmixError
 from nnetmix.kaldi.transition_model import TransitionModel
 
-__all__ = ["LatticeDecoderConfig", "LatticeDecoder", "DecodeResult", "DecodeError",
+__all__ = ["LatticeDecoderConfig", "FasterDecoderConfig", "LatticeDecoder", "linear_compact_lattice", "DecodeResult", "DecodeError",
            "read_decoding_graph", "pdf_to_tid_matrix"]
 
 logger = logging.getLogger(__name__)
@@ -93,6 +93,39 @@ class LatticeDecoderConfig:
 
 
 @dataclass
+class FasterDecoderConfig:
+    """Kaldi's FasterDecoderOptions (faster-decoder.h, with its obscure settings) plus the other
+    options of gmm-decode-faster / decode-faster-mapped: best-path decoding. The search is the
+    compiled LatticeFasterDecoder's in best-path mode (:mod:`nnetmix.decode.faster`), whose
+    pruning is FasterDecoder's: beam, max-active / min-active through GetCutoff, the adaptive
+    beam (beam-delta)."""
+
+    beam: float = field(default=16.0, metadata={"help": "Decoding beam.  Larger->slower, more "
+                                                        "accurate."})
+    max_active: int = field(default=2147483647, metadata={
+        "help": "Decoder max active states.  Larger->slower; more accurate"})
+    min_active: int = field(default=20, metadata={
+        "help": "Decoder min active states (don't prune if #active less than this)."})
+    beam_delta: float = field(default=0.5, metadata={
+        "help": "Increment used in decoder [obscure setting]"})
+    hash_ratio: float = field(default=2.0, metadata={
+        "help": "Setting used in decoder to control hash behavior (accepted; the state-to-token "
+                "map is an array over all states)"})
+    acoustic_scale: float = field(default=0.1, metadata={
+        "help": "Scaling factor for acoustic likelihoods"})
+    allow_partial: bool = field(default=True, metadata={
+        "help": "Produce output even when final state was not reached"})
+
+    def lattice_config(self) -> "LatticeDecoderConfig":
+        """The LatticeDecoder settings that run this search (lattice options unused)."""
+        return LatticeDecoderConfig(beam=self.beam, max_active=self.max_active,
+                                    min_active=self.min_active, beam_delta=self.beam_delta,
+                                    hash_ratio=self.hash_ratio,
+                                    acoustic_scale=self.acoustic_scale,
+                                    allow_partial=self.allow_partial, decoder="faster")
+
+
+@dataclass
 class DecodeResult:
     """One utterance's output. ``likelihood`` is -(graph + acoustic_scale * acoustic cost) of
     the best path, as Kaldi logs it; ``lattice`` has unscaled acoustic costs (as written)."""
@@ -104,6 +137,9 @@ class DecodeResult:
     num_frames: int
     lattice: Optional[CompactLattice]
     partial: bool = False
+    #: best-path decoding (``lattice=False``): the path as a linear CompactLattice with unscaled
+    #: acoustic costs (what gmm-decode-faster writes), when the search gives one (faster)
+    path_lattice: Optional[CompactLattice] = None
 
 
 def read_decoding_graph(path: str) -> "kaldifst.StdVectorFst":
@@ -203,6 +239,7 @@ class LatticeDecoder:
             raise DecodeError(f"utterance {key}: the log-likelihoods are not all finite")
         search = self._search_faster if cfg.decoder == "faster" else self._search_simple
         raw, (words, ali, g, a), reached = search(loglikes, key, lattice)
+        path_lattice = self._path_lattice if not lattice and cfg.decoder == "faster" else None
         partial = False
         if not reached:
             if not cfg.allow_partial:
@@ -221,7 +258,9 @@ class LatticeDecoder:
             except LatticeError as e:
                 raise DecodeError(f"utterance {key}: {e}") from None
             clat.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
-        return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial)
+        if path_lattice is not None:
+            path_lattice.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
+        return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial, path_lattice)
 
     def _search_simple(self, loglikes: np.ndarray, key: str, _lattice: bool = True):
         """kaldi-decoder's LatticeSimpleDecoder: (raw lattice, best path, reached final)."""
@@ -266,6 +305,8 @@ class LatticeDecoder:
             raise DecodeError(f"Failed to get traceback for utterance {key}")
         end = int(raw.dst[arcs[-1]])
         il, ol = raw.ilabel[arcs], raw.olabel[arcs]
+        self._path_lattice = linear_compact_lattice(il, ol, raw.g[arcs], raw.a[arcs],
+                                                    raw.final_g[end], raw.final_a[end])
         path = (ol[ol != 0].tolist(), il[il != 0].tolist(),
                 float(raw.g[arcs].sum() + raw.final_g[end]),
                 float(raw.a[arcs].sum() + raw.final_a[end]))
@@ -294,6 +335,26 @@ def _linear_path(lat: RawLattice) -> tuple[list[int], list[int], float, float]:
         g += float(lat.final_g[s])
         a += float(lat.final_a[s])
     return words, ali, g, a
+
+
+def linear_compact_lattice(ilabel, olabel, g, a, final_g: float,
+                           final_a: float) -> CompactLattice:
+    """A path of raw arcs as Kaldi's ConvertLattice factors it (fstext/factor-inl.h): a state
+    is kept where a word leaves it (words are pushed to the first arc of a chain), so each
+    compact arc is one word-bearing arc plus the word-less arcs after it (the arcs before the
+    first word: one word-less compact arc), carrying their transition-ids and summed costs."""
+    clat = CompactLattice()
+    clat.add_state()
+    clat.start = 0
+    starts = [0] + [i for i in range(1, len(olabel)) if olabel[i] != 0]
+    for k, lo in enumerate(starts):
+        hi = starts[k + 1] if k + 1 < len(starts) else len(olabel)
+        tids = tuple(int(t) for t in ilabel[lo:hi] if t)
+        nxt = clat.add_state()
+        clat.add_arc(nxt - 1, int(olabel[lo]), float(np.sum(g[lo:hi], dtype=np.float64)),
+                     float(np.sum(a[lo:hi], dtype=np.float64)), tids, nxt)
+    clat.set_final(clat.num_states - 1, float(final_g), float(final_a))
+    return clat
 
 
 def _raw_to_compact(raw: RawLattice) -> CompactLattice:

@@ -11,7 +11,8 @@ from nnetmix.decode.lattice import best_path
 from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi import SequentialReader, TableWriter, read_gmm_model
 
-from helpers import load_bin, loglikes_for, pdfs_of_phone, synth_feats, tiny_system, yesno_text
+from helpers import (clat_paths, load_bin, loglikes_for, pdfs_of_phone, synth_feats, tiny_system,
+                     yesno_text)
 
 
 @pytest.fixture(scope="module")
@@ -91,16 +92,23 @@ def _yesno_items(fixtures, n, noise=0.5):
     return tm, am, items
 
 
-@pytest.mark.parametrize("decoder", ["simple", "faster"])
-def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys, decoder):
-    y = kaldi_fixtures / "yesno"
-    tm, am, items = _yesno_items(kaldi_fixtures, 4)
+def _yesno_tables(fixtures, tmp_path, n):
+    """_yesno_items, written to tmp_path/feats.ark and (their GMM log-likelihoods)
+    tmp_path/loglikes.ark."""
+    tm, am, items = _yesno_items(fixtures, n)
     with TableWriter(f"ark:{tmp_path}/feats.ark") as w:
         for k, f in items:
             w[k] = f
     with TableWriter(f"ark:{tmp_path}/loglikes.ark") as w:
         for k, f in items:
             w[k] = am.log_likelihoods(f)
+    return tm, am, items
+
+
+@pytest.mark.parametrize("decoder", ["simple", "faster"])
+def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys, decoder):
+    y = kaldi_fixtures / "yesno"
+    tm, am, items = _yesno_tables(kaldi_fixtures, tmp_path, 4)
     opts = ["--beam=13", "--lattice-beam=8", "--max-active=7000", "--acoustic-scale=0.083333",
             f"--word-symbol-table={y}/words.txt", f"--decoder={decoder}"]
     gmm = load_bin("gmm-latgen-faster.py")
@@ -128,6 +136,54 @@ def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys,
     assert gmm.main([str(y / "40.mdl"), str(y / "HCLG.fst"), f"ark:{tmp_path}/f13.ark",
                      f"ark:{tmp_path}/x.ark"]) == 1
     assert "dimension 13" in capsys.readouterr().err
+
+
+def test_gmm_decode_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys):
+    """The best-path tools: the same words and alignments as gmm-latgen-faster's compiled
+    search at the same settings, a linear lattice whose one path is that best path, and
+    Kaldi's log lines."""
+    y = kaldi_fixtures / "yesno"
+    tm, am, items = _yesno_tables(kaldi_fixtures, tmp_path, 4)
+    model, graph = str(y / "40.mdl"), str(y / "HCLG.fst")
+    opts = ["--beam=13", "--acoustic-scale=0.083333"]
+    assert load_bin("gmm-latgen-faster.py").main(
+        opts + ["--decoder=faster", "--min-active=20", model, graph, f"ark:{tmp_path}/feats.ark",
+                f"ark:{tmp_path}/lat.ark", f"ark,t:{tmp_path}/words.ref",
+                f"ark,t:{tmp_path}/ali.ref"]) == 0
+    capsys.readouterr()
+    gmm = load_bin("gmm-decode-faster.py")
+    assert gmm.main(opts + [f"--word-symbol-table={y}/words.txt", model, graph,
+                            f"ark:{tmp_path}/feats.ark", f"ark,t:{tmp_path}/words",
+                            f"ark,t:{tmp_path}/ali", f"ark:{tmp_path}/path.ark"]) == 0
+    err = capsys.readouterr().err
+    for k, _f in items:
+        assert f"{k} {yesno_text(k)} \n" in err
+    assert "Time taken [excluding initialization]" in err
+    assert "Done 4 utterances, failed for 0" in err
+    assert (tmp_path / "words").read_text() == (tmp_path / "words.ref").read_text()
+    assert (tmp_path / "ali").read_text() == (tmp_path / "ali.ref").read_text()
+    with SequentialReader(f"ark,t:{tmp_path}/words", "ivec") as r:
+        words = {k: v.tolist() for k, v in r}
+    with SequentialReader(f"ark,t:{tmp_path}/ali", "ivec") as r:
+        alis = {k: v.tolist() for k, v in r}
+    for k, clat in iter_compact_lattices(f"ark:{tmp_path}/path.ark"):
+        (path,) = clat_paths(clat)
+        assert list(path[0]) == words[k] and list(path[1]) == alis[k]
+        # one compact arc per word, plus one for the word-less frames before the first word
+        first_has_word = clat.arcs[clat.start][0][0] != 0
+        assert clat.num_arcs() == len(words[k]) + (0 if first_has_word else 1)
+    mapped = load_bin("decode-faster-mapped.py")
+    assert mapped.main(opts + [model, graph, f"ark:{tmp_path}/loglikes.ark",
+                               f"ark,t:{tmp_path}/words2"]) == 0
+    assert (tmp_path / "words2").read_text() == (tmp_path / "words.ref").read_text()
+    # one frame reaches no final state: with --allow-partial=false the utterance fails
+    with TableWriter(f"ark:{tmp_path}/short.ark") as w:
+        w[items[0][0]] = am.log_likelihoods(items[0][1])[:1]
+    capsys.readouterr()
+    assert mapped.main(["--allow-partial=false", model, graph, f"ark:{tmp_path}/short.ark",
+                        f"ark,t:{tmp_path}/words3"]) == 1
+    err = capsys.readouterr().err
+    assert f"Did not successfully decode utterance {items[0][0]}, len = 1" in err
 
 
 def test_read_decoding_graph_errors(tmp_path):

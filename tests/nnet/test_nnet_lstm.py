@@ -2,10 +2,11 @@
 checks in float64 (several streams, padding, carried state), resets, clipping, the update and
 Kaldi's file layout."""
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import load_bin
+from helpers import load_bin, run_cuda_checks
 
 from nnetmix.errors import FormatError
 from nnetmix.kaldi import SequentialReader, TableWriter
@@ -553,3 +554,8 @@ def test_nnet_forward_runs_a_recurrent_model_per_utterance(tmp_path):
     for k, v in feats.items():
         np.testing.assert_allclose(out[k], ref_lstm(comp, v.astype(np.float64), [len(v)])[0],
                                    rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_cuda_backend_on_simulator():
+    run_cuda_checks(Path(__file__).resolve().parent / "lstm_cuda_checks.py")

@@ -28,6 +28,14 @@ def _sigm(x):
 
 
 @numba.njit(**_OPTS)
+def _tanh(x):
+    """tanh through exp, as Kaldi's cuda kernels compute it: libm's tanh measured ~3x slower
+    than exp here, and the step kernel calls it twice per cell (NaN-free: exp(-2x) = inf
+    gives -1)."""
+    return 2.0 / (1.0 + math.exp(-2.0 * x)) - 1.0
+
+
+@numba.njit(**_OPTS)
 def lstm_step_fwd(gifo, c_prev, c, h, m, pi, pf, po, cell_clip, valid):
     """gifo (S, 4C) holds the pre-activations in and the activations out; c, h, m (S, C) out."""
     S, C = c.shape
@@ -40,14 +48,14 @@ def lstm_step_fwd(gifo, c_prev, c, h, m, pi, pf, po, cell_clip, valid):
             continue
         for j in range(C):
             cp = c_prev[s, j]
-            g = math.tanh(gifo[s, j])
+            g = _tanh(gifo[s, j])
             i = _sigm(gifo[s, C + j] + pi[j] * cp)
             f = _sigm(gifo[s, 2 * C + j] + pf[j] * cp)
             cc = g * i + cp * f
             if cell_clip > 0.0:
                 cc = min(max(cc, -cell_clip), cell_clip)
             o = _sigm(gifo[s, 3 * C + j] + po[j] * cc)
-            hh = math.tanh(cc)
+            hh = _tanh(cc)
             gifo[s, j] = g
             gifo[s, C + j] = i
             gifo[s, 2 * C + j] = f

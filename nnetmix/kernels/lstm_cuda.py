@@ -29,6 +29,10 @@ def _kernels(dtype) -> SimpleNamespace:
         return ONE / (ONE + math.exp(-x))
 
     @cuda.jit(device=True)
+    def tanh(x):  # through exp, as lstm_cpu (and Kaldi's cuda kernels)
+        return (ONE + ONE) / (ONE + math.exp(-(ONE + ONE) * x)) - ONE
+
+    @cuda.jit(device=True)
     def clip(v, lim):
         return min(max(v, -lim), lim)
 
@@ -45,14 +49,14 @@ def _kernels(dtype) -> SimpleNamespace:
                 m[s, j] = ZERO
                 continue
             cp = c_prev[s, j]
-            g = math.tanh(gifo[s, j])
+            g = tanh(gifo[s, j])
             i = sigm(gifo[s, C + j] + pi[j] * cp)
             f = sigm(gifo[s, 2 * C + j] + pf[j] * cp)
             cc = g * i + cp * f
             if cell_clip > ZERO:
                 cc = clip(cc, cell_clip)
             o = sigm(gifo[s, 3 * C + j] + po[j] * cc)
-            hh = math.tanh(cc)
+            hh = tanh(cc)
             gifo[s, j] = g
             gifo[s, C + j] = i
             gifo[s, 2 * C + j] = f

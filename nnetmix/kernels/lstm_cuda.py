@@ -4,6 +4,11 @@ One thread per (stream, cell) pair with grid-stride loops; the GEMMs of the recu
 with the backend (cuBLAS). The arithmetic is lstm_cpu's line for line, so the cuda and cpu
 paths agree to rounding; tests/nnet/lstm_cuda_checks.py compares them on numba's simulator.
 Kernels are built per dtype (as cuda_kernels.py does) so float32 stays float32 on the GPU.
+
+Why the cell arithmetic is written here and in lstm_cpu.py rather than once as a function both
+compile: the cpu step kernel built that way (the cell as a jitted function of the arrays and
+(s, j), inlined or not) measured 120-210 ns per cell against 17-35 ns with the loop body
+written out (40 x 512 cells, one thread), as numba then no longer optimises the loop.
 """
 from __future__ import annotations
 

@@ -321,6 +321,12 @@ def test_update_uses_coefficients_momentum_and_grad_clip():
     net.propagate(x)
     net.backpropagate(rng.standard_normal((5, 2)) * 10)
     g = {n: comp.grads[n].copy() for n in BLOCKS}
+    info = net.info_gradient()  # Kaldi's InfoGradient labels, the last call's buffers
+    for line in ("\n  ### Gradients \n  w_gifo_x_corr_   ( min ", "\n  peephole_o_c_corr_   ( ",
+                 "\n  ### Activations (mostly after non-linearities)\n  YI(0..1)^   ( min 0, ",
+                 "\n  YC(-R..R)*  ( min ", "\n  ### Derivatives (w.r.t. inputs of non-linearities)"
+                 "\n  DI^  ( min ", "\n  DR   ( min "):
+        assert line in info, line
     lim = float(np.float32(0.3))                            # Kaldi's clip is a float
     assert max(np.abs(v).max() for v in g.values()) > lim   # some entries get clipped
     opts = NnetTrainOptions(learn_rate=0.1, momentum=0.5)

@@ -425,6 +425,17 @@ def tiny_net(rng: np.random.Generator, dim: int = 6, hid: int = 8, num_classes: 
     ])
 
 
+def central_differences(loss, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """d loss / d x by central differences, one entry of ``x`` (float64) at a time."""
+    num = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[idx] += eps
+        xm[idx] -= eps
+        num[idx] = (loss(xp) - loss(xm)) / (2 * eps)
+    return num
+
+
 def read_params(path) -> np.ndarray:
     """A network file's parameters, flattened on the host."""
     n = read_nnet(str(path))

@@ -5,6 +5,7 @@ compute backend, the Kaldi nnet1 file format, prototypes and the feature transfo
     logits = nnet.propagate(x, through_softmax=False)
     nnet.backpropagate(grad); nnet.update(NnetTrainOptions(learn_rate=0.008))
     nnet.write("exp/dnn/nnet.iter1", binary=True)
+    nnet.set_seq_lengths(lens); nnet.reset_streams(flags)  # recurrent (multistream) networks
     forward_table("final.nnet", "scp:feats.scp", "ark:loglikes.ark", ForwardOptions())  # inference
 """
 from nnetmix.nnet.components import (COMPONENT_TYPES, AddShift, AffineTransform, Component,
@@ -16,10 +17,12 @@ from nnetmix.nnet.init import init_components, init_nnet
 from nnetmix.nnet.network import Nnet, ParamBlock, read_nnet
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
 from nnetmix.nnet.proto import ProtoOptions, make_nnet_proto
+from nnetmix.nnet.recurrent import BlstmProjected, LstmProjected, MultistreamComponent
 
 __all__ = [
     "Component", "AffineTransform", "LinearTransform", "Sigmoid", "Tanh", "Softmax", "Splice",
     "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES",
+    "MultistreamComponent", "LstmProjected", "BlstmProjected",
     "Nnet", "ParamBlock", "read_nnet", "NnetError", "NnetTrainOptions",
     "init_nnet", "init_components", "ProtoOptions", "make_nnet_proto",
     "cmvn_to_nnet", "splice_nnet", "build_feature_transform", "feature_transform_from_table",

@@ -21,7 +21,7 @@ from nnetmix.kaldi.tokens import TokenReader, TokenWriter
 
 __all__ = ["Component", "AffineTransform", "LinearTransform", "Sigmoid", "Tanh", "Softmax",
            "Splice", "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES", "component_type",
-           "moment_statistics"]
+           "register_component", "moment_statistics"]
 
 
 def moment_statistics(a: np.ndarray) -> str:
@@ -108,6 +108,10 @@ class Component:
     def info(self, host: dict[str, np.ndarray]) -> str:
         """Kaldi's Component::Info (what nnet-info prints after the dims)."""
         return ""
+
+    def info_gradient(self, grads: dict[str, np.ndarray]) -> str:
+        """Kaldi's InfoGradient, roughly: statistics of each gradient block."""
+        return ", ".join(f"\n  {n}_grad{moment_statistics(v)}" for n, v in grads.items())
 
 
 def _check_shape(r: TokenReader, what: str, arr: np.ndarray, shape: tuple) -> None:
@@ -493,3 +497,9 @@ COMPONENT_TYPES: dict[str, type[Component]] = {
 def component_type(marker: str) -> type[Component] | None:
     """The class for a marker; case-insensitive as Component::MarkerToType."""
     return COMPONENT_TYPES.get(marker.lower())
+
+
+def register_component(cls: type[Component], *aliases: str) -> None:
+    """Add a component class defined in another module (and older markers it is read under)."""
+    for m in (cls.marker, *aliases):
+        COMPONENT_TYPES[m.lower()] = cls

@@ -11,6 +11,9 @@ that component's options (``<NnetProto>``/``</NnetProto>`` lines and blank lines
 * Splice: ``<ReadVector> [ -5 -4 ... 5 ]`` or ``<BuildVector> -5:5 </BuildVector>``
   (items ``a``, ``a:b`` or ``a:step:b``).
 * AddShift, Rescale: ``<InitParam> 0 <LearnRateCoef> 1``.
+* LstmProjected, BlstmProjected: ``<CellDim> 512 <ParamRange> 0.1 <LearnRateCoef> 1
+  <BiasLearnRateCoef> 1 <CellClip> 50 <DiffClip> 1 <CellDiffClip> 0 <GradClip> 250``
+  (Kaldi's InitData; ``<ParamScale>`` is read as the older name of ``<ParamRange>``).
 * Rbm: ``<VisibleType> gauss <HiddenType> bern <ParamStddev> 0.1 <VisibleBiasMean>
   <VisibleBiasRange> <HiddenBiasMean> <HiddenBiasRange> <VisibleBiasCmvnFilename>``.
 
@@ -27,6 +30,7 @@ from nnetmix.kaldi.stream import open_input
 from nnetmix.nnet.components import (AddShift, AffineTransform, Component, LinearTransform, Rbm,
                                      Rescale, Splice, component_type)
 from nnetmix.nnet.network import Nnet
+from nnetmix.nnet.recurrent import MultistreamComponent
 
 __all__ = ["init_nnet", "init_components", "build_integer_vector"]
 
@@ -183,6 +187,14 @@ def _init_one(line: _Line, rng: np.random.Generator) -> Component:
                    op.get("<LearnRateCoef>", 1.0))
     if cls is Rbm:
         return _init_rbm(line, rng, i, o)
+    if issubclass(cls, MultistreamComponent):
+        op = line.options(cls.PROTO_OPTIONS)
+        if op.get("<CellDim>", 0) <= 0 or op["<CellDim>"] != int(op["<CellDim>"]):
+            raise line.fail(f"{cls.marker}: expected <CellDim> with a positive integer")
+        if o % len(cls.directions):
+            raise line.fail(f"{cls.marker}: <OutputDim> {o} must be even (forward and "
+                            "backward projections)")
+        return cls.from_proto(i, o, op, rng)
     # activations: Kaldi's base InitData ignores the rest of the line
     if i != o:
         raise line.fail(f"{cls.marker}: <InputDim> {i} != <OutputDim> {o}")

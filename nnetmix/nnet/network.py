@@ -25,10 +25,10 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from nnetmix.kernels import get_backend
-from nnetmix.nnet.components import (AffineTransform, Component, Rbm, Sigmoid, Softmax, Tanh,
-                                     moment_statistics)
+from nnetmix.nnet.components import AffineTransform, Component, Rbm, Sigmoid, Softmax, Tanh
 from nnetmix.nnet.nnet_io import encode_components, read_components, write_components
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
+from nnetmix.nnet.recurrent import MultistreamComponent
 
 __all__ = ["Nnet", "ParamBlock", "read_nnet"]
 
@@ -215,9 +215,22 @@ class Nnet:
         lines = ["### GRADIENT STATS :"]
         for i, c in enumerate(self.components):
             if g[i]:
-                lines.append(f"Component {i + 1} : {c.marker}, " + ", ".join(
-                    f"\n  {n}_grad{moment_statistics(v)}" for n, v in g[i].items()))
+                lines.append(f"Component {i + 1} : {c.marker}, " + c.info_gradient(g[i]))
         return "\n".join(lines) + "\n"
+
+    # -- multistream (recurrent components) ---------------------------------------------------
+    def set_seq_lengths(self, lengths: Sequence[int]) -> None:
+        """Kaldi's Nnet::SetSeqLengths: S = len(lengths) interleaved streams from now on (row
+        t*S + s of an input is frame t of stream s); frames past a stream's length are padding."""
+        for c in self.components:
+            if isinstance(c, MultistreamComponent):
+                c.set_seq_lengths(lengths)
+
+    def reset_streams(self, flags: Sequence[int]) -> None:
+        """Kaldi's Nnet::ResetStreams: zero the carried state of the streams flagged 1."""
+        for c in self.components:
+            if isinstance(c, MultistreamComponent):
+                c.reset_streams(flags)
 
     # -- computation ----------------------------------------------------------------------------
     def _buffer(self, store: dict, key: int, rows: int, cols: int):

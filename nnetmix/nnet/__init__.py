@@ -16,10 +16,11 @@ from nnetmix.nnet.init import init_components, init_nnet
 from nnetmix.nnet.network import Nnet, ParamBlock, read_nnet
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
 from nnetmix.nnet.proto import ProtoOptions, make_nnet_proto
+from nnetmix.nnet.prelu_dropout import Dropout, ParametricRelu
 
 __all__ = [
     "Component", "AffineTransform", "LinearTransform", "Sigmoid", "Tanh", "Softmax", "Splice",
-    "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES",
+    "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES", "ParametricRelu", "Dropout",
     "Nnet", "ParamBlock", "read_nnet", "NnetError", "NnetTrainOptions",
     "init_nnet", "init_components", "ProtoOptions", "make_nnet_proto",
     "cmvn_to_nnet", "splice_nnet", "build_feature_transform", "feature_transform_from_table",

@@ -21,7 +21,7 @@ from nnetmix.kaldi.tokens import TokenReader, TokenWriter
 
 __all__ = ["Component", "AffineTransform", "LinearTransform", "Sigmoid", "Tanh", "Softmax",
            "Splice", "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES", "component_type",
-           "moment_statistics"]
+           "register_component", "moment_statistics"]
 
 
 def moment_statistics(a: np.ndarray) -> str:
@@ -488,6 +488,13 @@ class Rbm(Component):
 COMPONENT_TYPES: dict[str, type[Component]] = {
     c.marker.lower(): c for c in (AffineTransform, LinearTransform, Sigmoid, Tanh, Softmax,
                                   Splice, AddShift, Rescale, Rbm)}
+
+
+def register_component(cls: type[Component]) -> type[Component]:
+    """Add a component class defined in another module (prelu_dropout.py) to the table; its
+    module registers it at import, and the package imports every such module."""
+    COMPONENT_TYPES[cls.marker.lower()] = cls
+    return cls
 
 
 def component_type(marker: str) -> type[Component] | None:

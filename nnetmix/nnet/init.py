@@ -11,6 +11,8 @@ that component's options (``<NnetProto>``/``</NnetProto>`` lines and blank lines
 * Splice: ``<ReadVector> [ -5 -4 ... 5 ]`` or ``<BuildVector> -5:5 </BuildVector>``
   (items ``a``, ``a:b`` or ``a:step:b``).
 * AddShift, Rescale: ``<InitParam> 0 <LearnRateCoef> 1``.
+* ParametricRelu: ``<Alpha> 1 <Beta> 0 <AlphaLearnRateCoef> 0 <BetaLearnRateCoef> 0``;
+  Dropout: ``<DropoutRate> 0.5`` (the component's ``PROTO_OPTIONS`` and ``from_proto``).
 * Rbm: ``<VisibleType> gauss <HiddenType> bern <ParamStddev> 0.1 <VisibleBiasMean>
   <VisibleBiasRange> <HiddenBiasMean> <HiddenBiasRange> <VisibleBiasCmvnFilename>``.
 
@@ -27,6 +29,7 @@ from nnetmix.kaldi.stream import open_input
 from nnetmix.nnet.components import (AddShift, AffineTransform, Component, LinearTransform, Rbm,
                                      Rescale, Splice, component_type)
 from nnetmix.nnet.network import Nnet
+from nnetmix.nnet.options import NnetError
 
 __all__ = ["init_nnet", "init_components", "build_integer_vector"]
 
@@ -183,6 +186,13 @@ def _init_one(line: _Line, rng: np.random.Generator) -> Component:
                    op.get("<LearnRateCoef>", 1.0))
     if cls is Rbm:
         return _init_rbm(line, rng, i, o)
+    proto_options = getattr(cls, "PROTO_OPTIONS", None)
+    if proto_options is not None:  # a component that parses its own line (prelu_dropout.py)
+        op = line.options(proto_options)
+        try:
+            return cls.from_proto(op, i, o, rng)
+        except NnetError as e:
+            raise line.fail(str(e)) from None
     # activations: Kaldi's base InitData ignores the rest of the line
     if i != o:
         raise line.fail(f"{cls.marker}: <InputDim> {i} != <OutputDim> {o}")

@@ -24,7 +24,7 @@ import numpy as np
 
 from nnetmix.kaldi.specifier import classify_rxfilename
 from nnetmix.kaldi.stream import open_input, open_output
-from nnetmix.nnet.components import Component, Rbm, component_type
+from nnetmix.nnet.components import COMPONENT_TYPES, Component, Rbm, component_type
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter
 
 __all__ = ["read_components", "encode_components", "write_components"]
@@ -52,9 +52,8 @@ def _read_stream(r: TokenReader, rbm_to_affine: bool) -> list[Component]:
             raise r.fail("truncated model", f"the file ends inside the token '{tok[:40]}' "
                          f"(component {n})")
         if cls is None:
-            raise r.fail("unknown component", f"'{tok[:40]}' (component {n}; supported: "
-                         "<AffineTransform> <LinearTransform> <Sigmoid> <Tanh> <Softmax> "
-                         "<Splice> <AddShift> <Rescale> <Rbm>)")
+            known = " ".join(c.marker for c in COMPONENT_TYPES.values())
+            raise r.fail("unknown component", f"'{tok[:40]}' (component {n}; supported: {known})")
         r.context = f"component {n} {cls.marker}"
         out_dim = r.int32("output dim")
         in_dim = r.int32("input dim")

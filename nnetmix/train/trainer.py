@@ -280,6 +280,12 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
     loop = MinibatchLoop(rule, FrameRandomizer(opts, randomize=rule.stats.randomized),
                          hook=hook if rule.train else None, limit=num_minibatches)
     t_start = time.perf_counter()
-    loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
+    # <Dropout> drops only in training, its masks seeded from the rank's randomizer seed;
+    # cross-validation (and everything after the epoch) runs the network in test mode
+    nnet.set_training(rule.train, seed=opts.randomizer_seed)
+    try:
+        loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
+    finally:
+        nnet.set_training(False)
     rule.stats.time_total = time.perf_counter() - t_start
     return rule.finish(loop)

@@ -21,7 +21,8 @@ import numpy as np
 
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter
 from nnetmix.kernels.prelu_dropout_cpu import prelu_dropout_ops
-from nnetmix.nnet.components import Component, moment_statistics, register_component
+from nnetmix.nnet.components import (Component, component_type, moment_statistics,
+                                     register_component)
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
 
 __all__ = ["ParametricRelu", "Dropout"]
@@ -199,7 +200,12 @@ class Dropout(Component):
     def read_data(cls, r: TokenReader, input_dim: int, output_dim: int) -> "Dropout":
         _square(r, cls, input_dim, output_dim)
         rate = 0.5
-        while r.peek_char() == "<" and r.peek_token() != "<!EndOfComponent>":
+        # its tokens end at <!EndOfComponent>, or at </Nnet> or the next component (the end
+        # marker is optional)
+        while r.peek_char() == "<":
+            nxt = r.peek_token()
+            if nxt in ("<!EndOfComponent>", "</Nnet>") or component_type(nxt) is not None:
+                break
             tok = r.token("<DropoutRate>")
             if tok == "<DropoutRate>":
                 rate = float(r.float32(tok))

@@ -106,3 +106,34 @@ def test_mpi_two_ranks_train_a_relu_dropout_network(task):
     after = _cv(cv, model)
     print(f"mpi 2 ranks, dropout: CV frame accuracy {before:.2f}% -> {after:.2f}%")
     assert after > before + 10.0
+
+
+def test_scheduler_dropout_schedule(task, tmp_path):
+    """--dropout-schedule=0.2,0.0 (train_scheduler.sh's): epoch 1 trains from
+    <best>.dropout_rate0.2, epoch 2 from <best>.dropout_rate0.0, epoch 3 keeps 0.0; a bad rate
+    is refused before anything runs."""
+    from nnetmix.driver import ScheduleOptions, run_schedule
+    from nnetmix.nnet import NnetTrainOptions, read_nnet
+    from nnetmix.train import TrainError, TrainOptions
+    d, tr, cv, nets = task
+    init = tmp_path / "nnet.init"
+    init.write_bytes(nets["dropout"].read_bytes())
+    opts = TrainOptions(minibatch_size=16, randomizer_size=128)
+
+    def run(schedule, exp):
+        return run_schedule(str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"],
+                            str(tmp_path / exp), NnetTrainOptions(learn_rate=0.004), opts,
+                            ScheduleOptions(scheduler="exponential", num_epochs=3,
+                                            dropout_schedule=schedule))
+
+    final = run("0.2,0.0", "exp")
+    rates = {p.name: [c.dropout_rate for c in read_nnet(str(p)).components
+                      if isinstance(c, Dropout)] for p in tmp_path.rglob("*dropout_rate*")}
+    assert rates["nnet.init.dropout_rate0.2"] == [np.float32(0.2)] * 2
+    (second,) = [n for n in rates if n.startswith("nnet_iter01") and n.endswith("rate0.0")]
+    assert rates[second] == [0.0, 0.0]
+    assert [c.dropout_rate for c in read_nnet(final).components if isinstance(c, Dropout)] \
+        == [0.0, 0.0]
+    with pytest.raises(TrainError, match="'1.5' is not a rate"):
+        run("0.2,1.5", "bad")
+    assert not (tmp_path / "bad").exists()

@@ -7,6 +7,8 @@ its command line:
 * CV of the starting model (``log/iter00.initial.log``), then per epoch training
   (``log/iterNN.tr.log``) from the best model so far and CV (``log/iterNN.cv.log``);
 * Newbob accept/reject/halving/stop (:mod:`nnetmix.train.newbob`) or exponential decay;
+* ``--dropout-schedule=0.2,0.2,0.0``: epoch N trains from ``<best>.dropout_rate<r>``, the best
+  model with every <Dropout> at the N-th rate (train_scheduler.sh's nnet-copy --dropout-rate);
 * models ``nnet/<base>_iterNN_learnrate<lr>_tr<loss>_cv<loss>`` (``_rejected``,
   ``_keep-lr-iters-N``), ``final.nnet`` -> ``nnet/<best>_final_`` -> ``<best>``;
 * restart safety: every finished epoch atomically rewrites ``.scheduler_state.json`` (the source

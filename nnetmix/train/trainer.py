@@ -15,6 +15,9 @@
 * Each minibatch: forward to the pre-softmax activations, ``Backend.softmax_xent`` (loss and
   correct frames), and in training backpropagate and ``Nnet.update`` (nnet1 semantics: the
   gradient is the SUM over the minibatch; momentum, L2, L1, max-norm, per-layer coefficients).
+* Training puts the network in training mode for the epoch (``Nnet.set_training``, seeded
+  with ``randomizer_seed``, which is per rank under MPI): only then does a <Dropout> drop.
+  Cross-validation runs it in test mode, where Kaldi sets the dropout rate to 0.
 * ``hook(step, nnet)`` runs after every update (step = 1, 2, ... in this epoch); MPI mixing every
   n minibatches plugs in there. Its time is reported apart (``time_hook``).
 * ``num_minibatches``: stop after exactly this many minibatches (ranks agree on it up front, see

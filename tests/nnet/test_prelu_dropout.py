@@ -276,6 +276,8 @@ def test_relu_dropout_prototype_and_initialize():
     assert c[1].dropout_rate == np.float32(0.5)  # Kaldi's default
     with pytest.raises(FormatError, match="proto:1: .*<Gamma>"):
         init_components("<ParametricRelu> <InputDim> 2 <OutputDim> 2 <Gamma> 1\n", name="proto")
+    with pytest.raises(FormatError, match="proto:1: .*input and output dims differ"):
+        init_components("<ParametricRelu> <InputDim> 2 <OutputDim> 3\n", name="proto")
     with pytest.raises(FormatError, match="proto:1: .*outside"):
         init_components("<Dropout> <InputDim> 2 <OutputDim> 2 <DropoutRate> 1.5\n", name="proto")
 

@@ -220,8 +220,7 @@ class CudaPreluDropoutOps:
         _check("prelu_grad", x, dy)
         m = x.shape[1]
         if m:
-            from nnetmix.kernels.prelu_dropout_cuda import COLS, ROWS  # optional: numba.cuda
-            from nnetmix.kernels.prelu_dropout_cuda import kernels_for
+            from nnetmix.kernels.prelu_dropout_cuda import COLS, ROWS, kernels_for  # optional
             k = kernels_for(np.dtype(x.dtype)).prelu_grad
             k[(m + COLS - 1) // COLS, (COLS, ROWS), self._stream](
                 x, dy, self._dev(g_alpha), self._dev(g_beta))

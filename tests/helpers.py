@@ -425,6 +425,18 @@ def tiny_net(rng: np.random.Generator, dim: int = 6, hid: int = 8, num_classes: 
     ])
 
 
+def central_differences(f, x0: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """(f(x + eps e_k) - f(x - eps e_k)) / 2 eps for every element k of x0 (float64): the
+    finite-difference gradient of a scalar function, for the gradient checks."""
+    out = np.zeros_like(x0, dtype=np.float64)
+    for k in np.ndindex(*x0.shape):
+        xp, xm = x0.copy(), x0.copy()
+        xp[k] += eps
+        xm[k] -= eps
+        out[k] = (f(xp) - f(xm)) / (2 * eps)
+    return out
+
+
 def read_params(path) -> np.ndarray:
     """A network file's parameters, flattened on the host."""
     n = read_nnet(str(path))

@@ -5,7 +5,7 @@ import struct
 
 import numpy as np
 import pytest
-from helpers import backends, load_bin
+from helpers import backends, central_differences, load_bin
 from numpy_backend import NumpyBackend
 
 from nnetmix.errors import FormatError
@@ -45,21 +45,15 @@ def test_gradients_by_finite_differences(be, training):
     _loss(net, be, x, r, training)
     dx = be.to_host(net.backpropagate(be.asarray(r)))
     grads = be.to_host(net.grads).copy()
-    num_dx = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += EPS
-        xm[idx] -= EPS
-        num_dx[idx] = (_loss(net, be, xp, r, training) - _loss(net, be, xm, r, training)) / (2 * EPS)
+    num_dx = central_differences(lambda v: _loss(net, be, v, r, training), x, EPS)
     np.testing.assert_allclose(dx, num_dx, rtol=TOL, atol=TOL * np.abs(num_dx).max())
     p0 = be.to_host(net.params).copy()
-    num = np.zeros_like(p0)
-    for k in range(p0.size):
-        for sign in (1, -1):
-            p = p0.copy()
-            p[k] += sign * EPS
-            net.set_params(p)
-            num[k] += sign * _loss(net, be, x, r, training) / (2 * EPS)
+
+    def at(p):
+        net.set_params(p)
+        return _loss(net, be, x, r, training)
+
+    num = central_differences(at, p0, EPS)
     net.set_params(p0)
     blocks = net.offsets(1)
     assert set(blocks) == {"alpha", "beta"}

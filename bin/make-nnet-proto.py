@@ -15,7 +15,7 @@ def make_parser() -> OptionParser:
     p = OptionParser(USAGE, prog="make-nnet-proto.py")
     p.register("no-softmax", False, "Do not put <Softmax> in the prototype")
     p.register("activation-type", "<Sigmoid>",
-               "Select type of activation function : (<Sigmoid>|<Tanh>)")
+               "Select type of activation function : (<Sigmoid>|<Tanh>|<ParametricRelu>)")
     p.register("activation-opts", "", "Additional options for protoype of activation function "
                "(words joined by '_')")
     p.register("hid-bias-mean", -2.0, "Set bias for hidden activations")
@@ -34,6 +34,9 @@ def make_parser() -> OptionParser:
     p.register("affine-opts", "", "Additional options for protoype of affine tranform "
                "(words joined by '_')")
     p.register("bottleneck-dim", 0, "Make bottleneck network with desired bn-dim (0 = no bottleneck)")
+    p.register("with-dropout", False, "Add <Dropout> after the non-linearity of hidden layer.")
+    p.register("dropout-opts", "", "Extra options for dropout (words joined by '_', e.g. "
+               "<DropoutRate>_0.2)")
     return p
 
 
@@ -52,7 +55,8 @@ def body(opts, args) -> int:
                      with_glorot=not opts.no_glorot_scaled_stddev,
                      smaller_input_weights=not opts.no_smaller_input_weights,
                      bottleneck_trick=not opts.no_bottleneck_trick, max_norm=opts.max_norm,
-                     affine_opts=opts.affine_opts, bottleneck_dim=opts.bottleneck_dim)
+                     affine_opts=opts.affine_opts, bottleneck_dim=opts.bottleneck_dim,
+                     with_dropout=opts.with_dropout, dropout_opts=opts.dropout_opts)
     sys.stdout.write(make_nnet_proto(*dims, o))
     sys.stdout.flush()
     return 0

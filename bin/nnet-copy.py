@@ -19,6 +19,8 @@ def make_parser() -> OptionParser:
     p.register("remove-first-components", 0, "Remove N first Components from the Nnet")
     p.register("remove-last-components", 0, "Remove N last layers Components from the Nnet")
     p.register("rbm-to-affine", False, "Replace each <Rbm> by <AffineTransform> (+ <Sigmoid>)")
+    p.register("dropout-rate", -1.0, "Probability that neuron is dropped(-1.0 keeps original "
+               "value).")
     return p
 
 
@@ -36,8 +38,14 @@ def body(opts, args) -> int:
                          f"of {len(nnet)} components ({args[0]})")
     if first or last:
         nnet = nnet.sub(first, len(nnet) - last)
+    log = logging.getLogger("nnet-copy")
+    if opts.dropout_rate != -1.0:
+        if not 0.0 <= opts.dropout_rate < 1.0:
+            raise UsageError(f"--dropout-rate={opts.dropout_rate} is outside [0, 1) (or -1 to "
+                             "keep the rates)")
+        nnet.set_dropout_rate(opts.dropout_rate, log)
     nnet.write(args[1], binary=opts.binary)
-    logging.getLogger("nnet-copy").info("Written 'nnet1' to %s", args[1])
+    log.info("Written 'nnet1' to %s", args[1])
     return 0
 
 

@@ -425,15 +425,16 @@ def tiny_net(rng: np.random.Generator, dim: int = 6, hid: int = 8, num_classes: 
     ])
 
 
-def central_differences(loss, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """d loss / d x by central differences, one entry of ``x`` (float64) at a time."""
-    num = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += eps
-        xm[idx] -= eps
-        num[idx] = (loss(xp) - loss(xm)) / (2 * eps)
-    return num
+def central_differences(f, x0: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """(f(x + eps e_k) - f(x - eps e_k)) / 2 eps for every element k of x0 (float64): the
+    finite-difference gradient of a scalar function, for the gradient checks."""
+    out = np.zeros_like(x0, dtype=np.float64)
+    for k in np.ndindex(*x0.shape):
+        xp, xm = x0.copy(), x0.copy()
+        xp[k] += eps
+        xm[k] -= eps
+        out[k] = (f(xp) - f(xm)) / (2 * eps)
+    return out
 
 
 def read_params(path) -> np.ndarray:

@@ -7,6 +7,8 @@ its command line:
 * CV of the starting model (``log/iter00.initial.log``), then per epoch training
   (``log/iterNN.tr.log``) from the best model so far and CV (``log/iterNN.cv.log``);
 * Newbob accept/reject/halving/stop (:mod:`nnetmix.train.newbob`) or exponential decay;
+* ``--dropout-schedule=0.2,0.2,0.0``: epoch N trains from ``<best>.dropout_rate<r>``, the best
+  model with every <Dropout> at the N-th rate (train_scheduler.sh's nnet-copy --dropout-rate);
 * models ``nnet/<base>_iterNN_learnrate<lr>_tr<loss>_cv<loss>`` (``_rejected``,
   ``_keep-lr-iters-N``), ``final.nnet`` -> ``nnet/<best>_final_`` -> ``<best>``;
 * restart safety: every finished epoch atomically rewrites ``.scheduler_state.json`` (the source
@@ -47,7 +49,7 @@ from typing import Iterator, Optional
 from nnetmix.driver.dnn import dnn_epoch, read_result
 from nnetmix.errors import UsageError
 from nnetmix.log import KaldiFormatter
-from nnetmix.nnet import NnetTrainOptions
+from nnetmix.nnet import NnetTrainOptions, read_nnet
 from nnetmix.train.loop import Hook
 from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, kaldi_round,
                                   newbob_step)
@@ -76,9 +78,27 @@ class ScheduleOptions(NewbobOptions):
         "help": "Epochs of the exponential schedule (lr0 * 0.01^(e/(E-1)))"})
     final_lr_ratio: float = dataclasses.field(default=0.01, metadata={
         "help": "Exponential schedule: the last epoch's learning rate over the first"})
+    dropout_schedule: str = dataclasses.field(default="", metadata={
+        "help": "Dropout rates of the first N epochs, e.g. 0.2,0.2,0.0 (train_scheduler.sh's: "
+                "each epoch trains from a copy of the best model with its <Dropout> rates set, "
+                "later epochs keep the last)"})
+
+    def dropout_rates(self) -> list[str]:
+        """The schedule's rates as written (they name the copies, as Kaldi's file names)."""
+        rates = [r for r in self.dropout_schedule.split(",") if r] if self.dropout_schedule else []
+        for r in rates:
+            try:
+                ok = 0.0 <= float(r) < 1.0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise TrainError(f"--dropout-schedule={self.dropout_schedule}: '{r}' is not a "
+                                 "rate in [0, 1)")
+        return rates
 
     def check(self) -> None:
         super().check()
+        self.dropout_rates()
         if self.scheduler not in ("newbob", "exponential"):
             raise TrainError(f"--scheduler={self.scheduler}: expected newbob or exponential")
         if self.scheduler == "exponential" and self.num_epochs < 1:
@@ -237,6 +257,15 @@ class _Run:
         return dst
 
     @staticmethod
+    def with_dropout_rate(model: str, rate: str) -> str:
+        """``<model>.dropout_rate<rate>``: ``model`` with every <Dropout> at ``rate``."""
+        out = f"{model}.dropout_rate{rate}"
+        nnet = read_nnet(model)
+        nnet.set_dropout_rate(float(rate), logger)
+        nnet.write(out)
+        return out
+
+    @staticmethod
     def move_model(src: Path, dst) -> None:
         """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state)."""
         os.replace(src, dst)
@@ -307,6 +336,9 @@ class _Run:
                                 sched.final_lr_ratio)
             state.learn_rate = lr
         lr = state.learn_rate
+        rates = sched.dropout_rates()
+        if it <= len(rates):  # train_scheduler.sh: nnet-copy --dropout-rate, then train that
+            state.mlp_best = self.with_dropout_rate(state.mlp_best, rates[it - 1])
         nxt = d / "nnet" / ("%s_iter%02d" % (self.base, it))
         tr = self.epoch(state.mlp_best, "tr", "iter%02d.tr.log" % it, lr, out=nxt, it=it)
         cv = self.epoch(str(nxt), "cv", "iter%02d.cv.log" % it, it=it)

@@ -17,11 +17,12 @@ from nnetmix.nnet.init import init_components, init_nnet
 from nnetmix.nnet.network import Nnet, ParamBlock, read_nnet
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
 from nnetmix.nnet.proto import ProtoOptions, make_nnet_proto
+from nnetmix.nnet.prelu_dropout import Dropout, ParametricRelu
 from nnetmix.nnet.recurrent import BlstmProjected, LstmProjected, MultistreamComponent
 
 __all__ = [
     "Component", "AffineTransform", "LinearTransform", "Sigmoid", "Tanh", "Softmax", "Splice",
-    "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES",
+    "AddShift", "Rescale", "Rbm", "COMPONENT_TYPES", "ParametricRelu", "Dropout",
     "MultistreamComponent", "LstmProjected", "BlstmProjected",
     "Nnet", "ParamBlock", "read_nnet", "NnetError", "NnetTrainOptions",
     "init_nnet", "init_components", "ProtoOptions", "make_nnet_proto",

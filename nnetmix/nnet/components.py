@@ -499,7 +499,10 @@ def component_type(marker: str) -> type[Component] | None:
     return COMPONENT_TYPES.get(marker.lower())
 
 
-def register_component(cls: type[Component], *aliases: str) -> None:
-    """Add a component class defined in another module (and older markers it is read under)."""
+def register_component(cls: type[Component], *aliases: str) -> type[Component]:
+    """Add a component class defined in another module (prelu_dropout.py, recurrent.py) and the
+    older markers it is read under; its module registers it at import, and the package imports
+    every such module."""
     for m in (cls.marker, *aliases):
         COMPONENT_TYPES[m.lower()] = cls
+    return cls

@@ -14,6 +14,8 @@ that component's options (``<NnetProto>``/``</NnetProto>`` lines and blank lines
 * LstmProjected, BlstmProjected: ``<CellDim> 512 <ParamRange> 0.1 <LearnRateCoef> 1
   <BiasLearnRateCoef> 1 <CellClip> 50 <DiffClip> 1 <CellDiffClip> 0 <GradClip> 250``
   (Kaldi's InitData; ``<ParamScale>`` is read as the older name of ``<ParamRange>``).
+* ParametricRelu: ``<Alpha> 1 <Beta> 0 <AlphaLearnRateCoef> 0 <BetaLearnRateCoef> 0``;
+  Dropout: ``<DropoutRate> 0.5`` (the component's ``PROTO_OPTIONS`` and ``from_proto``).
 * Rbm: ``<VisibleType> gauss <HiddenType> bern <ParamStddev> 0.1 <VisibleBiasMean>
   <VisibleBiasRange> <HiddenBiasMean> <HiddenBiasRange> <VisibleBiasCmvnFilename>``.
 
@@ -30,6 +32,7 @@ from nnetmix.kaldi.stream import open_input
 from nnetmix.nnet.components import (AddShift, AffineTransform, Component, LinearTransform, Rbm,
                                      Rescale, Splice, component_type)
 from nnetmix.nnet.network import Nnet
+from nnetmix.nnet.options import NnetError
 from nnetmix.nnet.recurrent import MultistreamComponent
 
 __all__ = ["init_nnet", "init_components", "build_integer_vector"]
@@ -195,6 +198,13 @@ def _init_one(line: _Line, rng: np.random.Generator) -> Component:
             raise line.fail(f"{cls.marker}: <OutputDim> {o} must be even (forward and "
                             "backward projections)")
         return cls.from_proto(i, o, op, rng)
+    proto_options = getattr(cls, "PROTO_OPTIONS", None)
+    if proto_options is not None:  # a component that parses its own line (prelu_dropout.py)
+        op = line.options(proto_options)
+        try:
+            return cls.from_proto(op, i, o, rng)
+        except NnetError as e:
+            raise line.fail(str(e)) from None
     # activations: Kaldi's base InitData ignores the rest of the line
     if i != o:
         raise line.fail(f"{cls.marker}: <InputDim> {i} != <OutputDim> {o}")

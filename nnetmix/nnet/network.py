@@ -161,6 +161,35 @@ class Nnet:
         if not ok:
             raise NnetError("'nan' or 'inf' in network parameters (need lower learning rate?)")
 
+    # -- training and test mode -----------------------------------------------------------------
+    @property
+    def training(self) -> bool:
+        """True between ``set_training(True)`` and ``set_training(False)``."""
+        return getattr(self, "_training", False)
+
+    def set_training(self, training: bool, seed: int = 777) -> None:
+        """Training mode (a trainer's epoch) or test mode (the default: nnet-forward, the
+        decoders, cross-validation). Only <Dropout> differs: it draws masks in training mode,
+        from streams seeded here (one per component, from ``seed``), and is the identity in
+        test mode, as Kaldi's nnet-forward and cross-validation get by setting the rate to 0."""
+        self._training = bool(training)
+        rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 0xD809])
+        for c in self.components:
+            switch = getattr(c, "set_training", None)
+            if switch is not None:
+                switch(training, int(rng.integers(1 << 32)))
+
+    def set_dropout_rate(self, rate: float, log=None) -> None:
+        """Kaldi's Nnet::SetDropoutRate: the rate of every <Dropout> (nnet-copy --dropout-rate),
+        each change logged as Kaldi logs it."""
+        for i, c in enumerate(self.components):
+            if hasattr(c, "set_dropout_rate"):
+                old = c.dropout_rate
+                c.set_dropout_rate(rate)
+                if log is not None:
+                    log.info("Setting dropout-rate in component %d from %s to %s", i,
+                             "{:.6g}".format(old), "{:.6g}".format(c.dropout_rate))
+
     # -- building -------------------------------------------------------------------------------
     def copy_components(self) -> list[Component]:
         """Detached copies of the components (host float32 parameters)."""

@@ -12,7 +12,14 @@ The numbers and their rationale are Kaldi's:
 * A bottleneck (``bottleneck_dim``) is a <LinearTransform> with 0.75x stddev and, with the
   bottleneck trick, learning-rate coefficients 0.1.
 
-Dropout and BlockSoftmax are not components here, so their options are not offered.
+* ``with_dropout``: a <Dropout> line (with ``dropout_opts``, e.g. ``<DropoutRate>_0.2``) after
+  every hidden non-linearity, not on the no-hidden-layer bottleneck path (as Kaldi).
+* ``activation_type="<ParametricRelu>"`` with ``hid_bias_mean=0 hid_bias_range=0``,
+  ``with_glorot=False``, ``smaller_input_weights=False`` is Kaldi's ReLU DNN recipe
+  (egs/rm/s5/local/nnet/run_dnn_fbank_relu.sh); alpha and beta stay fixed unless
+  ``activation_opts`` gives learn-rate coefficients.
+
+BlockSoftmax is not a component here, so its option is not offered.
 """
 from __future__ import annotations
 
@@ -40,6 +47,8 @@ class ProtoOptions:
     max_norm: float = 0.0
     affine_opts: str = ""
     bottleneck_dim: int = 0
+    with_dropout: bool = False
+    dropout_opts: str = ""
 
 
 def make_nnet_proto(feat_dim: int, num_leaves: int, num_hid_layers: int, num_hid_neurons: int,
@@ -55,6 +64,7 @@ def make_nnet_proto(feat_dim: int, num_leaves: int, num_hid_layers: int, num_hid
     # make_nnet_proto.py's hack: multi-word options have their words joined by '_'
     act_opts = o.activation_opts.replace("_", " ")
     aff_opts = o.affine_opts.replace("_", " ")
+    drop_opts = o.dropout_opts.replace("_", " ")
     f = o.param_stddev_factor
     lines: list[str] = []
     p = lines.append
@@ -62,10 +72,12 @@ def make_nnet_proto(feat_dim: int, num_leaves: int, num_hid_layers: int, num_hid
     def glorot(d1: int, d2: int) -> float:
         return 35.0 * math.sqrt(2.0 / (d1 + d2)) if o.with_glorot else 1.0
 
-    def activation(dim: int) -> None:
+    def activation(dim: int, dropout: bool = True) -> None:
         p("%s <InputDim> %d <OutputDim> %d %s" % (o.activation_type, dim, dim, act_opts))
+        if dropout and o.with_dropout:
+            p("<Dropout> <InputDim> %d <OutputDim> %d %s" % (dim, dim, drop_opts))
 
-    def bottleneck(d_in: int, bn: int, hid: int, extra: str) -> None:
+    def bottleneck(d_in: int, bn: int, hid: int, extra: str, dropout: bool) -> None:
         if o.bottleneck_trick:
             p("<LinearTransform> <InputDim> %d <OutputDim> %d <ParamStddev> %f <LearnRateCoef> %f"
               % (d_in, bn, f * glorot(d_in, bn) * 0.75, 0.1))
@@ -80,7 +92,7 @@ def make_nnet_proto(feat_dim: int, num_leaves: int, num_hid_layers: int, num_hid
               "<ParamStddev> %f <MaxNorm> %f%s"
               % (bn, hid, o.hid_bias_mean, o.hid_bias_range, f * glorot(bn, hid), o.max_norm,
                  extra))
-        activation(hid)
+        activation(hid, dropout)
 
     def softmax() -> None:
         if o.with_softmax:
@@ -93,7 +105,7 @@ def make_nnet_proto(feat_dim: int, num_leaves: int, num_hid_layers: int, num_hid
 
     if num_hid_layers == 0 and o.bottleneck_dim != 0:
         # (no affine_opts on this path in make_nnet_proto.py)
-        bottleneck(feat_dim, o.bottleneck_dim, num_hid_neurons, "")
+        bottleneck(feat_dim, o.bottleneck_dim, num_hid_neurons, "", False)
         output_layer(num_hid_neurons)
         softmax()
         p("</NnetProto>")
@@ -116,7 +128,7 @@ def make_nnet_proto(feat_dim: int, num_leaves: int, num_hid_layers: int, num_hid
                  f * glorot(num_hid_neurons, num_hid_neurons), o.max_norm, aff_opts))
             activation(num_hid_neurons)
         if o.bottleneck_dim != 0:
-            bottleneck(num_hid_neurons, o.bottleneck_dim, num_hid_neurons, " " + aff_opts)
+            bottleneck(num_hid_neurons, o.bottleneck_dim, num_hid_neurons, " " + aff_opts, True)
         output_layer(num_hid_neurons)
         softmax()
     return "".join(line + "\n" for line in lines)

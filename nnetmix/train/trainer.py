@@ -15,6 +15,9 @@
 * Each minibatch: forward to the pre-softmax activations, ``Backend.softmax_xent`` (loss and
   correct frames), and in training backpropagate and ``Nnet.update`` (nnet1 semantics: the
   gradient is the SUM over the minibatch; momentum, L2, L1, max-norm, per-layer coefficients).
+* Training puts the network in training mode for the epoch (``Nnet.set_training``, seeded
+  with ``randomizer_seed``, which is per rank under MPI): only then does a <Dropout> drop.
+  Cross-validation runs it in test mode, where Kaldi sets the dropout rate to 0.
 * ``hook(step, nnet)`` runs after every update (step = 1, 2, ... in this epoch); MPI mixing every
   n minibatches plugs in there. Its time is reported apart (``time_hook``).
 * ``num_minibatches``: stop after exactly this many minibatches (ranks agree on it up front, see
@@ -280,6 +283,12 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
     loop = MinibatchLoop(rule, FrameRandomizer(opts, randomize=rule.stats.randomized),
                          hook=hook if rule.train else None, limit=num_minibatches)
     t_start = time.perf_counter()
-    loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
+    # <Dropout> drops only in training, its masks seeded from the rank's randomizer seed;
+    # cross-validation (and everything after the epoch) runs the network in test mode
+    nnet.set_training(rule.train, seed=opts.randomizer_seed)
+    try:
+        loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
+    finally:
+        nnet.set_training(False)
     rule.stats.time_total = time.perf_counter() - t_start
     return rule.finish(loop)

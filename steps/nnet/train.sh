@@ -42,6 +42,7 @@ start_halving_impr=0.01  # newbob: start halving below this relative CV improvem
 end_halving_impr=0.001   # newbob: stop (once halving) below this relative CV improvement
 halving_factor=0.5    # newbob: learning-rate factor when halving
 num_epochs=10         # exponential: number of epochs (lr0 * 0.01^(e/(E-1)))
+scheduler_opts=       # more nnet-train-scheduler.py options, e.g. "--dropout-schedule=0.2,0.2,0.0"
 # parallel training over MPI (bin/nnet-train-mpi.py; seeds 001, 002),
 num_workers=1         # MPI ranks per epoch (1: the single-worker nnet-train-frmshuff.py, in-process)
 use_mpi=false         # true: run the MPI tool even with --num-workers 1
@@ -81,6 +82,7 @@ main options (for others, see top of script file)
   --hid-dim <n>                   # neurons per hidden layer (default: $hid_dim)
   --dbn <file>                    # prepend this pretrained DBN (then use --hid-layers 0)
   --nnet-proto <file>             # use this network prototype
+  --proto-opts <string>           # make-nnet-proto.py options, e.g. "--activation-type=<ParametricRelu> --with-dropout"
   --feature-transform <file>      # re-use this input feature transform
   --cmvn-opts <string>            # options of apply-cmvn.py
   --delta-opts <string>           # add add-deltas.py with these options
@@ -272,7 +274,8 @@ if ! $cmd $dir/log/train_scheduler.log \
     --keep-lr-iters=$keep_lr_iters --start-halving-impr=$start_halving_impr \
     --end-halving-impr=$end_halving_impr --halving-factor=$halving_factor \
     --num-epochs=$num_epochs --backend=$backend --targets-kind=$targets_kind \
-    --feature-transform=$feature_transform $train_tool_opts ${mpi_args[@]+"${mpi_args[@]}"} \
+    --feature-transform=$feature_transform $scheduler_opts $train_tool_opts \
+    ${mpi_args[@]+"${mpi_args[@]}"} \
     $nnet_init "$feats_tr" "$feats_cv" $labels_tr $labels_cv $dir 2>$dir/log/train_cmd.err; then
   grep -h -e "^ERROR" -e "^  consequence:" $dir/log/train_scheduler.log >&2 || true
   cat $dir/log/train_cmd.err >&2

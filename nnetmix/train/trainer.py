@@ -47,7 +47,7 @@ from typing import Iterable, Optional
 import numpy as np
 
 from nnetmix.log import vlog
-from nnetmix.nnet import Nnet, NnetTrainOptions, Softmax
+from nnetmix.nnet import MultistreamComponent, Nnet, NnetTrainOptions, Softmax
 from nnetmix.train.data import Utterance
 from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.options import TrainError, TrainOptions
@@ -271,6 +271,11 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
         last = nnet.components[-1].marker if nnet.components else "nothing"
         raise TrainError(f"cross-entropy training needs a network ending in <Softmax>, this one "
                          f"ends in {last}")
+    recurrent = [c.marker for c in nnet.components if isinstance(c, MultistreamComponent)]
+    if recurrent:  # frames in shuffled order are no sequence: the recurrence would be garbage
+        raise TrainError(f"the network has {recurrent[0]}: frame-shuffled training cannot "
+                         "train a recurrent network (it needs whole sequences or chunks, "
+                         "Kaldi's nnet-train-multistream)")
     if feature_transform is not None and feature_transform.output_dim != nnet.input_dim:
         raise TrainError(f"the feature transform's output dim is {feature_transform.output_dim}, "
                          f"the network's input dim is {nnet.input_dim}")

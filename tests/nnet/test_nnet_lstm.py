@@ -372,6 +372,17 @@ def test_training_a_tiny_blstm_lowers_the_loss():
     assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:10])
 
 
+def test_frame_shuffled_training_refuses_a_recurrent_network():
+    from nnetmix.train import TrainError, TrainOptions, train_epoch
+    comps = init_components("<LstmProjected> <InputDim> 2 <OutputDim> 4 <CellDim> 3\n"
+                            "<AffineTransform> <InputDim> 4 <OutputDim> 2\n<Softmax> "
+                            "<InputDim> 2 <OutputDim> 2\n", seed=3)
+    net = Nnet(comps, backend=get_backend("cpu"))
+    utts = [("u1", np.zeros((5, 2), np.float32), np.zeros(5, np.int32))]
+    with pytest.raises(TrainError, match="has <LstmProjected>: frame-shuffled training cannot"):
+        train_epoch(net, utts, TrainOptions(), NnetTrainOptions())
+
+
 # -- files --------------------------------------------------------------------------------------
 
 def _both(rng):

@@ -41,7 +41,7 @@ test: install
 test-gpu: install
 	$(PY) -m pytest -q tests/kernels/cuda_checks.py tests/ngsgd/ngsgd_cuda_checks.py \
 	  tests/rbm/rbm_cuda_checks.py tests/parallel_train/ptrain_cuda_checks.py \
-	  tests/nnet/lstm_cuda_checks.py
+	  tests/nnet/lstm_cuda_checks.py tests/nnet/prelu_dropout_cuda_checks.py
 
 bench: install $(BENCH_STAMP)
 	$(PY) bench/feature_speed.py

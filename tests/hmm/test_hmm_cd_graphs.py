@@ -237,12 +237,17 @@ def _mono_alignment(tm, phones, durs):
     return np.array(ali, dtype=np.int32)
 
 
+def _mono_and_tri(mono, tri, tmp_path):
+    """tiny_system's monophone and triphone systems written to tmp_path/{mono,tri}/{final.mdl,
+    tree}; returns their transition models."""
+    _write_system(tmp_path / "mono", mono[1], mono[0])
+    _write_system(tmp_path / "tri", tri[0], tri[1])
+    return mono[0], tri[1]
+
+
 @pytest.mark.parametrize("reorder", [True, False])
 def test_convert_ali_monophone_to_triphone(mono, tri, tmp_path, reorder):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     seqs = {"u1": ([A, B], [[2, 3, 1], [1, 4, 2]]),
             "u2": ([B, SIL, A, A], [[1, 1, 1], [3, 2, 2], [2, 2, 2], [1, 2, 5]])}
     with TableWriter(f"ark:{tmp_path}/mono.ali", "ivec") as w:
@@ -268,10 +273,7 @@ def test_convert_ali_monophone_to_triphone(mono, tri, tmp_path, reorder):
 
 
 def test_convert_ali_refuses_alignments_from_another_model(mono, tri, tmp_path, capfd):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     with TableWriter(f"ark:{tmp_path}/bad.ali", "ivec") as w:
         w["ok1"] = _mono_alignment(tm0, [A], [[1, 1, 1]])
         w["bad2"] = np.array([1, 2, 999], dtype=np.int32)
@@ -333,10 +335,7 @@ def test_compile_train_graphs_with_a_tree_from_another_model(mono, tri, tmp_path
 
 
 def test_convert_ali_phone_map_and_truncated_alignment(mono, tri, tmp_path, capfd):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     (tmp_path / "map").write_text("1 1\n2 3\n3 2\n")
     full = _mono_alignment(tm0, [A, B], [[2, 1, 1], [1, 1, 3]])
     with TableWriter(f"ark:{tmp_path}/in.ali", "ivec") as w:
@@ -390,10 +389,7 @@ def _check_path(tm, seg, reordered):
 
 @pytest.mark.parametrize("reorder", [True, False])
 def test_convert_ali_frame_subsampling(mono, tri, tmp_path, reorder, capfd):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     seqs = {"u1": ([A, B], [[3, 4, 2], [2, 5, 3]]),
             "u2": ([B, SIL, A, A], [[2, 3, 4], [4, 3, 3], [3, 3, 3], [2, 3, 5]]),
             "short": ([A, B], [[1, 1, 1], [1, 1, 2]])}   # 7 frames: 3 at rate 1/3, 6 needed
@@ -434,10 +430,7 @@ def test_convert_ali_frame_subsampling(mono, tri, tmp_path, reorder, capfd):
 
 
 def test_convert_ali_refuses_zero_subsampling_factor(mono, tri, tmp_path, capfd):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     with TableWriter(f"ark:{tmp_path}/in.ali", "ivec") as w:
         w["u"] = _mono_alignment(tm0, [A], [[1, 1, 1]])
     assert run("convert-ali.py", "--frame-subsampling-factor=0", tmp_path / "mono" / "final.mdl",

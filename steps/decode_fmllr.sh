@@ -8,6 +8,7 @@
 # state-level lattices are rescored with the final model on the final features
 # (gmm-rescore-lattice) and determinized at the lattice beam (lattice-determinize-pruned).
 # Writes <decode-dir>/lat.JOB.gz, trans.JOB (speaker transforms of this data) and wer_* scores.
+
 # Begin configuration section.
 nj=4                  # number of parallel jobs
 cmd=utils/run.py      # how to run jobs (run.pl convention; see cmd.sh)

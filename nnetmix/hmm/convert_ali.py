@@ -139,11 +139,12 @@ def _convert(old: TransitionModel, new: TransitionModel, tree: ContextDependency
     if factor == 1 and old.topo == new.topo:
         lengths = old_lengths
     else:
+        mins = {}
         for p in set(phones):
             if p not in new.topo.phones:
                 raise ConvertAliError(f"phone {p} is not in the new model's topology")
-        lengths = new_phone_lengths([min_length(new.topo.topology_for_phone(p)) for p in phones],
-                                    old_lengths, shift, factor)
+            mins[p] = min_length(new.topo.topology_for_phone(p))
+        lengths = new_phone_lengths([mins[p] for p in phones], old_lengths, shift, factor)
         if lengths is None:
             logger.warning("Failed to produce suitable phone lengths")
             return None

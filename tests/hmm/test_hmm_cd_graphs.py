@@ -438,3 +438,31 @@ def test_convert_ali_refuses_zero_subsampling_factor(mono, tri, tmp_path, capfd)
                f"ark:{tmp_path}/in.ali", f"ark:{tmp_path}/out.ali") != 0
     assert "--frame-subsampling-factor=0: must be >= 1" in capfd.readouterr().err
     assert not (tmp_path / "out.ali").exists()
+
+
+def test_convert_ali_to_another_topology_draws_paths(mono, caplog, monkeypatch):
+    """A phone whose HMM differs in the new model (here 2 states instead of 3) gets a path of
+    its old length through the new HMM, with Kaldi's one warning."""
+    from nnetmix.hmm.convert_ali import convert_alignment
+    from nnetmix.kaldi.context_dep import monophone_context_dependency
+    from nnetmix.kaldi.hmm_topology import default_topology
+    # the warning is given once per process, as Kaldi's: start this test unwarned
+    monkeypatch.setitem(convert_alignment.__globals__, "_warned_topology", [])
+    tm0 = mono[0]
+    topo2 = default_topology([1, 2, 3], [1], 2, 3)
+    tree2 = monophone_context_dependency([1, 2, 3], topo2.phone_to_num_pdf_classes())
+    tm2 = TransitionModel.build(tree2, topo2)
+    durs = [[2, 3, 1], [3, 3, 3], [1, 1, 1]]
+    ali = _mono_alignment(tm0, [A, SIL, B], durs)
+    with caplog.at_level("WARNING"):
+        out = convert_alignment(tm0, tm2, tree2, ali, reorder=True,
+                                rng=np.random.default_rng(5))
+    assert "Topology mismatch detected; automatically converting" in caplog.text
+    segs = tm2.split_to_phones(out)
+    assert [int(tm2.tid2phone[s[0]]) for s in segs] == [A, SIL, B]
+    assert [len(s) for s in segs] == [sum(d) for d in durs]
+    for seg in segs:
+        _check_path(tm2, seg, True)
+    # silence keeps its topology: its transition-ids are mapped, not drawn
+    sil0 = ali[sum(durs[0]):sum(durs[0]) + sum(durs[1])]
+    np.testing.assert_array_equal(tm2.tid2hmm_state[segs[1]], tm0.tid2hmm_state[sil0])

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""cluster-phones.py: Kaldi's cluster-phones (src/bin/cluster-phones.cc), "questions" mode."""
+"""cluster-phones.py: Kaldi's cluster-phones (src/bin/cluster-phones.cc)."""
 import sys
 
 from nnetmix.cli import OptionParser, run_tool
@@ -22,19 +22,25 @@ def main(argv=None) -> int:
     parser.register("pdf-class-list", "1", "Colon-separated list of HMM positions to consider "
                     "[Default = 1: just central position for 3-state models].")
     parser.register("mode", "questions", "Mode of operation: \"questions\"->sets suitable for "
-                    "decision trees (the only mode here; Kaldi also has \"k-means\")")
+                    "decision trees; \"k-means\"->k-means algorithm, output k classes (set "
+                    "num-classes options)")
+    parser.register("num-classes", -1, "For k-means mode, number of classes.")
     parser.register("srand", 0, "nnetmix: seed of the k-means starts (Kaldi uses rand())")
 
     def body(opts, args):
         import logging
 
         from nnetmix.errors import UsageError
-        from nnetmix.hmm.tree_questions import (automatically_obtain_questions, read_int_lists,
+        from nnetmix.hmm.tree_questions import (automatically_obtain_questions,
+                                                kmeans_cluster_phones, read_int_lists,
                                                 write_int_lists)
         from nnetmix.hmm.tree_stats import read_tree_stats
 
-        if opts.mode != "questions":
-            raise UsageError(f"--mode={opts.mode}: only \"questions\" mode is implemented")
+        if opts.mode not in ("questions", "k-means"):
+            raise UsageError(f"--mode={opts.mode}: expected questions or k-means")
+        if opts.mode == "questions" and opts.num_classes != -1:
+            raise UsageError("num-classes option is not (currently) compatible with "
+                             "\"questions\" mode.")
         try:
             classes = [int(t) for t in opts.pdf_class_list.split(":")]
         except ValueError:
@@ -44,8 +50,12 @@ def main(argv=None) -> int:
         sets = read_int_lists(args[1])
         if not sets:
             raise UsageError(f"No phone sets in phone sets file {args[1]}")
-        out = automatically_obtain_questions(stats, sets, classes, opts.central_position,
-                                             opts.srand, name=args[1])
+        if opts.mode == "questions":
+            out = automatically_obtain_questions(stats, sets, classes, opts.central_position,
+                                                 opts.srand, name=args[1])
+        else:
+            out = kmeans_cluster_phones(stats, sets, classes, opts.central_position,
+                                        opts.num_classes, opts.srand, name=args[1])
         write_int_lists(args[2], out)
         logging.getLogger("cluster-phones").info("Wrote questions to %s", args[2])
         return 0

@@ -2,22 +2,22 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Decodes with a speaker-adapted (SAT) GMM system, as Kaldi's steps/decode_fmllr.sh: a
 # speaker-independent pass with the alignment model (final.alimdl) into <decode-dir>.si,
-# per-speaker fMLLR transforms from its lattice posteriors, a pass on the adapted features, a
-# second fMLLR estimate from that pass's lattices composed with the first, and the final pass.
-# Kaldi rescores the second pass's state-level lattices in the last step (gmm-rescore-lattice);
-# here the last pass decodes again with the final features, which searches the whole graph
-# instead of the lattice (the same or a better best path, at the cost of one more decode).
+# per-speaker fMLLR transforms from its lattice posteriors, a pass on the adapted features that
+# keeps state-level lattices (lat.tmp.JOB.gz, --determinize-lattice=false), a second fMLLR
+# estimate from them composed with the first, and, as Kaldi does, no third search: the
+# state-level lattices are rescored with the final model on the final features
+# (gmm-rescore-lattice) and determinized at the lattice beam (lattice-determinize-pruned).
 # Writes <decode-dir>/lat.JOB.gz, trans.JOB (speaker transforms of this data) and wer_* scores.
 
 # Begin configuration section.
 nj=4                  # number of parallel jobs
 cmd=utils/run.py      # how to run jobs (run.pl convention; see cmd.sh)
-stage=0               # 0 si pass, 1 first fMLLR, 2 adapted pass, 3 second fMLLR, 4 final pass, 5 score
+stage=0               # 0 si pass, 1 first fMLLR, 2 adapted pass, 3 second fMLLR, 4 rescoring, 5 score
 first_beam=10.0       # beam of the speaker-independent pass
 first_max_active=2000 # max-active of the speaker-independent pass
 alignment_model=      # model of the speaker-independent pass (default: <src-dir>/final.alimdl)
 adapt_model=          # model the transforms are estimated for (default: <src-dir>/final.mdl)
-final_model=          # model of the final pass (default: <src-dir>/final.mdl)
+final_model=          # model the lattices are rescored with (default: <src-dir>/final.mdl)
 si_dir=               # use the lattices of this speaker-independent decode instead of making them
 acwt=0.083333         # acoustic scale of decoding and of the lattice posteriors
 decoder=simple        # search: faster (Kaldi's LatticeFasterDecoder) or simple (steps/decode.sh)
@@ -113,19 +113,23 @@ steps/make_feature_pipelines.sh --gmm-dir $srcdir --transform-dir $dir/pass1 $da
   $dir/pass1 >/dev/null
 pass1feats="pipeline:$dir/pass1/feats.JOB.json"
 
+# The main lattice generation pass. As in Kaldi, its lattices are not determinized: the final
+# step rescores them, which needs the full state-level lattice.
 if [ $stage -le 2 ]; then
-  echo "$0: doing the lattice generation pass on the adapted features"
+  echo "$0: doing main lattice generation phase"
   $cmd JOB=1:$nj $dir/log/decode_pass1.JOB.log \
     gmm-latgen-faster.py --decoder=$decoder --max-active=$max_active --min-active=$min_active --beam=$beam \
-      --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
-      --word-symbol-table=$graphdir/words.txt $adapt_model $graphdir/HCLG.fst "$pass1feats" \
-      "ark:|gzip -c > $dir/pass1/lat.JOB.gz"
+      --lattice-beam=$lattice_beam --acoustic-scale=$acwt --determinize-lattice=false \
+      --allow-partial=true --word-symbol-table=$graphdir/words.txt $adapt_model \
+      $graphdir/HCLG.fst "$pass1feats" "ark:|gzip -c > $dir/lat.tmp.JOB.gz"
 fi
 
 if [ $stage -le 3 ]; then
   echo "$0: estimating fMLLR transforms a second time"
   $cmd JOB=1:$nj $dir/log/fmllr_pass2.JOB.log \
-    lattice-to-post.py --acoustic-scale=$acwt "ark:gunzip -c $dir/pass1/lat.JOB.gz|" ark:- \| \
+    lattice-determinize-pruned.py --acoustic-scale=$acwt --beam=4.0 \
+      "ark:gunzip -c $dir/lat.tmp.JOB.gz|" ark:- \| \
+    lattice-to-post.py --acoustic-scale=$acwt ark:- ark:- \| \
     weight-silence-post.py $silence_weight $silphonelist $adapt_model ark:- ark:- \| \
     gmm-est-fmllr.py --fmllr-update-type=$fmllr_update_type \
       --spk2utt=ark:$sdata/JOB/spk2utt $adapt_model "$pass1feats" ark:- ark:$dir/trans_tmp.JOB
@@ -139,13 +143,14 @@ fi
 steps/make_feature_pipelines.sh --gmm-dir $srcdir --transform-dir $dir $data $nj $dir >/dev/null
 feats="pipeline:$dir/feats.JOB.json"
 
+# Rescore the state-level lattices with the final adapted features and the final model, then
+# prune and determinize them, ready for scoring and LM rescoring.
 if [ $stage -le 4 ]; then
-  echo "$0: doing the final pass with the final transforms and $final_model"
-  $cmd JOB=1:$nj $dir/log/decode.JOB.log \
-    gmm-latgen-faster.py --decoder=$decoder --max-active=$max_active --min-active=$min_active --beam=$beam \
-      --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
-      --word-symbol-table=$graphdir/words.txt $final_model $graphdir/HCLG.fst "$feats" \
-      "ark:|gzip -c > $dir/lat.JOB.gz"
+  echo "$0: doing a final pass of acoustic rescoring with $final_model"
+  $cmd JOB=1:$nj $dir/log/acoustic_rescore.JOB.log \
+    gmm-rescore-lattice.py $final_model "ark:gunzip -c $dir/lat.tmp.JOB.gz|" "$feats" ark:- \| \
+    lattice-determinize-pruned.py --acoustic-scale=$acwt --beam=$lattice_beam ark:- \
+      "ark:|gzip -c > $dir/lat.JOB.gz" '&&' rm $dir/lat.tmp.JOB.gz
 fi
 
 if [ $stage -le 5 ] && ! $skip_scoring; then

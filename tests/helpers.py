@@ -1338,6 +1338,47 @@ def check_alignment(tm, ali: np.ndarray) -> list[int]:
     return phones
 
 
+# What Kaldi's train_sat.sh / align_fmllr.sh leave in a model or alignment directory (besides
+# log/ and the numbered N.mdl / N.occs / N.alimdl that final.* point to), and what its mkgraph.sh
+# leaves in a graph directory. Ours write more (feats.JOB.json, si/, context_opts, num_failed);
+# a Kaldi user's directory has only these.
+KALDI_GMM_DIR_FILES = ("final.mdl", "final.alimdl", "final.occs", "tree", "final.mat", "full.mat",
+                       "num_jobs", "splice_opts", "cmvn_opts", "delta_opts", "phones.txt",
+                       "questions.int", "questions.qst")
+KALDI_GMM_DIR_TABLES = ("trans.*", "ali.*.gz", "fsts.*.gz")
+KALDI_GRAPH_DIR_FILES = ("words.txt", "phones.txt", "num_pdfs", "disambig_tid.int")
+
+
+def copy_as_kaldi_gmm_dir(src: Path, dst: Path, cmvn_opts: str = "") -> Path:
+    """``src`` (one of our exp/tri* or alignment directories) as a Kaldi user's: only the files
+    of :data:`KALDI_GMM_DIR_FILES` and :data:`KALDI_GMM_DIR_TABLES` (links resolved), and
+    cmvn_opts as Kaldi's train_mono.sh writes it by default (an empty line: the tool's
+    defaults)."""
+    dst.mkdir(parents=True)
+    for name in KALDI_GMM_DIR_FILES:
+        if (src / name).exists():
+            shutil.copy(src / name, dst / name)
+    for pattern in KALDI_GMM_DIR_TABLES:
+        for f in sorted(src.glob(pattern)):
+            shutil.copy(f, dst / f.name)
+    if (dst / "cmvn_opts").exists():
+        (dst / "cmvn_opts").write_text(cmvn_opts + "\n")
+    return dst
+
+
+def copy_as_kaldi_graph_dir(src: Path, dst: Path) -> Path:
+    """A graph directory as Kaldi's mkgraph.sh writes it: HCLG.fst as a ConstFst (fstconvert
+    --fst_type=const), words.txt, phones.txt, phones/, num_pdfs, disambig_tid.int."""
+    dst.mkdir(parents=True)
+    kaldifst.StdConstFst(kaldifst.StdVectorFst.read(str(src / "HCLG.fst"))).write(
+        str(dst / "HCLG.fst"))
+    for name in KALDI_GRAPH_DIR_FILES:
+        if (src / name).exists():
+            shutil.copy(src / name, dst / name)
+    shutil.copytree(src / "phones", dst / "phones")
+    return dst
+
+
 # ---------------------------------------------------------------------------------------------
 # Bench experiments: finished egs/digits DNN run directories written in code, as
 # steps/nnet/train.sh, the MPI trainer and steps/nnet/decode.sh leave them (the files

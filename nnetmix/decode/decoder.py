@@ -45,6 +45,7 @@ from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search
 from nnetmix.decode.fstarrays import ConstFstError, graph_arrays, parse_const_fst
 from nnetmix.decode.lattice import (CompactLattice, LatticeError, RawLattice,
                                     determinize_lattice_pruned)
+from nnetmix.decode.latrescore import raw_to_compact
 from nnetmix.errors import NnetmixError
 from nnetmix.kaldi.transition_model import TransitionModel
 
@@ -254,7 +255,7 @@ class LatticeDecoder:
                 if cfg.determinize_lattice:
                     clat = determinize_lattice_pruned(raw, cfg.lattice_beam, key=key)
                 else:
-                    clat = _raw_to_compact(raw)
+                    clat = raw_to_compact(raw)
             except LatticeError as e:
                 raise DecodeError(f"utterance {key}: {e}") from None
             clat.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
@@ -354,19 +355,4 @@ def linear_compact_lattice(ilabel, olabel, g, a, final_g: float,
         clat.add_arc(nxt - 1, int(olabel[lo]), float(np.sum(g[lo:hi], dtype=np.float64)),
                      float(np.sum(a[lo:hi], dtype=np.float64)), tids, nxt)
     clat.set_final(clat.num_states - 1, float(final_g), float(final_a))
-    return clat
-
-
-def _raw_to_compact(raw: RawLattice) -> CompactLattice:
-    """ConvertLattice without determinization: one compact arc per raw arc."""
-    clat = CompactLattice()
-    for _ in range(raw.num_states):
-        clat.add_state()
-    clat.start = raw.start
-    for s, d, il, ol, g, a in zip(raw.src.tolist(), raw.dst.tolist(), raw.ilabel.tolist(),
-                                  raw.olabel.tolist(), raw.g.tolist(), raw.a.tolist()):
-        clat.arcs[s].append((ol, g, a, (il,) if il else (), d))
-    for s in range(raw.num_states):
-        if math.isfinite(raw.final_g[s]):
-            clat.set_final(s, raw.final_g[s], raw.final_a[s])
     return clat

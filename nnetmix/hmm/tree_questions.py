@@ -6,6 +6,8 @@ compile-questions.cc; src/tree/build-tree.cc AutomaticallyObtainQuestions, build
   ``sets.int``, the sets clustered top-down into a binary tree (TreeCluster: 2-means, 10 tries),
   and every node of that tree is a question: the union of its sets. The output lists the
   questions top node first, then the original sets, duplicates removed.
+* :func:`kmeans_cluster_phones` (cluster-phones ``--mode=k-means --num-classes=N``): the same
+  per-set statistics clustered flat into N classes (ClusterKMeans), one output line per class.
 * :class:`Questions` / :func:`compile_questions` (compile-questions): the same phone questions for
   each context position ``0..N-1`` and the questions ``[0] [0 1] ...`` for the pdf-class key
   -1, each key with RefineClustersOptions (``--num-iters-refine``, top_n 2).
@@ -26,8 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
-from nnetmix.errors import FormatError
-from nnetmix.hmm.tree_cluster import Points, tree_cluster
+from nnetmix.errors import FormatError, UsageError
+from nnetmix.hmm.tree_cluster import Points, cluster_kmeans, tree_cluster
 from nnetmix.hmm.tree_stats import PDF_CLASS_KEY, TreeStats
 from nnetmix.kaldi.hmm_topology import HmmTopology
 from nnetmix.kaldi.stream import open_output, read_all
@@ -35,7 +37,7 @@ from nnetmix.kaldi.tokens import TokenReader, TokenWriter, read_object_with, wri
 
 __all__ = ["QuestionsForKey", "Questions", "compile_questions", "read_questions",
            "write_questions", "read_int_lists", "write_int_lists",
-           "automatically_obtain_questions"]
+           "automatically_obtain_questions", "kmeans_cluster_phones"]
 
 logger = logging.getLogger(__name__)
 
@@ -197,10 +199,13 @@ def compile_questions(topo: HmmTopology, questions: Sequence[Sequence[int]], nam
 
 
 # -- cluster-phones --------------------------------------------------------------------------------
-def automatically_obtain_questions(stats: TreeStats, phone_sets: Sequence[Sequence[int]],
-                                   pdf_classes: Sequence[int], P: int = 1, seed: int = 0,
-                                   name: str = "phone sets") -> list[list[int]]:
-    """AutomaticallyObtainQuestions (see the module docstring)."""
+def _stats_per_set(stats: TreeStats, phone_sets: Sequence[Sequence[int]],
+                   pdf_classes: Sequence[int], P: int, name: str
+                   ) -> tuple[list[list[int]], list[int], Points, int]:
+    """What both modes of cluster-phones start from: the phone sets checked and sorted, the
+    tree statistics of the listed pdf-classes summed per set (warning for phones with stats but
+    in no set, and for sets without stats). Returns (sets, pdf classes, per-set points, number
+    of statistics kept by the pdf-class filter)."""
     sets = []
     for s in phone_sets:
         s = sorted(int(p) for p in s)
@@ -217,14 +222,6 @@ def automatically_obtain_questions(stats: TreeStats, phone_sets: Sequence[Sequen
     classes = sorted(set(int(c) for c in pdf_classes))
     vals = stats.value_table([PDF_CLASS_KEY, P])
     keep = np.isin(vals[:, 0], classes)
-    if keep.sum() * 10 < len(stats):
-        logger.warning("After filtering the tree statistics to retain only stats where pdf-class "
-                       "is in the set { %s }, most of your stats disappeared: the size changed "
-                       "from %d to %d.  You might be using a nonstandard topology but forgot to "
-                       "modify the --pdf-class-list option (it defaults to { 1 } which is the "
-                       "central state in a 3-state left-to-right topology). E.g. a 1-state HMM "
-                       "topology would require the option --pdf-class-list=0.",
-                       " ".join(map(str, classes)) + " ", len(stats), int(keep.sum()))
     central = vals[keep, 1]
     if (central < 0).any():
         raise FormatError(f"tree statistics without the central phone (key {P}): wrong "
@@ -245,21 +242,34 @@ def automatically_obtain_questions(stats: TreeStats, phone_sets: Sequence[Sequen
     sc = np.array([c[s].sum() for s in sets])
     sx = np.stack([x[s].sum(0) for s in sets])
     sx2 = np.stack([x2[s].sum(0) for s in sets])
-    no_data = 0
     for s, cnt in zip(sets, sc):
         if cnt == 0.0:
-            no_data += 1
             logger.warning("AutomaticallyObtainQuestions: no stats available for phone set: %s ",
                            " ".join(map(str, s)))
-    if no_data + 1 >= len(sets):
+    return sets, classes, Points(sc, sx, sx2, floor), int(keep.sum())
+
+
+def automatically_obtain_questions(stats: TreeStats, phone_sets: Sequence[Sequence[int]],
+                                   pdf_classes: Sequence[int], P: int = 1, seed: int = 0,
+                                   name: str = "phone sets") -> list[list[int]]:
+    """AutomaticallyObtainQuestions (see the module docstring)."""
+    sets, classes, points, kept = _stats_per_set(stats, phone_sets, pdf_classes, P, name)
+    if kept * 10 < len(stats):
+        logger.warning("After filtering the tree statistics to retain only stats where pdf-class "
+                       "is in the set { %s }, most of your stats disappeared: the size changed "
+                       "from %d to %d.  You might be using a nonstandard topology but forgot to "
+                       "modify the --pdf-class-list option (it defaults to { 1 } which is the "
+                       "central state in a 3-state left-to-right topology). E.g. a 1-state HMM "
+                       "topology would require the option --pdf-class-list=0.",
+                       " ".join(map(str, classes)) + " ", len(stats), kept)
+    if int((points.count == 0.0).sum()) + 1 >= len(sets):
         logger.warning("All or all but one of your classes of phones had no data. Note that we "
                        "only consider data where pdf-class is in the set ( %s ).  If you have an "
                        "unusual HMM topology this may not be what you want; use the "
                        "--pdf-class-list option to change this if needed. See also any warnings "
                        "above.", " ".join(map(str, classes)))
     rng = np.random.default_rng(seed)
-    assign, parents, num_leaves = tree_cluster(Points(sc, sx, sx2, floor), len(sets), rng,
-                                               num_tries=10)
+    assign, parents, num_leaves = tree_cluster(points, len(sets), rng, num_tries=10)
     # ObtainSetsOfPhones: leaves get their sets; each node passes its phones to its parent
     # (children always come before parents in Kaldi's numbering); top node first.
     raw: list[list[int]] = [[] for _ in range(len(parents))]
@@ -279,3 +289,24 @@ def automatically_obtain_questions(stats: TreeStats, phone_sets: Sequence[Sequen
         seen.add(t)
         out.append(list(t))
     return out
+
+
+def kmeans_cluster_phones(stats: TreeStats, phone_sets: Sequence[Sequence[int]],
+                          pdf_classes: Sequence[int], P: int, num_classes: int, seed: int = 0,
+                          name: str = "phone sets") -> list[list[int]]:
+    """KMeansClusterPhones (cluster-phones --mode=k-means): the per-set statistics clustered
+    into ``num_classes`` classes by ClusterKMeans with Kaldi's default options (2 tries, 20
+    iterations of RefineClusters); class i of the output is the sorted union of the sets
+    assigned to it (a class may be empty, as in Kaldi)."""
+    if num_classes <= 1 or num_classes > len(phone_sets):
+        raise UsageError(f"num-classes invalid: num_classes is {num_classes}, number of phone "
+                         f"sets is {len(phone_sets)}")
+    sets, _classes, points, _kept = _stats_per_set(stats, phone_sets, pdf_classes, P, name)
+    impr, assign = cluster_kmeans(points, num_classes, np.random.default_rng(seed))
+    count = float(points.count.sum())
+    logger.info("ClusterKMeans: objf change from clustering [versus single set] is %g over %g "
+                "frames.", impr / count if count else 0.0, count)
+    out: list[list[int]] = [[] for _ in range(num_classes)]
+    for i, k in enumerate(assign.tolist()):
+        out[k].extend(sets[i])
+    return [sorted(x) for x in out]

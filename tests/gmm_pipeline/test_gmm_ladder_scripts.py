@@ -10,9 +10,11 @@ import os
 
 import numpy as np
 import pytest
-from helpers import (FIXTURES, ROOT, check_alignment, make_feats_data_dir, make_lang, make_utts,
-                     run_script)
+from helpers import (FIXTURES, ROOT, check_alignment, copy_as_kaldi_gmm_dir,
+                     copy_as_kaldi_graph_dir, make_feats_data_dir, make_lang, make_utts, run_script)
 
+from nnetmix.decode.latio import iter_compact_lattices
+from nnetmix.decode.lattice import best_path
 from nnetmix.feat import open_features
 from nnetmix.kaldi import SequentialReader, read_gmm_model, read_object
 from nnetmix.kaldi.context_dep import read_tree
@@ -164,3 +166,51 @@ def test_triphone_graph_and_fmllr_decoding(ladder):
     assert len(best) == 2                                     # the si pass and the final one
     wer = float(best[-1].split("%WER")[1].split()[0])
     assert wer < 5.0, out   # (0 errors at the time of writing)
+
+
+def test_kaldi_tri3_directory_for_the_dnn_steps(ladder):
+    """A Kaldi user's exp/tri3, exp/tri3_ali and graph (only the files Kaldi's train_sat.sh,
+    align_fmllr.sh and mkgraph.sh write; HCLG.fst a ConstFst; cmvn_opts Kaldi's default empty
+    line) through make_fmllr_feats.sh, train.sh's alignment input and nnet/decode.sh: the same
+    fMLLR features, targets and lattices as our own directories give."""
+    d, _ = ladder
+    run(["utils/mkgraph.sh", "data/lang", "exp/tri3", "exp/tri3/graph"], d)
+    k = d / "kaldi"
+    copy_as_kaldi_gmm_dir(d / "exp/tri3", k / "tri3")
+    copy_as_kaldi_gmm_dir(d / "exp/tri3_ali", k / "tri3_ali")
+    copy_as_kaldi_graph_dir(d / "exp/tri3/graph", k / "tri3/graph")
+    assert not list(k.rglob("*.json")) and not (k / "tri3/context_opts").exists()
+    assert (k / "tri3/graph/HCLG.fst").read_bytes()[8:13] == b"const"
+    feats = {}
+    for name, gmm, ali in (("ours", "exp/tri3", "exp/tri3_ali"),
+                           ("kaldi", "kaldi/tri3", "kaldi/tri3_ali")):
+        run(["steps/nnet/make_fmllr_feats.sh", "--nj", "3", "--transform-dir", ali,
+             f"fmllr-{name}/train", "data/train", gmm, f"fmllr-{name}/log",
+             f"fmllr-{name}/data"], d)
+        # per-speaker statistics, as the recipes add them (train.sh wants cmvn.scp whenever
+        # --cmvn-opts is set; these options leave the features as they are)
+        run(["steps/compute_cmvn_stats.sh", f"fmllr-{name}/train", f"fmllr-{name}/log",
+             f"fmllr-{name}/data"], d)
+        with SequentialReader(f"scp:{d}/fmllr-{name}/train/feats.scp", "mat") as r:
+            feats[name] = {key: np.asarray(m) for key, m in r}
+    assert len(feats["kaldi"]) == 60
+    for key, m in feats["ours"].items():   # bit for bit: an empty cmvn_opts is apply-cmvn's default
+        assert feats["kaldi"][key].tobytes() == m.tobytes(), key
+    train = ["steps/nnet/train.sh", "--hid-layers", "1", "--hid-dim", "16", "--max-iters", "1",
+             "--minibatch-size", "64", "--cmvn-opts", "--norm-means=false --norm-vars=false"]
+    for name, ali in (("ours", "exp/tri3_ali"), ("kaldi", "kaldi/tri3_ali")):
+        run([*train, f"fmllr-{name}/train", f"fmllr-{name}/train", "data/lang", ali, ali,
+             f"exp/dnn_{name}"], d)
+    for f in ("pdf_ali.tr.ark", "final.mdl", "tree", "ali_train_pdf.counts", "final.nnet"):
+        assert (d / "exp/dnn_kaldi" / f).read_bytes() == (d / "exp/dnn_ours" / f).read_bytes(), f
+    for name, graph in (("ours", "exp/tri3/graph"), ("kaldi", "kaldi/tri3/graph")):
+        run(["steps/nnet/decode.sh", "--nj", "3", "--scoring-opts", "--min-lmwt 10 --max-lmwt 10",
+             graph, f"fmllr-{name}/train", f"exp/dnn_{name}/decode"], d)
+    ours, theirs = d / "exp/dnn_ours/decode", d / "exp/dnn_kaldi/decode"
+    wer = [[x for x in (y / "wer_10_0.0").read_text().splitlines() if "WER" in x]
+           for y in (ours, theirs)]
+    assert wer[0] == wer[1] and len(wer[0]) == 1
+    for n in (1, 2, 3):   # the same best paths through the const graph as through ours
+        best = [{key: best_path(lat, 1.0, 0.1)[0] for key, lat in
+                 iter_compact_lattices(f"ark:gunzip -c {x}/lat.{n}.gz|")} for x in (ours, theirs)]
+        assert best[0] == best[1] and len(best[0]) == 20

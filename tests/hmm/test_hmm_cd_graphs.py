@@ -237,12 +237,17 @@ def _mono_alignment(tm, phones, durs):
     return np.array(ali, dtype=np.int32)
 
 
+def _mono_and_tri(mono, tri, tmp_path):
+    """tiny_system's monophone and triphone systems written to tmp_path/{mono,tri}/{final.mdl,
+    tree}; returns their transition models."""
+    _write_system(tmp_path / "mono", mono[1], mono[0])
+    _write_system(tmp_path / "tri", tri[0], tri[1])
+    return mono[0], tri[1]
+
+
 @pytest.mark.parametrize("reorder", [True, False])
 def test_convert_ali_monophone_to_triphone(mono, tri, tmp_path, reorder):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     seqs = {"u1": ([A, B], [[2, 3, 1], [1, 4, 2]]),
             "u2": ([B, SIL, A, A], [[1, 1, 1], [3, 2, 2], [2, 2, 2], [1, 2, 5]])}
     with TableWriter(f"ark:{tmp_path}/mono.ali", "ivec") as w:
@@ -268,10 +273,7 @@ def test_convert_ali_monophone_to_triphone(mono, tri, tmp_path, reorder):
 
 
 def test_convert_ali_refuses_alignments_from_another_model(mono, tri, tmp_path, capfd):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     with TableWriter(f"ark:{tmp_path}/bad.ali", "ivec") as w:
         w["ok1"] = _mono_alignment(tm0, [A], [[1, 1, 1]])
         w["bad2"] = np.array([1, 2, 999], dtype=np.int32)
@@ -333,10 +335,7 @@ def test_compile_train_graphs_with_a_tree_from_another_model(mono, tri, tmp_path
 
 
 def test_convert_ali_phone_map_and_truncated_alignment(mono, tri, tmp_path, capfd):
-    tm0, tree0 = mono[0], mono[1]
-    tree, tm = tri
-    _write_system(tmp_path / "mono", tree0, tm0)
-    _write_system(tmp_path / "tri", tree, tm)
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
     (tmp_path / "map").write_text("1 1\n2 3\n3 2\n")
     full = _mono_alignment(tm0, [A, B], [[2, 1, 1], [1, 1, 3]])
     with TableWriter(f"ark:{tmp_path}/in.ali", "ivec") as w:
@@ -356,3 +355,114 @@ def test_convert_ali_phone_map_and_truncated_alignment(mono, tri, tmp_path, capf
     want = np.concatenate([np.repeat(p, d) for p, d in zip(triphone_pdfs([B, A]),
                                                            [[2, 1, 1], [1, 1, 3]])])
     np.testing.assert_array_equal(tm.tid2pdf[ali], want)
+
+
+# -- convert-ali --frame-subsampling-factor ------------------------------------------------------
+def test_new_phone_lengths_by_hand():
+    from nnetmix.hmm.convert_ali import new_phone_lengths
+    # boundaries 0, 5, 9, 16 -> (t + 2) // 3 = 0, 2, 3, 6: lengths 2, 1, 3
+    assert new_phone_lengths([1, 1, 1], [5, 4, 7], 2, 3) == [2, 1, 3]
+    # phone 0 needs 3: the nearest spare frame is phone 2's (1 frame away on the right)
+    assert new_phone_lengths([3, 1, 1], [5, 4, 7], 2, 3) == [3, 1, 2]
+    # the middle phone needs 2: left and right are both 0 frames away -> the right one gives
+    assert new_phone_lengths([1, 2, 1], [5, 4, 7], 2, 3) == [2, 2, 2]
+    # lengths 2, 2, 0, 1: phone 2 needs 2 and the right has none to spare; the left gives
+    assert new_phone_lengths([1, 1, 2, 1], [6, 6, 1, 2], 0, 3) == [1, 1, 2, 1]
+    # a tie at 1 frame away goes right, then only the left has a spare frame
+    assert new_phone_lengths([1, 1, 3, 1, 1], [3, 1, 1, 1, 2], 0, 1) == [2, 1, 3, 1, 1]
+    assert new_phone_lengths([3, 3], [4, 4], 2, 3) is None   # 3 frames for 6 needed
+    assert new_phone_lengths([1, 1], [4, 5], 0, 1) == [4, 5]
+
+
+def _check_path(tm, seg, reordered):
+    """The phone segment is a path through its HMM from state 0 to the final state."""
+    seg = np.asarray(seg, dtype=np.int32)
+    if reordered:
+        seg = change_reordering(tm, seg)
+    entry = tm.topo.topology_for_phone(int(tm.tid2phone[seg[0]]))
+    h = 0
+    for tid in seg.tolist():
+        assert tm.tid2hmm_state[tid] == h
+        h = entry[h].transitions[tm.tid2index[tid]][0]
+    assert h == len(entry) - 1
+
+
+@pytest.mark.parametrize("reorder", [True, False])
+def test_convert_ali_frame_subsampling(mono, tri, tmp_path, reorder, capfd):
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
+    seqs = {"u1": ([A, B], [[3, 4, 2], [2, 5, 3]]),
+            "u2": ([B, SIL, A, A], [[2, 3, 4], [4, 3, 3], [3, 3, 3], [2, 3, 5]]),
+            "short": ([A, B], [[1, 1, 1], [1, 1, 2]])}   # 7 frames: 3 at rate 1/3, 6 needed
+    with TableWriter(f"ark:{tmp_path}/mono.ali", "ivec") as w:
+        for k, (phones, durs) in seqs.items():
+            w[k] = _mono_alignment(tm0, phones, durs)
+    args = [tmp_path / "mono" / "final.mdl", tmp_path / "tri" / "final.mdl",
+            tmp_path / "tri" / "tree", f"ark:{tmp_path}/mono.ali"]
+    for repeat in ("false", "true"):
+        assert run("convert-ali.py", f"--reorder={str(reorder).lower()}",
+                   "--frame-subsampling-factor=3", f"--repeat-frames={repeat}", *args,
+                   f"ark:{tmp_path}/tri.{repeat}.ali") == 0
+        err = capfd.readouterr().err
+        assert "Failed to produce suitable phone lengths" in err
+        assert "Succeeded converting alignments for 2 files, failed for 1" in err
+    with SequentialReader(f"ark:{tmp_path}/tri.false.ali", "ivec") as r:
+        sub = dict(r)
+    with SequentialReader(f"ark:{tmp_path}/tri.true.ali", "ivec") as r:
+        rep = dict(r)
+    assert sorted(sub) == sorted(rep) == ["u1", "u2"]
+    for k in sub:
+        phones, durs = seqs[k]
+        T = sum(map(sum, durs))
+        assert len(sub[k]) == (T + 2) // 3       # subsample-feats' length
+        assert len(rep[k]) == T                  # repeated back to the input's length
+        # the subsampled alignment, and each of the interleaved shifts, is a valid triphone
+        # alignment of the same phones with the tree's pdfs in context
+        for ali in [sub[k]] + [rep[k][j::3] for j in range(3)]:
+            if tm.tid_is_selfloop[ali].any():        # (no self-loop: either order)
+                assert tm.is_reordered(ali) == reorder
+            segs = tm.split_to_phones(ali)
+            assert [int(tm.tid2phone[s[0]]) for s in segs] == phones
+            for seg, pdfs in zip(segs, triphone_pdfs(phones)):
+                _check_path(tm, seg, reorder)
+                assert set(tm.tid2pdf[seg].tolist()) == set(pdfs)
+        # repeat-frames' first shift (F-1) is the plain subsampled conversion's time axis
+        assert len(rep[k][0::3]) == len(sub[k])
+
+
+def test_convert_ali_refuses_zero_subsampling_factor(mono, tri, tmp_path, capfd):
+    tm0, tm = _mono_and_tri(mono, tri, tmp_path)
+    with TableWriter(f"ark:{tmp_path}/in.ali", "ivec") as w:
+        w["u"] = _mono_alignment(tm0, [A], [[1, 1, 1]])
+    assert run("convert-ali.py", "--frame-subsampling-factor=0", tmp_path / "mono" / "final.mdl",
+               tmp_path / "tri" / "final.mdl", tmp_path / "tri" / "tree",
+               f"ark:{tmp_path}/in.ali", f"ark:{tmp_path}/out.ali") != 0
+    assert "--frame-subsampling-factor=0: must be >= 1" in capfd.readouterr().err
+    assert not (tmp_path / "out.ali").exists()
+
+
+def test_convert_ali_to_another_topology_draws_paths(mono, caplog, monkeypatch):
+    """A phone whose HMM differs in the new model (here 2 states instead of 3) gets a path of
+    its old length through the new HMM, with Kaldi's one warning."""
+    from nnetmix.hmm.convert_ali import convert_alignment
+    from nnetmix.kaldi.context_dep import monophone_context_dependency
+    from nnetmix.kaldi.hmm_topology import default_topology
+    # the warning is given once per process, as Kaldi's: start this test unwarned
+    monkeypatch.setitem(convert_alignment.__globals__, "_warned_topology", [])
+    tm0 = mono[0]
+    topo2 = default_topology([1, 2, 3], [1], 2, 3)
+    tree2 = monophone_context_dependency([1, 2, 3], topo2.phone_to_num_pdf_classes())
+    tm2 = TransitionModel.build(tree2, topo2)
+    durs = [[2, 3, 1], [3, 3, 3], [1, 1, 1]]
+    ali = _mono_alignment(tm0, [A, SIL, B], durs)
+    with caplog.at_level("WARNING"):
+        out = convert_alignment(tm0, tm2, tree2, ali, reorder=True,
+                                rng=np.random.default_rng(5))
+    assert "Topology mismatch detected; automatically converting" in caplog.text
+    segs = tm2.split_to_phones(out)
+    assert [int(tm2.tid2phone[s[0]]) for s in segs] == [A, SIL, B]
+    assert [len(s) for s in segs] == [sum(d) for d in durs]
+    for seg in segs:
+        _check_path(tm2, seg, True)
+    # silence keeps its topology: its transition-ids are mapped, not drawn
+    sil0 = ali[sum(durs[0]):sum(durs[0]) + sum(durs[1])]
+    np.testing.assert_array_equal(tm2.tid2hmm_state[segs[1]], tm0.tid2hmm_state[sil0])

@@ -452,3 +452,57 @@ def test_acc_tree_stats_refuses_alignments_of_another_model(yesno, tmp_path, cap
     err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ERROR")]
     assert len(err) == 1 and f"alignment of {key}" in err[0] and "1000000" in err[0]
     assert not (tmp_path / "acc").exists()
+
+
+# -- cluster-phones --mode=k-means ----------------------------------------------------------------
+def _planted_phone_stats(rng):
+    """Phones 1-9 in three planted groups {1, 4, 7}, {2, 5, 8}, {3, 6, 9}: each group's frames
+    come from its own mean, far from the others'; pdf-class 1 (the statistics k-means reads) and
+    pdf-class 0 with the groups mixed up (which it must ignore)."""
+    group_mean = {0: np.array([0.0, 0.0]), 1: np.array([8.0, 0.0]), 2: np.array([0.0, 8.0])}
+    groups = {}
+    for p in range(1, 10):
+        groups[((-1, 1), (0, 1), (1, p), (2, 1))] = \
+            rng.normal(size=(50, 2)) + group_mean[(p - 1) % 3]
+        groups[((-1, 0), (0, 1), (1, p), (2, 1))] = \
+            rng.normal(size=(50, 2)) + group_mean[(p - 1) // 3]
+    return _stats_from_frames(groups)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cluster_phones_kmeans_finds_planted_classes(tmp_path, capsys, seed):
+    write_tree_stats(str(tmp_path / "acc"), _planted_phone_stats(np.random.default_rng(seed)))
+    (tmp_path / "sets.int").write_text("".join(f"{p}\n" for p in range(1, 10)))
+    tool = load_bin("cluster-phones.py")
+    args = [str(tmp_path / "acc"), str(tmp_path / "sets.int"), str(tmp_path / "classes.int")]
+    assert tool.main(["--mode=k-means", "--num-classes=3", f"--srand={seed}", *args]) == 0
+    classes = read_int_lists(str(tmp_path / "classes.int"))
+    assert sorted(classes) == [[1, 4, 7], [2, 5, 8], [3, 6, 9]]
+    assert "ClusterKMeans: objf change from clustering [versus single set] is" in \
+        capsys.readouterr().err
+    # the pdf-class list picks the statistics: class 0 holds the other grouping
+    assert tool.main(["--mode=k-means", "--num-classes=3", "--pdf-class-list=0", *args]) == 0
+    assert sorted(read_int_lists(str(tmp_path / "classes.int"))) == \
+        [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    # multi-phone sets move together
+    (tmp_path / "sets2.int").write_text("1 4\n7\n2 5 8\n3\n6 9\n")
+    assert tool.main(["--mode=k-means", "--num-classes=3", str(tmp_path / "acc"),
+                      str(tmp_path / "sets2.int"), str(tmp_path / "classes.int")]) == 0
+    assert sorted(read_int_lists(str(tmp_path / "classes.int"))) == \
+        [[1, 4, 7], [2, 5, 8], [3, 6, 9]]
+
+
+def test_cluster_phones_kmeans_bad_options(tmp_path, capsys):
+    write_tree_stats(str(tmp_path / "acc"), _planted_phone_stats(np.random.default_rng(0)))
+    (tmp_path / "sets.int").write_text("1 2 3\n4 5 6\n7 8 9\n")
+    args = [str(tmp_path / "acc"), str(tmp_path / "sets.int"), str(tmp_path / "o.int")]
+    tool = load_bin("cluster-phones.py")
+    for opts, msg in ((["--mode=k-means", "--num-classes=4"],
+                       "num-classes invalid: num_classes is 4, number of phone sets is 3"),
+                      (["--mode=k-means"], "num-classes invalid: num_classes is -1"),
+                      (["--num-classes=2"], "num-classes option is not (currently) compatible"),
+                      (["--mode=bottom-up"], "--mode=bottom-up: expected questions or k-means")):
+        assert tool.main([*opts, *args]) != 0
+        err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("ERROR")]
+        assert len(err) == 1 and msg in err[0], (opts, err)
+        assert not (tmp_path / "o.int").exists()

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""nnet-train-multistream.py: Kaldi's nnet-train-multistream (src/nnetbin/nnet-train-multistream.cc).
+"""nnet-train-multistream.py: Kaldi's nnet-train-multistream
+(src/nnetbin/nnet-train-multistream.cc).
+
 
 One epoch of truncated BPTT for recurrent networks (<LstmProjected>): --num-streams utterances
 are trained in parallel, --batch-size frames of each per update, the LSTM state carried from
@@ -16,7 +18,7 @@ import logging
 import sys
 
 from nnetmix.cli import OptionParser, run_tool
-from nnetmix.cli.training import check_epoch_args
+from nnetmix.cli.training import check_epoch_args, log_epoch, register_epoch_options
 from nnetmix.driver.multistream import multistream_epoch
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train.options import TrainOptions
@@ -32,16 +34,8 @@ e.g.: nnet-train-multistream.py scp:feature.scp ark:posterior.ark nnet.init nnet
 
 def make_parser() -> OptionParser:
     p = OptionParser(USAGE, prog="nnet-train-multistream.py")
-    p.register_group(NnetTrainOptions)
-    p.register_group(TrainOptions)
+    register_epoch_options(p)
     p.register_group(StreamOptions)
-    p.register("binary", True, "Write output in binary mode")
-    p.register("feature-transform", "", "Feature transform in Nnet format")
-    p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
-    p.register("result-file", "", "Write the epoch's statistics (loss, frame accuracy, counts) "
-               "to this JSON file, which a scheduler reads instead of the log")
-    p.register("targets-kind", "post", "Targets table kind: post (pdf posteriors, as ali-to-post "
-               "writes) or ali (pdf alignments as int vectors, as ali-to-pdf writes)")
     return p
 
 
@@ -57,9 +51,7 @@ def main(argv=None) -> int:
                                 feature_transform=opts.feature_transform, backend=opts.backend,
                                 targets_kind=opts.targets_kind, binary=opts.binary,
                                 result_file=opts.result_file, log=log)
-        log.info("%s", res.stats.summary_line())
-        log.info("%s", res.stats.report())
-        log.info("%s", res.stats.time_split())
+        log_epoch(log, res.stats)
         return 0
 
     return run_tool(parser, (3, 4), body, argv)

@@ -42,7 +42,7 @@ from nnetmix.train.loop import MinibatchLoop
 from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
 from nnetmix.train.streams import StreamBatch, StreamBatcher, StreamOptions
-from nnetmix.train.trainer import DnnRule, check_xent_network
+from nnetmix.train.trainer import DnnRule, check_xent_network, run_pass
 
 __all__ = ["train_streams_epoch"]
 
@@ -133,13 +133,4 @@ def train_streams_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: Train
     rule = _StreamRule(nnet, opts, stream_opts, update_opts, feature_transform, log)
     rule.stats.randomized = False
     log.info("%s STARTED", "CROSS-VALIDATION" if opts.cross_validate else "TRAINING")
-    loop = MinibatchLoop(rule, StreamBatcher(stream_opts))
-    t_start = time.perf_counter()
-    nnet.set_training(rule.train, seed=opts.randomizer_seed)
-    try:
-        loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
-    finally:
-        nnet.set_training(False)
-        nnet.set_seq_lengths([])
-    rule.stats.time_total = time.perf_counter() - t_start
-    return rule.finish(loop)
+    return run_pass(rule, MinibatchLoop(rule, StreamBatcher(stream_opts)), utterances, opts)

@@ -54,7 +54,7 @@ from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.randomizer import FrameRandomizer
 from nnetmix.train.stats import PROGRESS_FRAMES, EpochStats, kaldi_float
 
-__all__ = ["train_epoch", "check_xent_network", "DnnRule", "Hook"]
+__all__ = ["train_epoch", "check_xent_network", "run_pass", "DnnRule", "Hook"]
 
 logger = logging.getLogger(__name__)
 
@@ -299,13 +299,22 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
         log.info("Seeding the frame randomizer with : %d", opts.randomizer_seed)
     loop = MinibatchLoop(rule, FrameRandomizer(opts, randomize=rule.stats.randomized),
                          hook=hook if rule.train else None, limit=num_minibatches)
+    return run_pass(rule, loop, utterances, opts)
+
+
+def run_pass(rule: DnnRule, loop: MinibatchLoop, utterances: Iterable[Utterance],
+             opts: TrainOptions) -> EpochStats:
+    """The pass itself (train_epoch's and the multistream epoch's), timed, then the
+    end-of-epoch checks. <Dropout> drops only in training, its masks seeded from the rank's
+    randomizer seed; cross-validation (and everything after the pass) runs the network in test
+    mode, and in one-stream mode (no seq lengths, as nnet-forward wants it)."""
+    nnet = rule.model
     t_start = time.perf_counter()
-    # <Dropout> drops only in training, its masks seeded from the rank's randomizer seed;
-    # cross-validation (and everything after the epoch) runs the network in test mode
     nnet.set_training(rule.train, seed=opts.randomizer_seed)
     try:
         loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
     finally:
         nnet.set_training(False)
+        nnet.set_seq_lengths([])
     rule.stats.time_total = time.perf_counter() - t_start
     return rule.finish(loop)

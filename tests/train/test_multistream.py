@@ -2,10 +2,13 @@
 state, and bin/nnet-train-multistream.py on a task that needs memory."""
 import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from helpers import load_bin, memory_utts, tiny_net, write_tables, write_targets
+from helpers import (ROOT, load_bin, memory_utts, mpi_env, tiny_net, write_tables,
+                     write_targets)
 
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import Nnet, NnetTrainOptions, init_components, read_nnet
@@ -213,3 +216,22 @@ def test_bad_input_gives_one_error_line(memory_task, capsys):
     rc = tool.main([*tr, str(tmp / "lstm.init")])
     assert rc == 1 and "wrong number of arguments" in capsys.readouterr().err
     assert read_nnet(str(tmp / "lstm.init")).components[0].marker == "<LstmProjected>"
+
+
+@pytest.mark.slow
+def test_the_scheduler_runs_it_as_its_train_tool(memory_task):
+    """nnet-train-scheduler.py --train-tool=nnet-train-multistream.py: every option the
+    scheduler passes is taken, and the losses come back through the result files (~30 s)."""
+    tmp, tr, cv = memory_task
+    _lstm_net().write(str(tmp / "lstm.init"))
+    exp = tmp / "exp"
+    cmd = [sys.executable, str(ROOT / "bin" / "nnet-train-scheduler.py"), "--learn-rate=0.01",
+           "--momentum=0.5", "--max-iters=3", "--train-cmd=utils/run.py",
+           "--train-tool=nnet-train-multistream.py --batch-size=10 --num-streams=4",
+           "--pass-epoch=false", str(tmp / "lstm.init"), tr[0], cv[0], tr[1], cv[1], str(exp)]
+    q = subprocess.run(cmd, cwd=ROOT, env=mpi_env(), text=True, capture_output=True, timeout=300)
+    assert q.returncode == 0, q.stderr
+    accs = [float(a) for a in re.findall(r"FRAME_ACCURACY tr [\d.]+% cv ([\d.]+)%", q.stderr)]
+    assert len(accs) == 3 and accs[-1] > 95 and (exp / "final.nnet").exists()
+    log = (exp / "log" / "iter03.cv.log").read_text()
+    assert parse_report(log)["frame_accuracy"] == pytest.approx(accs[-1], abs=0.01)

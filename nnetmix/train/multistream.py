@@ -93,9 +93,21 @@ class _StreamRule(DnnRule):
         if self.train:
             nnet.backpropagate(dy, input_diff=False)
             nnet.update(self.update_opts, rows)
+        if self.stats.minibatches == 0:
+            self.show_network()
         self.count(n)
         before, self.started = self.started, self.started + sum(batch.resets)
         self._report_utts(before, self.started)
+
+    def show_network(self) -> None:
+        """Kaldi's VLOG[1] view of the network after the first step and after the last: the
+        parameters' and (training) the last step's gradients' statistics."""
+        if not self.log.isEnabledFor(logging.INFO - 1):
+            return
+        vlog(self.log, 1, "### After %d frames,", self.stats.frames)
+        vlog(self.log, 1, "%s", self.model.info())
+        if self.train:
+            vlog(self.log, 1, "%s", self.model.info_gradient())
 
     def _report_utts(self, before: int, done: int) -> None:
         """Kaldi's speed line, every 5000 utterances started."""
@@ -133,4 +145,6 @@ def train_streams_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: Train
     rule = _StreamRule(nnet, opts, stream_opts, update_opts, feature_transform, log)
     rule.stats.randomized = False
     log.info("%s STARTED", "CROSS-VALIDATION" if opts.cross_validate else "TRAINING")
-    return run_pass(rule, MinibatchLoop(rule, StreamBatcher(stream_opts)), utterances, opts)
+    st = run_pass(rule, MinibatchLoop(rule, StreamBatcher(stream_opts)), utterances, opts)
+    rule.show_network()
+    return st

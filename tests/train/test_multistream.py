@@ -133,6 +133,23 @@ def test_padding_rows_give_no_gradient():
                                rtol=1e-6, atol=1e-7)
 
 
+def test_a_blstm_trains_on_chunks_with_a_warning(caplog):
+    """Kaldi's tool gives a BLSTM each chunk as whole sequences; so do we, and say so."""
+    net = Nnet(init_components("<BlstmProjected> <InputDim> 1 <OutputDim> 4 <CellDim> 3\n"
+                               "<AffineTransform> <InputDim> 4 <OutputDim> 2\n"
+                               "<Softmax> <InputDim> 2 <OutputDim> 2\n", seed=4),
+               backend=get_backend("cpu"))
+    before = np.array(net.params, copy=True)
+    utts = memory_utts(np.random.default_rng(8), 5, min_len=8, max_len=14)
+    with caplog.at_level("WARNING"):
+        st = train_streams_epoch(net, utts, TrainOptions(), StreamOptions(batch_size=6,
+                                 num_streams=2), NnetTrainOptions(learn_rate=0.01))
+    assert st.frames == sum(len(u[2]) for u in utts) and np.isfinite(st.avg_loss)
+    assert not np.array_equal(np.asarray(net.params), before)
+    assert any("<BlstmProjected> sees each --batch-size=6 chunk" in r.message
+               for r in caplog.records)
+
+
 @pytest.fixture
 def memory_task(tmp_path):
     rng = np.random.default_rng(1)
@@ -165,8 +182,13 @@ def test_lstm_learns_what_a_feed_forward_net_cannot(memory_task, capsys):
     tmp, tr, cv = memory_task
     tool = load_bin("nnet-train-multistream.py")
     _lstm_net().write(str(tmp / "lstm.init"))
-    rc = tool.main(["--cross-validate=true", "--batch-size=10", *cv, str(tmp / "lstm.init")])
-    acc0 = parse_report(capsys.readouterr().err)["frame_accuracy"]
+    rc = tool.main(["--cross-validate=true", "--batch-size=10", "--verbose=2", *cv,
+                    str(tmp / "lstm.init")])
+    err = capsys.readouterr().err
+    acc0 = parse_report(err)["frame_accuracy"]
+    # Kaldi's VLOG lines: each step's stream lengths, the network after the first and last step
+    assert re.search(r"VLOG\[2\] \(.*\) frame_num_utt\[4\] \[ 10 10 10 10 \]\n", err)
+    assert err.count(") ### After ") == 2 and "GRADIENT STATS" not in err
     err, logs = _train(tool, capsys, tmp, tr, cv, "lstm.init", 4)
     accs = [parse_report(e)["frame_accuracy"] for e in logs]
     cv_acc = parse_report(err)["frame_accuracy"]

@@ -12,7 +12,7 @@ import logging
 import sys
 
 from nnetmix.cli import OptionParser, run_tool
-from nnetmix.cli.training import check_epoch_args, register_frmshuff_options
+from nnetmix.cli.training import check_epoch_args, log_epoch, register_frmshuff_options
 from nnetmix.driver import dnn_epoch
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train.options import OptimizerOptions, TrainOptions
@@ -43,9 +43,7 @@ def main(argv=None) -> int:
                         optim_opts=parser.group(OptimizerOptions, opts),
                         ngsgd_state_in=opts.ngsgd_state_in, ngsgd_state_out=opts.ngsgd_state_out,
                         result_file=opts.result_file)
-        log.info("%s", res.stats.summary_line())
-        log.info("%s", res.stats.report())
-        log.info("%s", res.stats.time_split())
+        log_epoch(log, res.stats)
         return 0
 
     return run_tool(parser, (3, 4), body, argv)

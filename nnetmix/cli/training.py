@@ -19,18 +19,26 @@ from nnetmix.parallel.failure import launcher_rank, run_job
 from nnetmix.train.options import OptimizerOptions, TrainOptions
 from nnetmix.utils.lock import DirLockedError, lock_dir
 
-__all__ = ["register_frmshuff_options", "check_epoch_args", "run_mpi_tool"]
+__all__ = ["register_frmshuff_options", "register_epoch_options", "check_epoch_args",
+           "log_epoch", "run_mpi_tool"]
 
 
 def register_frmshuff_options(p: OptionParser) -> None:
     """Register nnet-train-frmshuff.py's options on ``p``."""
-    p.register_group(NnetTrainOptions)
-    p.register_group(TrainOptions)
+    register_epoch_options(p)
     p.register_group(OptimizerOptions)
     p.register("ngsgd-state-in", "", "NG-SGD state to start from (default: <model-in>.ngsgd.npz "
                "when that file exists)")
     p.register("ngsgd-state-out", "", "Where to write the NG-SGD state (default: "
                "<model-out>.ngsgd.npz; over MPI, written by rank 0)")
+
+
+def register_epoch_options(p: OptionParser) -> None:
+    """The options every cross-entropy epoch tool takes (nnet-train-frmshuff.py's, less the
+    optimizer's): the update, the pass, the files and the backend, all of which a scheduler
+    passes to its --train-tool."""
+    p.register_group(NnetTrainOptions)
+    p.register_group(TrainOptions)
     p.register("binary", True, "Write output in binary mode")
     p.register("feature-transform", "", "Feature transform in Nnet format")
     p.register("backend", "cpu", "Compute backend: cpu, cuda or auto")
@@ -47,6 +55,14 @@ def check_epoch_args(parser: OptionParser, opts: Any, args: list[str]) -> None:
         sys.stderr.write(parser.format_usage())
         raise UsageError(f"wrong number of arguments: {len(args)} (expected {want} with "
                          f"--cross-validate={'true' if opts.cross_validate else 'false'})")
+
+
+def log_epoch(log: Any, stats: Any) -> None:
+    """An epoch tool's closing lines: Kaldi's summary, AvgLoss, progress and FRAME_ACCURACY
+    lines, then the time split."""
+    log.info("%s", stats.summary_line())
+    log.info("%s", stats.report())
+    log.info("%s", stats.time_split())
 
 
 @contextlib.contextmanager

@@ -11,13 +11,14 @@ rules) and :mod:`nnetmix.parallel` (mixing, BMUF, partition, agreement): it puts
 :class:`~nnetmix.driver.ranks.Workers` is the one place where one worker and N ranks differ.
 """
 from nnetmix.driver.dnn import EpochResult, dnn_epoch, read_result, write_result
+from nnetmix.driver.multistream import multistream_epoch
 from nnetmix.driver.ranks import (TASK_LOG_ENV, MixingHook, Shards, Workers, frame_counts,
                                   setup_rank_logging, table_frames)
 from nnetmix.driver.rbm import RbmMpiOptions, RbmResult, local_frames, rbm_train
 from nnetmix.driver.scheduler import ScheduleOptions, TrainCommandOptions, run_schedule
 
 __all__ = [
-    "dnn_epoch", "EpochResult", "write_result", "read_result",
+    "dnn_epoch", "EpochResult", "write_result", "read_result", "multistream_epoch",
     "rbm_train", "RbmResult", "RbmMpiOptions", "local_frames",
     "Workers", "Shards", "MixingHook", "setup_rank_logging", "frame_counts", "table_frames",
     "TASK_LOG_ENV", "run_schedule", "ScheduleOptions", "TrainCommandOptions",

@@ -9,8 +9,10 @@
 rank), an after-minibatch ``hook(step, nnet)`` (where MPI mixing plugs in) and an agreed number
 of minibatches; it runs :class:`MinibatchLoop` (:mod:`nnetmix.train.loop`), the minibatch loop
 every trainer shares, DNN and RBM. Whole epochs on one worker or N ranks and the schedule over
-epochs are one layer up, in :mod:`nnetmix.driver`. Inference (nnet-forward) is nnetmix.nnet's
-:func:`~nnetmix.nnet.nnet_forward`.
+epochs are one layer up, in :mod:`nnetmix.driver`. :func:`train_streams_epoch`
+(:mod:`nnetmix.train.multistream`) is the same loop and update rule for recurrent networks, fed
+by a :class:`StreamBatcher` (truncated BPTT over parallel utterances). Inference (nnet-forward)
+is nnetmix.nnet's :func:`~nnetmix.nnet.nnet_forward`.
 """
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
 from nnetmix.train.loop import Hook, MinibatchLoop
@@ -21,12 +23,15 @@ from nnetmix.train.prefetch import Prefetcher
 from nnetmix.train.randomizer import FrameRandomizer, num_minibatches
 from nnetmix.train.stats import EpochStats, parse_report
 from nnetmix.train.trainer import train_epoch
+from nnetmix.train.streams import StreamBatch, StreamBatcher, StreamOptions
+from nnetmix.train.multistream import train_streams_epoch
 
 __all__ = [
     "TrainOptions", "RandomizerOptions", "TrainError",
     "FrameRandomizer", "num_minibatches", "Prefetcher",
     "read_utterances", "posterior_to_targets", "TARGET_KINDS",
     "train_epoch", "Hook", "MinibatchLoop", "EpochStats", "parse_report",
+    "train_streams_epoch", "StreamOptions", "StreamBatcher", "StreamBatch",
     "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
     "kaldi_round",
 ]

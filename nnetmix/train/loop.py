@@ -19,6 +19,9 @@ Every trainer runs it: DNN cross-entropy (:mod:`nnetmix.train.trainer`) and RBM 
   the two is kept apart in ``rule.stats`` (``time_optimize``, ``time_hook``), and the time spent
   waiting for data, preparing it and filling the randomizer in ``time_io``.
 * ``limit``: stop after exactly this many minibatches (the ranks agree on it up front).
+* The randomizer may be any source with its interface; one with ``end_of_data()`` is told when
+  the utterances are exhausted, before the last drain (:class:`~nnetmix.train.streams.
+  StreamBatcher` then runs its streams out; ``step`` gets its ``StreamBatch`` as ``y``).
 
 The loop keeps Kaldi's order of work exactly (fill, shuffle, minibatches in order), so a model
 trained through it is the same, bit for bit, whatever trainer drives it.
@@ -114,6 +117,9 @@ class MinibatchLoop:
                 st.time_io += time.perf_counter() - t0
                 if self.randomizer.is_full():
                     self._drain()
+            end = getattr(self.randomizer, "end_of_data", None)
+            if end is not None:  # a stream batcher runs its streams out (nnetmix.train.streams)
+                end()
             self._drain()
         except _Stop:
             self.stopped = True

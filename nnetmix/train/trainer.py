@@ -54,7 +54,7 @@ from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.randomizer import FrameRandomizer
 from nnetmix.train.stats import PROGRESS_FRAMES, EpochStats, kaldi_float
 
-__all__ = ["train_epoch", "Hook"]
+__all__ = ["train_epoch", "check_xent_network", "run_pass", "DnnRule", "Hook"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ logger = logging.getLogger(__name__)
 _STOPS = ("the training stops here and this epoch writes no model (a lower --learn-rate?); the "
           "models of earlier epochs are kept")
 
-class _DnnRule:
+class DnnRule:
     """Cross-entropy training (or evaluation) of one network: the loop's update rule."""
 
     def __init__(self, nnet: Nnet, opts: TrainOptions, update_opts: Optional[NnetTrainOptions],
@@ -161,7 +161,13 @@ class _DnnRule:
                 pre.after_replay()  # recording ran the step's host side once already
         else:
             self._compute(x, y, n)
-        self.pending.append((be.xent_stash(n), n, st.minibatches + 1, st.frames))
+        self.count(n)
+
+    def count(self, n: int) -> None:
+        """After a step's softmax_xent_rows over ``n`` frames: queue its loss, count the
+        minibatch and its frames, collect and check the parameters when it is time."""
+        st = self.stats
+        self.pending.append((self.be.xent_stash(n), n, st.minibatches + 1, st.frames))
         st.minibatches += 1
         st.frames += n
         if len(self.pending) >= self.defer:
@@ -253,6 +259,18 @@ class _DnnRule:
         return st
 
 
+def check_xent_network(nnet: Nnet, feature_transform: Optional[Nnet]) -> None:
+    """What cross-entropy training needs of a network: a final <Softmax>, and an input dim
+    that the feature transform's output matches."""
+    if not nnet.components or not isinstance(nnet.components[-1], Softmax):
+        last = nnet.components[-1].marker if nnet.components else "nothing"
+        raise TrainError(f"cross-entropy training needs a network ending in <Softmax>, this one "
+                         f"ends in {last}")
+    if feature_transform is not None and feature_transform.output_dim != nnet.input_dim:
+        raise TrainError(f"the feature transform's output dim is {feature_transform.output_dim}, "
+                         f"the network's input dim is {nnet.input_dim}")
+
+
 def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
                 update_opts: Optional[NnetTrainOptions] = None, *,
                 feature_transform: Optional[Nnet] = None, hook: Optional[Hook] = None,
@@ -267,33 +285,36 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
     """
     opts.check()
     log = log or logger
-    if not nnet.components or not isinstance(nnet.components[-1], Softmax):
-        last = nnet.components[-1].marker if nnet.components else "nothing"
-        raise TrainError(f"cross-entropy training needs a network ending in <Softmax>, this one "
-                         f"ends in {last}")
+    check_xent_network(nnet, feature_transform)
     recurrent = [c.marker for c in nnet.components if isinstance(c, MultistreamComponent)]
     if recurrent:  # frames in shuffled order are no sequence: the recurrence would be garbage
         raise TrainError(f"the network has {recurrent[0]}: frame-shuffled training cannot "
-                         "train a recurrent network (it needs whole sequences or chunks, "
-                         "Kaldi's nnet-train-multistream)")
-    if feature_transform is not None and feature_transform.output_dim != nnet.input_dim:
-        raise TrainError(f"the feature transform's output dim is {feature_transform.output_dim}, "
-                         f"the network's input dim is {nnet.input_dim}")
+                         "train a recurrent network (it needs whole sequences or chunks: "
+                         "nnet-train-multistream.py)")
     if not opts.cross_validate and update_opts is None:
         raise TrainError("train_epoch: training needs update options (NnetTrainOptions)")
-    rule = _DnnRule(nnet, opts, update_opts, feature_transform, log)
+    rule = DnnRule(nnet, opts, update_opts, feature_transform, log)
     log.info("%s STARTED", "CROSS-VALIDATION" if opts.cross_validate else "TRAINING")
     if rule.stats.randomized:
         log.info("Seeding the frame randomizer with : %d", opts.randomizer_seed)
     loop = MinibatchLoop(rule, FrameRandomizer(opts, randomize=rule.stats.randomized),
                          hook=hook if rule.train else None, limit=num_minibatches)
+    return run_pass(rule, loop, utterances, opts)
+
+
+def run_pass(rule: DnnRule, loop: MinibatchLoop, utterances: Iterable[Utterance],
+             opts: TrainOptions) -> EpochStats:
+    """The pass itself (train_epoch's and the multistream epoch's), timed, then the
+    end-of-epoch checks. <Dropout> drops only in training, its masks seeded from the rank's
+    randomizer seed; cross-validation (and everything after the pass) runs the network in test
+    mode, and in one-stream mode (no seq lengths, as nnet-forward wants it)."""
+    nnet = rule.model
     t_start = time.perf_counter()
-    # <Dropout> drops only in training, its masks seeded from the rank's randomizer seed;
-    # cross-validation (and everything after the epoch) runs the network in test mode
     nnet.set_training(rule.train, seed=opts.randomizer_seed)
     try:
         loop.run(utterances, prefetch=opts.prefetch, prefetch_frames=opts.prefetch_frames)
     finally:
         nnet.set_training(False)
+        nnet.set_seq_lengths([])
     rule.stats.time_total = time.perf_counter() - t_start
     return rule.finish(loop)

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""nnet-train-multistream.py: Kaldi's nnet-train-multistream
+(src/nnetbin/nnet-train-multistream.cc).
+
+
+One epoch of truncated BPTT for recurrent networks (<LstmProjected>): --num-streams utterances
+are trained in parallel, --batch-size frames of each per update, the LSTM state carried from
+one update to the next within an utterance and reset when a stream starts a new one; frames
+past an utterance's end are padding, left out of the loss. --cross-validate=true evaluates only.
+Through nnetmix.driver.multistream_epoch, on one worker. The log's summary, AvgLoss and
+FRAME_ACCURACY lines are nnet-train-frmshuff.py's (the summary says NOT-RANDOMIZED), and
+--result-file writes the same result file, so nnet-train-scheduler.py runs it as its
+--train-tool. It takes nnet-train-frmshuff.py's options too, so a scheduler can pass them all:
+--minibatch-size, --randomizer-size, --randomizer-seed (only <Dropout>'s seed) and --randomize
+(Kaldi's dummy option) do not change what it does. Only --objective-function=xent."""
+import logging
+import sys
+
+from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.training import check_epoch_args, log_epoch, register_epoch_options
+from nnetmix.driver.multistream import multistream_epoch
+from nnetmix.nnet import NnetTrainOptions
+from nnetmix.train.options import TrainOptions
+from nnetmix.train.streams import StreamOptions
+
+USAGE = """Perform one iteration of Multi-stream training, truncated BPTT for LSTMs.
+The training targets are pdf-posteriors, usually prepared by ali-to-post.
+The updates are per-utterance.
+
+Usage: nnet-train-multistream.py [options] <feature-rspecifier> <targets-rspecifier> <model-in> [<model-out>]
+e.g.: nnet-train-multistream.py scp:feature.scp ark:posterior.ark nnet.init nnet.iter1"""
+
+
+def make_parser() -> OptionParser:
+    p = OptionParser(USAGE, prog="nnet-train-multistream.py")
+    register_epoch_options(p)
+    p.register_group(StreamOptions)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = make_parser()
+
+    def body(opts, args) -> int:
+        check_epoch_args(parser, opts, args)
+        log = logging.getLogger("nnet-train-multistream")
+        res = multistream_epoch(args[0], args[1], args[2], args[3] if len(args) > 3 else None,
+                                parser.group(TrainOptions, opts), parser.group(StreamOptions, opts),
+                                parser.group(NnetTrainOptions, opts),
+                                feature_transform=opts.feature_transform, backend=opts.backend,
+                                targets_kind=opts.targets_kind, binary=opts.binary,
+                                result_file=opts.result_file, log=log)
+        log_epoch(log, res.stats)
+        return 0
+
+    return run_tool(parser, (3, 4), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""One epoch of multi-stream truncated BPTT (Kaldi's nnet-train-multistream), or one CV pass.
+
+The same loop and the same loss, accuracy and update code as frame-shuffled training
+(:class:`~nnetmix.train.trainer.DnnRule`); only the batches differ: a
+:class:`~nnetmix.train.streams.StreamBatcher` in place of the frame randomizer::
+
+    stats = train_streams_epoch(nnet, utterances, TrainOptions(), StreamOptions(num_streams=4,
+                                batch_size=20), NnetTrainOptions(learn_rate=1e-4))
+
+* ``utterances``, the per-utterance checks (missing targets, length tolerance, the feature
+  transform, dims, target ranges) and the summary, AvgLoss, progress and FRAME_ACCURACY lines
+  are train_epoch's. The summary says NOT-RANDOMIZED: streams keep the data's order.
+* Each step: ``Nnet.set_seq_lengths`` with the real frames of every stream,
+  ``Nnet.reset_streams`` with the streams that start a new utterance (the LSTM state carried
+  from the previous step is kept for the others: truncated BPTT), forward over all T*S rows,
+  then the softmax cross-entropy over the real frames only: padding rows are left out of the
+  loss and the accuracy and get a zero derivative (Kaldi's frame weights, 0 on padding). The
+  update's frame count is the T*S rows, as Kaldi's components count ``input.NumRows()``.
+* A step with padding gathers its real rows on the host for the loss (one step per utterance
+  and stream has any); the others run the loss on the device, as train_epoch does. Steps are
+  not captured as CUDA graphs (the stream lengths and resets change the work per step).
+* A network with no recurrent component is trained all the same (Kaldi's tool does: the
+  streams then change nothing but the order of the frames); the log says so. A <BlstmProjected>
+  sees each step's T frames as whole sequences (its backward direction starts at the chunk's
+  end); the log says that too (Kaldi's nnet-train-multistream-perutt, whole utterances, is not
+  in nnetmix).
+* Not here: Kaldi's --frame-weights/--utt-weights and --objective-function=mse.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from typing import Iterable, Optional
+
+import numpy as np
+
+from nnetmix.log import vlog
+from nnetmix.nnet import BlstmProjected, MultistreamComponent, Nnet, NnetTrainOptions
+from nnetmix.train.data import Utterance
+from nnetmix.train.loop import MinibatchLoop
+from nnetmix.train.options import TrainError, TrainOptions
+from nnetmix.train.stats import EpochStats
+from nnetmix.train.streams import StreamBatch, StreamBatcher, StreamOptions
+from nnetmix.train.trainer import DnnRule, check_xent_network, run_pass
+
+__all__ = ["train_streams_epoch"]
+
+logger = logging.getLogger(__name__)
+
+#: Kaldi's "After N utterances" line comes every this many utterances (VLOG 1)
+_UTTS_REPORT = 5000
+
+
+class _StreamRule(DnnRule):
+    """DnnRule whose steps are stream batches: lengths and resets first, padding masked."""
+
+    def __init__(self, nnet: Nnet, opts: TrainOptions, sopts: StreamOptions,
+                 update_opts: Optional[NnetTrainOptions], transform: Optional[Nnet],
+                 log: logging.Logger):
+        rows = sopts.batch_size * sopts.num_streams
+        super().__init__(nnet, dataclasses.replace(opts, randomize=False, minibatch_size=rows),
+                         update_opts, transform, log)
+        self.graphs = None
+        self.dy = self.be.empty((rows, self.out_dim), dtype=nnet.dtype)
+        self.t_start = time.perf_counter()
+        self.started = 0  #: utterances started in a stream (Kaldi's num_done)
+
+    def step(self, xh: np.ndarray, batch: StreamBatch) -> None:
+        be, nnet = self.be, self.model
+        rows, n = int(xh.shape[0]), batch.num_frames
+        vlog(self.log, 2, "frame_num_utt[%d] [ %s ]", len(batch.lengths),
+             " ".join(str(v) for v in batch.lengths))
+        nnet.set_seq_lengths(batch.lengths)
+        nnet.reset_streams(batch.resets)
+        x = self.xbuf[:rows]
+        be.copy(x, np.asarray(xh, dtype=nnet.dtype))
+        logits = nnet.propagate(x, through_softmax=False)
+        y = self.ybuf[:n]
+        if n == rows:
+            be.copy(y, batch.targets)
+            be.softmax_xent_rows(logits, y, self.probs[:n], self.grad[:n])
+            dy = self.grad[:n]
+        else:  # the real rows only; padding gets a zero derivative
+            real = np.flatnonzero(batch.mask)
+            sub = be.asarray(np.ascontiguousarray(be.to_host(logits)[real]), dtype=nnet.dtype)
+            be.copy(y, np.ascontiguousarray(batch.targets[real]))
+            be.softmax_xent_rows(sub, y, self.probs[:n], self.grad[:n])
+            full = np.zeros((rows, self.out_dim), dtype=nnet.dtype)
+            full[real] = be.to_host(self.grad[:n])
+            dy = self.dy[:rows]
+            be.copy(dy, full)
+        if self.train:
+            nnet.backpropagate(dy, input_diff=False)
+            nnet.update(self.update_opts, rows)
+        if self.stats.minibatches == 0:
+            self.show_network()
+        self.count(n)
+        before, self.started = self.started, self.started + sum(batch.resets)
+        self._report_utts(before, self.started)
+
+    def show_network(self) -> None:
+        """Kaldi's VLOG[1] view of the network after the first step and after the last: the
+        parameters' and (training) the last step's gradients' statistics."""
+        if not self.log.isEnabledFor(logging.INFO - 1):
+            return
+        vlog(self.log, 1, "### After %d frames,", self.stats.frames)
+        vlog(self.log, 1, "%s", self.model.info())
+        if self.train:
+            vlog(self.log, 1, "%s", self.model.info_gradient())
+
+    def _report_utts(self, before: int, done: int) -> None:
+        """Kaldi's speed line, every 5000 utterances started."""
+        if before // _UTTS_REPORT == done // _UTTS_REPORT:
+            return
+        el = time.perf_counter() - self.t_start
+        frames = self.stats.frames
+        vlog(self.log, 1, "After %d utterances, (%gh), time elapsed = %g min; processed %g "
+             "frames per sec.", done, frames / 360000.0, el / 60, frames / el if el else 0.0)
+
+
+def train_streams_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
+                        stream_opts: StreamOptions,
+                        update_opts: Optional[NnetTrainOptions] = None, *,
+                        feature_transform: Optional[Nnet] = None,
+                        log: Optional[logging.Logger] = None) -> EpochStats:
+    """One pass of multi-stream training (``nnet`` updated in place) or, with
+    ``opts.cross_validate``, evaluation (``nnet``'s parameters unchanged). Raises
+    :class:`TrainError` as train_epoch does. Afterwards the network is back in one-stream mode
+    (no seq lengths), ready for nnet-forward."""
+    opts.check()
+    stream_opts.check()
+    log = log or logger
+    check_xent_network(nnet, feature_transform)
+    if not opts.cross_validate and update_opts is None:
+        raise TrainError("train_streams_epoch: training needs update options (NnetTrainOptions)")
+    recurrent = [c for c in nnet.components if isinstance(c, MultistreamComponent)]
+    if not recurrent:
+        log.warning("the network has no recurrent component: the streams only change the order "
+                    "of its frames (nnet-train-frmshuff.py trains it with shuffled frames)")
+    if any(isinstance(c, BlstmProjected) for c in recurrent):
+        log.warning("<BlstmProjected> sees each --batch-size=%d chunk as whole sequences: its "
+                    "backward direction starts at the chunk's end, not the utterance's",
+                    stream_opts.batch_size)
+    rule = _StreamRule(nnet, opts, stream_opts, update_opts, feature_transform, log)
+    rule.stats.randomized = False
+    log.info("%s STARTED", "CROSS-VALIDATION" if opts.cross_validate else "TRAINING")
+    st = run_pass(rule, MinibatchLoop(rule, StreamBatcher(stream_opts)), utterances, opts)
+    rule.show_network()
+    return st

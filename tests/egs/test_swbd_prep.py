@@ -130,16 +130,21 @@ def test_bad_eval2000_dirs_option(tmp_path):
     assert p.returncode == 1 and "takes two directories" in p.stderr
 
 
-def test_gmm_dir_skips_the_monophone_stage(tmp_path):
+def test_gmm_dir_skips_our_gmm_stages(tmp_path):
     s5 = link_recipe(tmp_path)
-    p = run_script(["./run.sh", "--stage", "6", "--stop-stage", "6", "--gmm-dir", "/k/exp/tri4"],
+    p = run_script(["./run.sh", "--stage", "6", "--stop-stage", "11", "--gmm-dir", "/k/exp/tri4"],
                    cwd=s5)
     assert p.returncode == 0, p.stderr
-    assert "Stage 6: skipped, the DNN uses /k/exp/tri4_ali_nodup and /k/exp/tri4/graph_sw1_tg" in p.stdout
-    p = run_script(["./run.sh", "--stage", "9", "--gmm-dir", "/k/exp/tri4"], cwd=s5)
-    assert p.returncode == 1 and "stage 9: no such file or directory /k/exp/tri4/graph_sw1_tg/HCLG.fst" in p.stderr
+    for n in range(6, 12):
+        assert (f"Stage {n}: skipped, the DNN uses /k/exp/tri4_ali_nodup and "
+                "/k/exp/tri4/graph_sw1_tg") in p.stdout, n
+    p = run_script(["./run.sh", "--stage", "14", "--gmm-dir", "/k/exp/tri4"], cwd=s5)
+    assert p.returncode == 1 and "stage 14: no such file or directory /k/exp/tri4/graph_sw1_tg/HCLG.fst" in p.stderr
     p = run_script(["./run.sh", "--stage", "6", "--ali-dir", "/k/exp/tri4_ali_nodup"], cwd=s5)
     assert p.returncode == 1 and "give both --ali-dir and --graph-dir" in p.stderr
+    # without them the DNN decodes with our own tri4's graph
+    p = run_script(["./run.sh", "--stage", "14"], cwd=s5)
+    assert p.returncode == 1 and "stage 14: no such file or directory exp/tri4/graph_nosp_sw1_tg/HCLG.fst" in p.stderr
 
 
 def test_eval2000_prep_names_missing_transcripts(tmp_path):
@@ -273,7 +278,8 @@ def test_train_dev_and_nodup_subsets(prepared, tmp_path):
     s5 = link_recipe(tmp_path)
     shutil.copytree(prepared["s5"] / "data", s5 / "data")
     p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5", "--num-dev-utts", "3",
-                    "--nodup-max-count", "2", "--num-short-utts", "8", "--num-mono-utts", "4"],
+                    "--nodup-max-count", "2", "--num-short-utts", "8", "--num-mono-utts", "4",
+                    "--num-tri-utts", "6", "--tri-dup-max-count", "2"],
                    cwd=s5)
     assert p.returncode == 0, p.stdout + p.stderr
     train = list(table(s5 / "data/train/utt2spk"))
@@ -288,7 +294,10 @@ def test_train_dev_and_nodup_subsets(prepared, tmp_path):
     assert "Reduced number of utterances from 13 to 10" in p.stdout
     assert len(table(s5 / "data/train_100kshort/utt2spk")) == 8
     assert len(table(s5 / "data/train_30kshort/utt2spk")) == 4
-    for d in ("train_dev", "train_nodev", "train_nodup", "train_30kshort"):
+    # tri1 and tri2's data: the first 6 of train_nodev, at most about 2 of one transcript
+    assert list(table(s5 / "data/train_100k/utt2spk")) == nodev[:6]
+    assert set(table(s5 / "data/train_100k_nodup/utt2spk")) <= set(nodev[:6])
+    for d in ("train_dev", "train_nodev", "train_nodup", "train_30kshort", "train_100k_nodup"):
         q = run_script(["utils/validate_data_dir.sh", "--no-feats", f"data/{d}"], cwd=s5)
         assert q.returncode == 0, q.stderr
         assert (s5 / "data" / d / "segments").exists()

@@ -167,6 +167,10 @@ def test_run_sh_options_and_stages_not_written_yet(tmp_path):
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
     p = run_script(["./run.sh", "--help"], cwd=s5)
     assert p.returncode == 0 and "--stage 2 --stop-stage 2" in p.stderr  # Kaldi: help to stderr
+    # stage 8 (tri1) needs the monophone's alignments of stage 3 and says so before any work
+    p = run_script(["./run.sh", "--stage", "8", "--tri1-leaves", "50"], cwd=s5)
+    assert p.returncode == 1 and "stage 8 needs exp/mono_ali/ali.1.gz (run stage 3)" in p.stderr
+    assert not (s5 / "exp" / "tri1").exists()
 
 
 def test_run_sh_stages_0_and_1(tmp_path):

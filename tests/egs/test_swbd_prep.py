@@ -130,16 +130,21 @@ def test_bad_eval2000_dirs_option(tmp_path):
     assert p.returncode == 1 and "takes two directories" in p.stderr
 
 
-def test_gmm_dir_skips_the_monophone_stage(tmp_path):
+def test_gmm_dir_skips_our_gmm_stages(tmp_path):
     s5 = link_recipe(tmp_path)
-    p = run_script(["./run.sh", "--stage", "6", "--stop-stage", "6", "--gmm-dir", "/k/exp/tri4"],
+    p = run_script(["./run.sh", "--stage", "6", "--stop-stage", "11", "--gmm-dir", "/k/exp/tri4"],
                    cwd=s5)
     assert p.returncode == 0, p.stderr
-    assert "Stage 6: skipped, the DNN uses /k/exp/tri4_ali_nodup and /k/exp/tri4/graph_sw1_tg" in p.stdout
-    p = run_script(["./run.sh", "--stage", "9", "--gmm-dir", "/k/exp/tri4"], cwd=s5)
-    assert p.returncode == 1 and "stage 9: no such file or directory /k/exp/tri4/graph_sw1_tg/HCLG.fst" in p.stderr
+    for n in range(6, 12):
+        assert (f"Stage {n}: skipped, the DNN uses /k/exp/tri4_ali_nodup and "
+                "/k/exp/tri4/graph_sw1_tg") in p.stdout, n
+    p = run_script(["./run.sh", "--stage", "14", "--gmm-dir", "/k/exp/tri4"], cwd=s5)
+    assert p.returncode == 1 and "stage 14: no such file or directory /k/exp/tri4/graph_sw1_tg/HCLG.fst" in p.stderr
     p = run_script(["./run.sh", "--stage", "6", "--ali-dir", "/k/exp/tri4_ali_nodup"], cwd=s5)
     assert p.returncode == 1 and "give both --ali-dir and --graph-dir" in p.stderr
+    # without them the DNN decodes with our own tri4's graph
+    p = run_script(["./run.sh", "--stage", "14"], cwd=s5)
+    assert p.returncode == 1 and "stage 14: no such file or directory exp/tri4/graph_nosp_sw1_tg/HCLG.fst" in p.stderr
 
 
 def test_eval2000_prep_names_missing_transcripts(tmp_path):
@@ -273,7 +278,8 @@ def test_train_dev_and_nodup_subsets(prepared, tmp_path):
     s5 = link_recipe(tmp_path)
     shutil.copytree(prepared["s5"] / "data", s5 / "data")
     p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5", "--num-dev-utts", "3",
-                    "--nodup-max-count", "2", "--num-short-utts", "8", "--num-mono-utts", "4"],
+                    "--nodup-max-count", "2", "--num-short-utts", "8", "--num-mono-utts", "4",
+                    "--num-tri-utts", "6", "--tri-dup-max-count", "2"],
                    cwd=s5)
     assert p.returncode == 0, p.stdout + p.stderr
     train = list(table(s5 / "data/train/utt2spk"))
@@ -288,7 +294,10 @@ def test_train_dev_and_nodup_subsets(prepared, tmp_path):
     assert "Reduced number of utterances from 13 to 10" in p.stdout
     assert len(table(s5 / "data/train_100kshort/utt2spk")) == 8
     assert len(table(s5 / "data/train_30kshort/utt2spk")) == 4
-    for d in ("train_dev", "train_nodev", "train_nodup", "train_30kshort"):
+    # tri1 and tri2's data: the first 6 of train_nodev, at most about 2 of one transcript
+    assert list(table(s5 / "data/train_100k/utt2spk")) == nodev[:6]
+    assert set(table(s5 / "data/train_100k_nodup/utt2spk")) <= set(nodev[:6])
+    for d in ("train_dev", "train_nodev", "train_nodup", "train_30kshort", "train_100k_nodup"):
         q = run_script(["utils/validate_data_dir.sh", "--no-feats", f"data/{d}"], cwd=s5)
         assert q.returncode == 0, q.stderr
         assert (s5 / "data" / d / "segments").exists()
@@ -326,14 +335,10 @@ def test_features_over_the_standin(prepared, tmp_path):
 
 # ---------------------------------------------------------------------------- language model
 
-def test_trigram_lm_and_grammar_over_the_standin(prepared, tmp_path):
-    """Stage 3's script: utils/train_lm.sh (modified Kneser-Ney) on the transcripts less the
-    held-out ones, the perplexity of those, and G.fst through utils/format_lm.sh."""
-    s5 = link_recipe(tmp_path)
-    shutil.copytree(prepared["s5"] / "data", s5 / "data")
-    # the stand-in's 17 transcripts are too few for modified Kneser-Ney's count-of-counts
-    # (n3 = 0); 150 more, Zipf-distributed over its 28 words, give counts it can discount (seeded:
-    # such small texts can also give a zero count-of-counts or a negative discount, as in SRILM)
+def add_lm_text(s5: Path) -> None:
+    """The stand-in's 17 transcripts are too few for modified Kneser-Ney's count-of-counts
+    (n3 = 0); 150 more, Zipf-distributed over its 28 words, give counts it can discount (seeded:
+    such small texts can also give a zero count-of-counts or a negative discount, as in SRILM)."""
     import numpy as np
     vocab = [w for w in table(s5 / "data/lang_nosp/words.txt")
              if w[0] not in "<#!["]
@@ -344,6 +349,14 @@ def test_trigram_lm_and_grammar_over_the_standin(prepared, tmp_path):
         sent = rng.choice(vocab, size=rng.integers(2, 9), p=p_w / p_w.sum())
         lines.append(f"synth-{i:04d} " + " ".join(sent))
     (s5 / "data/local/train/text").write_text("\n".join(lines) + "\n")
+
+
+def test_trigram_lm_and_grammar_over_the_standin(prepared, tmp_path):
+    """Stage 3's script: utils/train_lm.sh (modified Kneser-Ney) on the transcripts less the
+    held-out ones, the perplexity of those, and G.fst through utils/format_lm.sh."""
+    s5 = link_recipe(tmp_path)
+    shutil.copytree(prepared["s5"] / "data", s5 / "data")
+    add_lm_text(s5)
     p = run_script(["local/swbd1_train_lms.sh", "--heldout-sents", "3", "data/local/train/text",
                     "data/lang_nosp", "data/local/dict_nosp/lexicon.txt", "data/local/lm",
                     "data/lang_nosp_sw1_tg"], cwd=s5)
@@ -355,3 +368,77 @@ def test_trigram_lm_and_grammar_over_the_standin(prepared, tmp_path):
     words = set(table(s5 / "data/lang_nosp/words.txt"))
     assert set(lm.vocab) <= words | {"<s>", "</s>"}
     assert "ppl=" in (s5 / "data/local/lm/sw1_o3g/heldout.ppl").read_text()
+
+
+# ---------------------------------------------------------------------------- GMM ladder and DNN
+
+#: a quick ladder: 4 passes per system, realignment at 1 and 2, LDA to 20 dimensions (the
+#: stand-in's trees have too few leaves for 40 classes)
+QUICK_GMM = """num_iters=4
+max_iter_inc=3
+realign_iters="1 2"
+mllt_iters="2"
+fmllr_iters="2"
+dim=20
+"""
+TINY = ["--nj", "2", "--lm-heldout-sents", "3", "--num-dev-utts", "3", "--nodup-max-count", "2",
+        "--num-short-utts", "8", "--num-mono-utts", "6", "--num-tri-utts", "12",
+        "--tri-dup-max-count", "3", "--gmm-config", "quick_gmm.conf",
+        "--tri1-leaves", "60", "--tri1-gauss", "120", "--tri2-leaves", "70", "--tri2-gauss", "140",
+        "--tri3-leaves", "80", "--tri3-gauss", "160", "--tri4-leaves", "90", "--tri4-gauss", "180",
+        "--gmm-decode", "tri1 tri4", "--scoring-opts", "--min-lmwt 10 --max-lmwt 10 "
+        "--word-ins-penalty 0.0"]
+
+
+@pytest.mark.slow
+def test_gmm_ladder_and_dnn_over_the_standin(prepared, tmp_path):
+    """Stages 3-14 at a tiny size: mono -> tri1 -> tri2 -> tri3 (LDA+MLLT) -> tri4 (SAT), eval2000
+    decoded with tri1 and tri4 (three passes), then a one-epoch DNN on tri4's alignments of
+    train_nodup decoded with tri4's graph, none of it given on the command line."""
+    s5 = link_recipe(tmp_path)
+    shutil.copytree(prepared["s5"] / "data", s5 / "data")
+    add_lm_text(s5)
+    (s5 / "quick_gmm.conf").write_text(QUICK_GMM)
+    p = run_script(["./run.sh", "--stage", "3", "--stop-stage", "11", *TINY], cwd=s5)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    exp = s5 / "exp"
+    for n, what in ((7, "tri1, triphones on deltas (60 leaves"), (9, "tri3, LDA+MLLT (80 leaves"),
+                    (10, "tri4, speaker-adaptive training (90 leaves")):
+        assert f"Stage {n}: {what}" in p.stdout
+    # each system trains on the alignments of the one before, on Kaldi s5c's subsets
+    nodup = set(table(s5 / "data/train_nodup/utt2spk"))
+    for sys, ali, data in (("tri1", "mono_ali", "train_100k_nodup"),
+                           ("tri2", "tri1_ali", "train_100k_nodup"),
+                           ("tri3", "tri2_ali_nodup", "train_nodup"),
+                           ("tri4", "tri3_ali_nodup", "train_nodup")):
+        assert (exp / sys / "final.mdl").exists() and (exp / sys / "tree").exists(), sys
+        assert f"{data} data/lang_nosp exp/{ali} exp/{sys}" in p.stdout, sys
+    assert (exp / "tri3" / "final.mat").exists() and (exp / "tri4" / "final.alimdl").exists()
+    assert (exp / "tri4" / "trans.1").exists()
+    from nnetmix.kaldi import SequentialReader, read_gmm_model
+    aligned = set()
+    for f in (exp / "tri4_ali_nodup").glob("ali.*.gz"):
+        with SequentialReader(f"ark:gunzip -c {f} |", "ivec") as r:
+            aligned |= {key for key, _ in r}
+    assert aligned == nodup
+    tm, am = read_gmm_model(str(exp / "tri4" / "final.mdl"))
+    assert (exp / "tri4_ali_nodup" / "final.mdl").read_bytes() == \
+        (exp / "tri4" / "final.mdl").read_bytes()
+    for sys, dec in (("tri1", "decode_eval2000_nosp_sw1_tg"),
+                     ("tri4", "decode_eval2000_nosp_sw1_tg.si"),
+                     ("tri4", "decode_eval2000_nosp_sw1_tg")):
+        d = exp / sys / dec
+        assert (d / "wer_10_0.0").exists() and (d / "score_swbd" / "wer_10_0.0").exists(), d
+    assert (exp / "tri4" / "decode_eval2000_nosp_sw1_tg" / "trans.1").exists()
+    assert not (exp / "tri2" / "decode_eval2000_nosp_sw1_tg").exists()   # not in --gmm-decode
+    # the DNN stages take tri4's alignments and graph by default
+    p = run_script(["./run.sh", "--stage", "12", *TINY, "--pretrain", "false", "--dnn-hid-layers",
+                    "1", "--dnn-hid-dim", "16", "--dnn-num-workers", "1", "--dnn-minibatch-size",
+                    "64", "--dnn-backend", "cpu", "--dnn-opts", "--max-iters 1"], cwd=s5)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    assert "DNN decoding of eval2000 with exp/tri4/graph_nosp_sw1_tg" in p.stdout
+    from nnetmix.nnet.network import read_nnet
+    (dnn,) = exp.glob("dnn1x16_rand_w1/final.nnet")
+    assert read_nnet(str(dnn)).output_dim == am.num_pdfs == tm.num_pdfs
+    assert am.num_pdfs != read_gmm_model(str(exp / "mono" / "final.mdl"))[1].num_pdfs
+    assert (dnn.parent / "decode_eval2000_nosp_sw1_tg" / "wer_10_0.0").exists()

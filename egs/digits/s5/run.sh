@@ -2,12 +2,19 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # The embedded nnetmix recipe: connected digits (in the manner of TIDIGITS) synthesised on this
 # machine with espeak-ng + sox, then features, a monophone GMM for alignments, RBM pretraining and a
-# DNN trained data-parallel over MPI. Runs end to end on 2 cores.
+# DNN trained data-parallel over MPI, and a triphone GMM (tri1) beside them. Runs end to end on 2
+# cores.
 #
 #   ./run.sh                                  # every stage that exists
 #   ./run.sh --stage 2 --stop-stage 2         # one stage
 #   ./run.sh --num-train-utts 200 --num-test-utts 50 --corpus /tmp/digits   # a quick run
+#   ./run.sh --stage 8                        # tri1 only (after stages 0-3)
 #
+# Stages: 0 corpus, 1 data/train, data/test, data/lang, data/lang_test (bigram G), 2 MFCC + CMVN,
+# 3 monophone GMM and alignments, 4 monophone graph and decoding, 5 RBM pretraining, 6 DNN training
+# on the monophone alignments, 7 DNN decoding with the monophone graph, 8 tri1 (triphones on
+# deltas from the monophone alignments), its graph and decoding. tri1 comes last so that stages
+# 0-7, the DNN's inputs and RESULTS.md's numbers and fingerprint rows stay what they were.
 # Everything is written under data/, exp/, mfcc/ and the corpus directory: deleting them and
 # running again starts from scratch. Each stage skips what is already done.
 
@@ -29,6 +36,8 @@ dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD (seed 001: what makes avera
 dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
+tri1_leaves=300        # tree leaves of tri1 (Kaldi's tidigits: 300 leaves, 3000 Gaussians on 8623 utterances)
+tri1_gauss=2000        # Gaussians of tri1 (the monophone has 1000)
 scoring_opts=          # local/score.sh options for both decodes, e.g. "--min-lmwt 9 --max-lmwt 11
                        # --word-ins-penalty 0.0" (a quick run); empty: each decode script's own sweep
 # End configuration section.
@@ -143,10 +152,25 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
 fi
 
+if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
+  log "Stage 8: tri1, triphones on deltas (steps/train_deltas.sh, $tri1_leaves leaves, $tri1_gauss Gaussians), its graph, decoding of data/test and WER scoring"
+  # Kaldi's tri1 schedule: a tree from the monophone alignments (context width 3, questions from
+  # phone clustering plus extra_questions.txt), 35 passes, realignment at 10, 20, 30. The DNN
+  # (stages 5-7) keeps the monophone's alignments; tri1 is decoded as stage 4 decodes the
+  # monophone, with the same bigram G, so the two WERs compare (compare-wer.py --decode-dirs=true
+  # exp/mono/decode_test exp/tri1/decode_test).
+  [ -f exp/mono_ali/ali.1.gz ] || { echo "$0: stage 8 needs exp/mono_ali/ali.1.gz (run stage 3)" >&2; exit 1; }
+  steps/train_deltas.sh --cmd "$train_cmd" $tri1_leaves $tri1_gauss data/train data/lang \
+    exp/mono_ali exp/tri1
+  utils/mkgraph.sh data/lang_test exp/tri1 exp/tri1/graph
+  steps/decode.sh --nj $nj --cmd "$decode_cmd" ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/tri1/graph data/test exp/tri1/decode_test
+  grep -H WER exp/tri1/decode_test/wer_* | utils/best_wer.sh
+fi
+
 # The fingerprint: checksums of the corpus, features, alignments and models, and the numeric
 # environment (kernel pinning, versions). Compare yours with RESULTS.md's to see at which stage
 # your run left the published one; --nj and thread counts do not change it.
 log "Fingerprint (exp/fingerprint.md):"
 mkdir -p exp && fingerprint-recipe.py . > exp/fingerprint.md.tmp && mv exp/fingerprint.md.tmp exp/fingerprint.md
 cat exp/fingerprint.md
-log "Done: stages $stage to $(( stop_stage < 7 ? stop_stage : 7 ))"
+log "Done: stages $stage to $(( stop_stage < 8 ? stop_stage : 8 ))"

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Switchboard-1 (300 h of telephone conversations) with Hub5'00 (eval2000) as the test set, the
-# seeds' task: Kaldi's egs/swbd/s5c data, dictionary and LM stages, features, a monophone GMM for
-# alignments (or the alignments and graph of an existing Kaldi GMM system), RBM pretraining and a
-# 6 x 2048 sigmoid DNN trained over MPI with NG-SGD and model averaging, scored on the
-# Switchboard and CallHome halves of eval2000.
+# seeds' task: Kaldi's egs/swbd/s5c data, dictionary and LM stages, features, its GMM ladder
+# (monophone, tri1 and tri2 on deltas, tri3 LDA+MLLT, tri4 SAT) whose tri4 alignments and graph
+# the DNN learns from (or those of an existing Kaldi GMM system), RBM pretraining and a 6 x 2048
+# sigmoid DNN trained over MPI with NG-SGD and model averaging, scored on the Switchboard and
+# CallHome halves of eval2000.
 #
 #   ./run.sh --swbd-dir /export/corpora3/LDC/LDC97S62 \
 #            --eval2000-dirs "/export/corpora2/LDC/LDC2002S09/hub5e_00 /export/corpora2/LDC/LDC2002T43"
 #   ./run.sh --stage 2 --stop-stage 2                  # one stage
-#   ./run.sh --stage 7 --gmm-dir /path/to/kaldi/egs/swbd/s5c/exp/tri4   # after 0-5: DNN on Kaldi tri4 targets
+#   ./run.sh --stage 12 --gmm-dir /path/to/kaldi/egs/swbd/s5c/exp/tri4   # after 0-5: DNN on Kaldi tri4 targets
+#   ./run.sh --num-tri-utts 20000 --tri1-leaves 2000 --tri1-gauss 10000 ...   # a smaller GMM ladder
 #
 # LDC releases (the corpus locations are options; nothing is downloaded):
 #   LDC97S62   Switchboard-1 Release 2 audio (swb1/disc*/data/*.sph, or flat)   --swbd-dir
@@ -20,10 +22,12 @@
 #   LDC2002T43 Hub5'00 transcripts, [2000_hub5_eng_eval_tr/]reference/*.stm, *.glm --eval2000-dirs (2nd)
 #
 # Stages: 0 dictionary, 1 training data + lang, 2 eval2000, 3 trigram LM + G.fst, 4 MFCC and fbank
-# features, 5 train_dev / train_nodup subsets, 6 monophone GMM + alignments + graph (skipped with
-# --gmm-dir or --ali-dir + --graph-dir), 7 RBM pretraining, 8 DNN training, 9 eval2000 decoding
-# and scoring. Everything is written under data/, exp/, mfcc/ and fbank/; each stage skips what
-# is already finished.
+# features, 5 train_dev / train_nodup / train_100k_nodup subsets, 6 monophone GMM + alignments,
+# 7 tri1 (deltas), 8 tri2 (deltas) + alignment of train_nodup, 9 tri3 (LDA+MLLT), 10 tri4 (SAT) +
+# fMLLR alignment of train_nodup (the DNN's targets), 11 GMM graphs and eval2000 decoding (stages
+# 6-11 are skipped with --gmm-dir or --ali-dir + --graph-dir), 12 RBM pretraining, 13 DNN
+# training, 14 DNN decoding of eval2000 and scoring. Everything is written under data/, exp/,
+# mfcc/ and fbank/; each stage skips what is already finished.
 
 # Begin configuration section.
 stage=0                # first stage to run
@@ -37,10 +41,25 @@ num_dev_utts=4000      # train_dev: the first N utterances (Kaldi's 4k, about 5 
 nodup_max_count=300    # train_nodup: at most about N utterances of one transcript (Kaldi's 300)
 num_short_utts=100000  # monophone data: the N shortest utterances of train_nodev ...
 num_mono_utts=30000    # ... of which N spread evenly (Kaldi's train_30kshort)
+num_tri_utts=100000    # tri1 and tri2 data: the first N utterances of train_nodev (Kaldi's train_100k) ...
+tri_dup_max_count=200  # ... with at most about N of one transcript (train_100k_nodup; tri3, tri4: train_nodup)
+# The GMM ladder's tree leaves and Gaussians: Kaldi s5c's for the full corpus (about 110 h for
+# tri1-tri2, 286 h for tri3-tri4); scale them with the data when the subsets are smaller.
+tri1_leaves=3200       # tri1, deltas on train_100k_nodup
+tri1_gauss=30000
+tri2_leaves=4000       # tri2, deltas on train_100k_nodup
+tri2_gauss=70000
+tri3_leaves=6000       # tri3, LDA+MLLT on train_nodup
+tri3_gauss=140000
+tri4_leaves=11500      # tri4, SAT on train_nodup
+tri4_gauss=200000
+gmm_config=            # config file for every GMM training script (their --config), e.g. num_iters=10 for a quick ladder
+gmm_decode="tri1 tri2 tri3 tri4"  # GMMs stage 11 decodes eval2000 with ("": only tri4's graph, for the DNN)
 lm_order=3             # the Switchboard LM (Kaldi's sw1_tg)
+lm_heldout_sents=10000 # the first N transcripts are held out of the LM, for its perplexity (Kaldi's 10k)
 gmm_dir=               # an existing Kaldi GMM system, e.g. .../s5c/exp/tri4: implies --ali-dir <gmm-dir>_ali_nodup --graph-dir <gmm-dir>/graph_sw1_tg
-ali_dir=               # alignments of train_nodup (with final.mdl) for the DNN targets
-graph_dir=             # decoding graph (HCLG.fst, words.txt) made with the same GMM's model
+ali_dir=               # alignments of train_nodup (with final.mdl) for the DNN targets (default: exp/tri4_ali_nodup)
+graph_dir=             # decoding graph (HCLG.fst, words.txt) made with the same GMM's model (default: exp/tri4/graph_nosp_sw1_tg)
 pretrain=true          # RBM pretraining (stage 7); false: random initialisation (seed 001, Table 2)
 rbm_num_workers=1      # MPI ranks per RBM (Kaldi pretrains on one GPU; > 1 mixes every dnn_average_every minibatches)
 dnn_hid_layers=6       # the seeds' network: 6 hidden layers ...
@@ -62,6 +81,7 @@ dnn_backend=auto       # cuda when a GPU is there, else cpu
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants apart
 decode_acwt=0.08333    # acoustic scale of DNN decoding (Kaldi's swbd run_dnn.sh)
+scoring_opts=          # local/score.sh options of every decode, e.g. "--min-lmwt 10 --max-lmwt 12" (a quick run)
 # End configuration section.
 
 . ./cmd.sh
@@ -94,7 +114,7 @@ where_swbd="Switchboard-1 Release 2, LDC97S62: --swbd-dir, e.g. /export/corpora3
 where_ms98="the MS-State ms98 transcripts of LDC97S62 (transcriptions/swb_ms98_transcriptions), or --swbd-trans-dir with switchboard_word_alignments.tar.gz from openslr.org/resources/5 unpacked"
 where_eval="Hub5'00: --eval2000-dirs \"/export/corpora2/LDC/LDC2002S09/hub5e_00 /export/corpora2/LDC/LDC2002T43\""
 
-# The GMM system the DNN learns from: our monophone (stage 6) or a Kaldi one.
+# The GMM system the DNN learns from: our tri4 (stages 6-11) or a Kaldi one.
 if [ -n "$gmm_dir" ]; then
   ali_dir=${ali_dir:-${gmm_dir}_ali_nodup}
   graph_dir=${graph_dir:-$gmm_dir/graph_sw1_tg}
@@ -106,8 +126,8 @@ if [ -n "$ali_dir$graph_dir" ] && { [ -z "$ali_dir" ] || [ -z "$graph_dir" ]; };
 fi
 own_gmm=true
 if [ -n "$ali_dir" ]; then own_gmm=false; fi
-ali_dir=${ali_dir:-exp/mono_ali_nodup}
-graph_dir=${graph_dir:-exp/mono/graph_nosp_sw1_tg}
+ali_dir=${ali_dir:-exp/tri4_ali_nodup}
+graph_dir=${graph_dir:-exp/tri4/graph_nosp_sw1_tg}
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: dictionary data/local/dict_nosp from the ms98 lexicon"
@@ -140,7 +160,7 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   need 3 data/lang_nosp/words.txt "the lang directory: run stage 1"
   # Kneser-Ney trigram over the lexicon's words, the first 10k transcripts held out (Kaldi's
   # sw1.o3g.kn; no Fisher transcripts, as in the seeds: "trained on the training transcripts only").
-  local/swbd1_train_lms.sh --order $lm_order data/local/train/text data/lang_nosp \
+  local/swbd1_train_lms.sh --order $lm_order --heldout-sents $lm_heldout_sents data/local/train/text data/lang_nosp \
     data/local/dict_nosp/lexicon.txt data/local/lm data/lang_nosp_sw1_tg
 fi
 
@@ -163,11 +183,13 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
 fi
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
-  log "Stage 5: subsets train_dev, train_nodev, train_nodup, train_100kshort, train_30kshort"
+  log "Stage 5: subsets train_dev, train_nodev, train_nodup, train_100kshort, train_30kshort, train_100k_nodup"
   need 5 data/train/text "the training data: run stage 1"
   # The first 4k utterances are the dev set (held out of the LM's training too, which held out
   # the first 10k); train_nodup limits repeated transcripts ("uh-huh") to about 300 each. The
-  # monophone trains on 30k of the 100k shortest utterances, which are easier to align.
+  # monophone trains on 30k of the 100k shortest utterances, which are easier to align; tri1 and
+  # tri2 on the first 100k (about half), at most about 200 of one transcript; tri3, tri4 and the
+  # DNN on train_nodup.
   n=$(wc -l < data/train/utt2spk)
   if [ $num_dev_utts -ge $n ]; then
     echo "$0: stage 5: --num-dev-utts $num_dev_utts leaves no training data (data/train has $n utterances)" >&2
@@ -182,36 +204,106 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   n=$(wc -l < data/train_100kshort/utt2spk)
   utils/subset_data_dir.sh data/train_100kshort $(( num_mono_utts < n ? num_mono_utts : n )) \
     data/train_30kshort
+  n=$(wc -l < data/train_nodev/utt2spk)
+  utils/subset_data_dir.sh --first data/train_nodev $(( num_tri_utts < n ? num_tri_utts : n )) \
+    data/train_100k
+  utils/data/remove_dup_utts.sh $tri_dup_max_count data/train_100k data/train_100k_nodup
 fi
 
-if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
+# Stages 6-11: the GMM ladder of Kaldi's s5c run.sh, each stage training one system from the
+# alignments of the one before (steps/train_*.sh skip a system whose final.mdl exists). With
+# --gmm-dir (or --ali-dir + --graph-dir) the DNN uses another system's and these are skipped.
+gmm_opts=()
+if [ -n "$gmm_config" ]; then gmm_opts=(--config $gmm_config); fi
+gmm_stage() {
+  # gmm_stage <N> <what>: true when stage N runs and our GMMs are wanted; logs it either way
+  [ $stage -le $1 ] && [ $stop_stage -ge $1 ] || return 1
   if ! $own_gmm; then
-    log "Stage 6: skipped, the DNN uses $ali_dir and $graph_dir"
-  else
-    log "Stage 6: monophone GMM (exp/mono), alignment of train_nodup, graph with the sw1 trigram"
-    for f in data/train_30kshort/feats.scp data/train_nodup/feats.scp; do
-      need 6 $f "features and subsets: run stages 4 and 5"
-    done
-    need 6 data/lang_nosp_sw1_tg/G.fst "the LM: run stage 3"
-    # Only monophone trees pass through the kaldi-hmm-gmm bindings (README, GMM-HMM baseline), so
-    # the targets are monophone states; --gmm-dir takes a Kaldi triphone system's instead.
-    steps/train_mono.sh --nj $nj --cmd "$train_cmd" data/train_30kshort data/lang_nosp exp/mono
-    steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train_nodup data/lang_nosp exp/mono $ali_dir
-    utils/mkgraph.sh data/lang_nosp_sw1_tg exp/mono $graph_dir
+    log "Stage $1: skipped, the DNN uses $ali_dir and $graph_dir"
+    return 1
   fi
+  log "Stage $1: $2"
+}
+
+if gmm_stage 6 "monophone GMM (exp/mono) on train_30kshort, alignment of train_100k_nodup"; then
+  for f in data/train_30kshort/feats.scp data/train_100k_nodup/feats.scp; do
+    need 6 $f "features and subsets: run stages 4 and 5"
+  done
+  steps/train_mono.sh --nj $nj --cmd "$train_cmd" "${gmm_opts[@]}" data/train_30kshort \
+    data/lang_nosp exp/mono
+  steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train_100k_nodup data/lang_nosp exp/mono \
+    exp/mono_ali
+fi
+
+if gmm_stage 7 "tri1, triphones on deltas ($tri1_leaves leaves, $tri1_gauss Gaussians) on train_100k_nodup"; then
+  need 7 exp/mono_ali/ali.1.gz "the monophone alignments: run stage 6"
+  steps/train_deltas.sh --cmd "$train_cmd" "${gmm_opts[@]}" $tri1_leaves $tri1_gauss \
+    data/train_100k_nodup data/lang_nosp exp/mono_ali exp/tri1
+  steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train_100k_nodup data/lang_nosp exp/tri1 \
+    exp/tri1_ali
+fi
+
+if gmm_stage 8 "tri2, deltas again ($tri2_leaves leaves, $tri2_gauss Gaussians) on train_100k_nodup, alignment of train_nodup"; then
+  need 8 exp/tri1_ali/ali.1.gz "tri1's alignments: run stage 7"
+  need 8 data/train_nodup/feats.scp "the train_nodup subset: run stage 5"
+  steps/train_deltas.sh --cmd "$train_cmd" "${gmm_opts[@]}" $tri2_leaves $tri2_gauss \
+    data/train_100k_nodup data/lang_nosp exp/tri1_ali exp/tri2
+  # from here on all of the data (less most repeats of "uh-huh")
+  steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train_nodup data/lang_nosp exp/tri2 \
+    exp/tri2_ali_nodup
+fi
+
+if gmm_stage 9 "tri3, LDA+MLLT ($tri3_leaves leaves, $tri3_gauss Gaussians) on train_nodup, fMLLR alignment"; then
+  need 9 exp/tri2_ali_nodup/ali.1.gz "tri2's alignments of train_nodup: run stage 8"
+  # Kaldi's train_lda_mllt.sh defaults (splice +/-3, 40 dimensions, MLLT at passes 2 4 6 12).
+  # Kaldi's s5c re-estimates pronunciation and silence probabilities from tri3 into data/lang;
+  # here tri3 and tri4 keep data/lang_nosp.
+  steps/train_lda_mllt.sh --cmd "$train_cmd" "${gmm_opts[@]}" $tri3_leaves $tri3_gauss \
+    data/train_nodup data/lang_nosp exp/tri2_ali_nodup exp/tri3
+  steps/align_fmllr.sh --nj $nj --cmd "$train_cmd" data/train_nodup data/lang_nosp exp/tri3 \
+    exp/tri3_ali_nodup
+fi
+
+if gmm_stage 10 "tri4, speaker-adaptive training ($tri4_leaves leaves, $tri4_gauss Gaussians) on train_nodup, fMLLR alignment (the DNN's targets)"; then
+  need 10 exp/tri3_ali_nodup/ali.1.gz "tri3's alignments of train_nodup: run stage 9"
+  steps/train_sat.sh --cmd "$train_cmd" "${gmm_opts[@]}" $tri4_leaves $tri4_gauss \
+    data/train_nodup data/lang_nosp exp/tri3_ali_nodup exp/tri4
+  steps/align_fmllr.sh --nj $nj --cmd "$train_cmd" data/train_nodup data/lang_nosp exp/tri4 \
+    $ali_dir
+fi
+
+if gmm_stage 11 "GMM graphs with the sw1 trigram, eval2000 decoding of ${gmm_decode:-none} and hub5 scoring"; then
+  need 11 data/lang_nosp_sw1_tg/G.fst "the LM: run stage 3"
+  need 11 data/eval2000/feats.scp "eval2000 features: run stage 4"
+  # tri4's graph is the DNN's (stage 14) whether or not tri4 is decoded here; tri4 decodes in
+  # Kaldi's three passes (decode_fmllr.sh: speaker-independent, fMLLR from its lattices, adapted).
+  for sys in $(echo tri4 $gmm_decode | tr ' ' '\n' | awk '!seen[$0]++'); do
+    need 11 exp/$sys/final.mdl "$sys: run stages 6-10"
+    utils/mkgraph.sh data/lang_nosp_sw1_tg exp/$sys exp/$sys/graph_nosp_sw1_tg
+  done
+  for sys in $gmm_decode; do
+    decode=steps/decode.sh
+    [ $sys == tri4 ] && decode=steps/decode_fmllr.sh
+    $decode --nj $nj --cmd "$decode_cmd" ${scoring_opts:+--scoring-opts "$scoring_opts"} \
+      exp/$sys/graph_nosp_sw1_tg data/eval2000 exp/$sys/decode_eval2000_nosp_sw1_tg
+    for x in "" score_swbd/ score_callhm/; do
+      d=exp/$sys/decode_eval2000_nosp_sw1_tg/$x
+      if ls ${d}wer_* > /dev/null 2>&1; then grep -H WER ${d}wer_* | utils/best_wer.sh; fi
+    done
+  done
 fi
 
 dnn_pre=exp/dnn${dnn_hid_layers}x${dnn_hid_dim}_pretrain
 dnn_dir=exp/dnn${dnn_hid_layers}x${dnn_hid_dim}_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}${dnn_tag:+_$dnn_tag}
 
-if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
+if [ $stage -le 12 ] && [ $stop_stage -ge 12 ]; then
   if $pretrain; then
-    log "Stage 7: RBM pretraining, $dnn_hid_layers x $dnn_hid_dim ($dnn_pre)"
+    log "Stage 12: RBM pretraining, $dnn_hid_layers x $dnn_hid_dim ($dnn_pre)"
   else
-    log "Stage 7: fbank train_nodup only; no RBM pretraining (--pretrain false), stage 8 initialises randomly"
+    log "Stage 12: fbank train_nodup only; no RBM pretraining (--pretrain false), stage 13 initialises randomly"
   fi
-  need 7 data/fbank/train/feats.scp "fbank features: run stage 4"
-  need 7 data/train_nodup/utt2spk "the train_nodup subset: run stage 5"
+  need 12 data/fbank/train/feats.scp "fbank features: run stage 4"
+  need 12 data/train_nodup/utt2spk "the train_nodup subset: run stage 5"
   # the fbank copy of train_nodup: the same utterances as data/train_nodup
   utils/subset_data_dir.sh --utt-list data/train_nodup/utt2spk data/fbank/train data/fbank/train_nodup
   if $pretrain; then
@@ -223,18 +315,18 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   fi
 fi
 
-if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
-  log "Stage 8: DNN training, $dnn_num_workers MPI workers, minibatch $dnn_minibatch_size, $dnn_optimizer ($dnn_dir)"
-  need 8 data/fbank/train_nodup/feats.scp "run stage 7"
-  need 8 $ali_dir/final.mdl "alignments of train_nodup: run stage 6 or give --gmm-dir/--ali-dir"
-  need 8 $ali_dir/ali.1.gz "alignments of train_nodup: run stage 6 or give --gmm-dir/--ali-dir"
+if [ $stage -le 13 ] && [ $stop_stage -ge 13 ]; then
+  log "Stage 13: DNN training, $dnn_num_workers MPI workers, minibatch $dnn_minibatch_size, $dnn_optimizer ($dnn_dir)"
+  need 13 data/fbank/train_nodup/feats.scp "run stage 12"
+  need 13 $ali_dir/final.mdl "alignments of train_nodup: run stages 6-10 or give --gmm-dir/--ali-dir"
+  need 13 $ali_dir/ali.1.gz "alignments of train_nodup: run stages 6-10 or give --gmm-dir/--ali-dir"
   # 10% of the speakers held out for Newbob; every dnn_average_every minibatches the ranks'
   # models are averaged (learning rate x N for model averaging, seed 001 section 5.6).
   [ -f data/fbank/train_nodup_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh \
     data/fbank/train_nodup data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10
   dbn_opts=(--hid-layers $dnn_hid_layers)
   if $pretrain; then
-    need 8 $dnn_pre/final.dbn "the pretrained DBN: run stage 7 (or give --pretrain false)"
+    need 13 $dnn_pre/final.dbn "the pretrained DBN: run stage 12 (or give --pretrain false)"
     dbn_opts=(--dbn $dnn_pre/final.dbn --hid-layers 0 --feature-transform $dnn_pre/final.feature_transform)
   fi
   steps/nnet/train.sh --cmd "$cuda_cmd" --num-workers $dnn_num_workers \
@@ -244,18 +336,18 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
     data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10 data/lang_nosp $ali_dir $ali_dir $dnn_dir
 fi
 
-if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
-  log "Stage 9: DNN decoding of eval2000 with $graph_dir, hub5 scoring of the swbd and callhome parts"
-  need 9 $graph_dir/HCLG.fst "the decoding graph: run stage 6 or give --gmm-dir/--graph-dir"
-  need 9 $dnn_dir/final.nnet "the DNN: run stage 8"
-  need 9 data/fbank/eval2000/feats.scp "eval2000 features: run stage 4"
+if [ $stage -le 14 ] && [ $stop_stage -ge 14 ]; then
+  log "Stage 14: DNN decoding of eval2000 with $graph_dir, hub5 scoring of the swbd and callhome parts"
+  need 14 $graph_dir/HCLG.fst "the decoding graph: run stage 11 or give --gmm-dir/--graph-dir"
+  need 14 $dnn_dir/final.nnet "the DNN: run stage 13"
+  need 14 data/fbank/eval2000/feats.scp "eval2000 features: run stage 4"
   decode=$dnn_dir/decode_eval2000_$(basename $graph_dir | sed 's/^graph_//')
   # local/score.sh sees data/fbank/eval2000/stm and scores with local/score_eval2000.sh.
   steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt $decode_acwt --backend $dnn_backend \
-    $graph_dir data/fbank/eval2000 $decode
+    ${scoring_opts:+--scoring-opts "$scoring_opts"} $graph_dir data/fbank/eval2000 $decode
   for x in "" score_swbd/ score_callhm/; do   # all of eval2000, its Switchboard and CallHome parts
     if ls $decode/${x}wer_* > /dev/null 2>&1; then grep -H WER $decode/${x}wer_* | utils/best_wer.sh; fi
   done
 fi
 
-log "Done: stages $stage to $(( stop_stage < 9 ? stop_stage : 9 ))"
+log "Done: stages $stage to $(( stop_stage < 14 ? stop_stage : 14 ))"

@@ -284,9 +284,10 @@ fi
 if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   log "Stage 8: tri1, tri2, tri3 graphs ($lms), decoding of data/test and WER scoring"
   t0=$SECONDS
-  # As stage 4, with context-dependent graphs; tri3 decodes in three passes (decode_fmllr.sh:
-  # the speaker-independent final.alimdl into decode_test_<lm>.si, fMLLR from its lattices,
-  # then adapted passes), its transforms in exp/tri3/decode_test_<lm>/trans.*.
+  # As stage 4, with context-dependent graphs; tri3 decodes as Kaldi's decode_fmllr.sh does:
+  # the speaker-independent final.alimdl into decode_test_<lm>.si, fMLLR from its lattices, an
+  # adapted pass, a second fMLLR from its lattices, then those lattices rescored with the final
+  # features (no third search); its transforms in exp/tri3/decode_test_<lm>/trans.*.
   for sys in tri1 tri2 tri3; do
     need 8 exp/$sys/final.mdl "$sys: run stages 5-7"
     for lm in $lms; do

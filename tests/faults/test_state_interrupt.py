@@ -28,6 +28,16 @@ from nnetmix.errors import FormatError
 from nnetmix.nnet import AffineTransform, Nnet, Sigmoid, Softmax
 
 
+@pytest.fixture(autouse=True)
+def _sigint_as_in_a_terminal():
+    """SIGINT handled as in a terminal's foreground job, even where the suite itself was started
+    in the background (a non-interactive shell's ``cmd &`` inherits SIGINT ignored, and so
+    would the tools these tests start)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _errors(err: str, prog: str = "") -> list[str]:
     return [ln for ln in err.splitlines() if ln.startswith(f"ERROR ({prog}")]
 
@@ -104,7 +114,8 @@ def _start(d: Path) -> subprocess.Popen:
            f"ark:copy-feats.py scp:{d}/data.feats.scp ark:- |", f"ark:{d}/data.post.ark",
            str(d / "init.nnet"), str(d / "out.nnet")]
     return subprocess.Popen(cmd, cwd=d, env=env, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _ctrl_c(p: subprocess.Popen, before: str) -> tuple[int, str]:

@@ -49,8 +49,9 @@ from nnetmix.decode.latrescore import raw_to_compact
 from nnetmix.errors import NnetmixError
 from nnetmix.kaldi.transition_model import TransitionModel
 
-__all__ = ["LatticeDecoderConfig", "FasterDecoderConfig", "LatticeDecoder", "linear_compact_lattice", "DecodeResult", "DecodeError",
-           "read_decoding_graph", "pdf_to_tid_matrix"]
+__all__ = ["LatticeDecoderConfig", "FasterDecoderConfig", "LatticeDecoder",
+           "linear_compact_lattice", "DecodeResult", "DecodeError", "read_decoding_graph",
+           "pdf_to_tid_matrix"]
 
 logger = logging.getLogger(__name__)
 
@@ -239,8 +240,7 @@ class LatticeDecoder:
         if not np.all(np.isfinite(loglikes)):
             raise DecodeError(f"utterance {key}: the log-likelihoods are not all finite")
         search = self._search_faster if cfg.decoder == "faster" else self._search_simple
-        raw, (words, ali, g, a), reached = search(loglikes, key, lattice)
-        path_lattice = self._path_lattice if not lattice and cfg.decoder == "faster" else None
+        raw, (words, ali, g, a), reached, path_lattice = search(loglikes, key, lattice)
         partial = False
         if not reached:
             if not cfg.allow_partial:
@@ -264,7 +264,7 @@ class LatticeDecoder:
         return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial, path_lattice)
 
     def _search_simple(self, loglikes: np.ndarray, key: str, _lattice: bool = True):
-        """kaldi-decoder's LatticeSimpleDecoder: (raw lattice, best path, reached final)."""
+        """kaldi-decoder's LatticeSimpleDecoder: (raw lattice, best path, reached final, None)."""
         T = loglikes.shape[0]
         mat = pdf_to_tid_matrix(loglikes, self.tm, self.config.acoustic_scale)
         decodable = kaldi_decoder.DecodableCtc(mat)
@@ -285,11 +285,12 @@ class LatticeDecoder:
         ok, raw_fst = dec.get_raw_lattice(use_final_probs=True)
         if not ok:
             raise DecodeError(f"Unexpected problem getting lattice for utterance {key}")
-        return RawLattice.from_kaldifst(raw_fst), path, reached
+        return RawLattice.from_kaldifst(raw_fst), path, reached, None
 
     def _search_faster(self, loglikes: np.ndarray, key: str, lattice: bool = True):
-        """The compiled LatticeFasterDecoder: (raw lattice, best path, reached final); without
-        ``lattice`` the search keeps backpointers only and the raw lattice is the best path."""
+        """The compiled LatticeFasterDecoder: (raw lattice, best path, reached final, the best
+        path as a linear CompactLattice or None); without ``lattice`` the search keeps
+        backpointers only, the raw lattice is the best path, and the linear lattice is made."""
         scaled = np.asarray(self.config.acoustic_scale * loglikes, dtype=np.float32)
         try:
             out = lattice_search(self._graph, scaled, self._tid2pdf, self._opts,
@@ -306,12 +307,12 @@ class LatticeDecoder:
             raise DecodeError(f"Failed to get traceback for utterance {key}")
         end = int(raw.dst[arcs[-1]])
         il, ol = raw.ilabel[arcs], raw.olabel[arcs]
-        self._path_lattice = linear_compact_lattice(il, ol, raw.g[arcs], raw.a[arcs],
-                                                    raw.final_g[end], raw.final_a[end])
+        path_lattice = None if lattice else linear_compact_lattice(
+            il, ol, raw.g[arcs], raw.a[arcs], raw.final_g[end], raw.final_a[end])
         path = (ol[ol != 0].tolist(), il[il != 0].tolist(),
                 float(raw.g[arcs].sum() + raw.final_g[end]),
                 float(raw.a[arcs].sum() + raw.final_a[end]))
-        return raw, path, out.reached_final
+        return raw, path, out.reached_final, path_lattice
 
 
 def _linear_path(lat: RawLattice) -> tuple[list[int], list[int], float, float]:

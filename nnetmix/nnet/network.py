@@ -70,6 +70,7 @@ class Nnet:
                 off += blk.size
         self.num_params = off
         self.dtype = np.dtype(dtype)
+        self._training = False   #: set_training: <Dropout> drops only in training mode
         host = np.zeros(off, dtype=self.dtype)
         for blk in self.layout:
             v = self.components[blk.component].params[blk.name]
@@ -165,7 +166,7 @@ class Nnet:
     @property
     def training(self) -> bool:
         """True between ``set_training(True)`` and ``set_training(False)``."""
-        return getattr(self, "_training", False)
+        return self._training
 
     def set_training(self, training: bool, seed: int = 777) -> None:
         """Training mode (a trainer's epoch) or test mode (the default: nnet-forward, the

@@ -20,14 +20,9 @@ worker; the log's summary, AvgLoss and FRAME_ACCURACY lines and --result-file ar
 nnet-train-frmshuff.py's, so nnet-train-scheduler.py runs it as its --train-tool, and it takes
 nnet-train-frmshuff.py's options (--minibatch-size and --randomize change nothing here).
 Only --objective-function=xent; no --frame-weights."""
-import logging
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
-from nnetmix.cli.training import check_epoch_args, log_epoch, register_epoch_options
-from nnetmix.driver.multistream import multistream_epoch
-from nnetmix.nnet import NnetTrainOptions
-from nnetmix.train.options import TrainOptions
+from nnetmix.cli.streams import run_stream_tool, stream_tool_parser
 from nnetmix.train.seqstreams import PerUttOptions
 
 USAGE = """Perform one iteration of Multi-stream training, per-utterance BPTT for (B)LSTMs.
@@ -39,29 +34,12 @@ e.g.: nnet-train-multistream-perutt.py scp:feats.scp ark:targets.ark nnet.init n
 e.g.: nnet-train-multistream-perutt.py --chunk-size=64 --chunk-left-context=21 --chunk-right-context=21 scp:feats.scp ark:targets.ark nnet.init nnet.iter1"""
 
 
-def make_parser() -> OptionParser:
-    p = OptionParser(USAGE, prog="nnet-train-multistream-perutt.py")
-    register_epoch_options(p)
-    p.register_group(PerUttOptions)
-    return p
+def make_parser():
+    return stream_tool_parser(USAGE, "nnet-train-multistream-perutt.py", PerUttOptions)
 
 
 def main(argv=None) -> int:
-    parser = make_parser()
-
-    def body(opts, args) -> int:
-        check_epoch_args(parser, opts, args)
-        log = logging.getLogger("nnet-train-multistream-perutt")
-        res = multistream_epoch(args[0], args[1], args[2], args[3] if len(args) > 3 else None,
-                                parser.group(TrainOptions, opts), parser.group(PerUttOptions, opts),
-                                parser.group(NnetTrainOptions, opts),
-                                feature_transform=opts.feature_transform, backend=opts.backend,
-                                targets_kind=opts.targets_kind, binary=opts.binary,
-                                result_file=opts.result_file, log=log)
-        log_epoch(log, res.stats)
-        return 0
-
-    return run_tool(parser, (3, 4), body, argv)
+    return run_stream_tool(make_parser(), PerUttOptions, argv)
 
 
 if __name__ == "__main__":

@@ -193,6 +193,21 @@ def test_csc_cv_loss_is_each_chunk_with_its_context_and_the_model_stays():
     assert not np.allclose(with_ctx, alone, atol=1e-4)
 
 
+def test_perutt_cv_is_each_whole_utterance_and_the_model_stays():
+    utts = memory_utts(np.random.default_rng(5), 9, k=AHEAD, min_len=5, max_len=30)
+    net = _net(BLSTM_PROTO)
+    before = np.array(net.params, copy=True)
+    st = train_streams_epoch(net, utts, TrainOptions(cross_validate=True),
+                             PerUttOptions(num_streams=4, max_frames=80))
+    assert np.array_equal(np.asarray(net.params), before)
+    loss = 0.0
+    for _, x, y in utts:
+        p = np.asarray(net.propagate(np.ascontiguousarray(x)), np.float64)
+        loss -= np.log(p[np.arange(len(y)), y]).sum()
+    assert st.frames == sum(len(y) for _, _, y in utts) and st.num_done == 9
+    assert st.avg_loss == pytest.approx(loss / st.frames, rel=1e-5)
+
+
 def test_context_frames_get_no_gradient():
     """One CSC step updates the network as the loss of the trained frames alone does: the
     step computed by hand with a zero derivative on every context and padding row."""
@@ -210,6 +225,10 @@ def test_context_frames_get_no_gradient():
     src.end_of_data()
     src.randomize()
     (x, b), = list(src.minibatches())
+    S = len(b.lengths)
+    want = {9: [1] * 6 + [0] * 3, 7: [0] * 2 + [1] * 5}   # chunk 0..5 +3; 2+ chunk 6..10
+    for s_, n in enumerate(b.lengths):
+        assert b.mask[s_::S].astype(int).tolist() == want[n] + [0] * (9 - n)
     ref = _net(BLSTM_PROTO)
     ref.set_seq_lengths(b.lengths)
     ref.reset_streams(b.resets)
@@ -267,7 +286,7 @@ def _train(capsys, tmp, tr, cv, model, epochs, opts):
 CSC = ["--num-streams=8", "--chunk-size=10", "--chunk-left-context=4", "--randomizer-size=512"]
 
 
-def test_a_blstm_learns_the_future_an_lstm_cannot(ahead_task, capsys):
+def test_a_blstm_learns_the_future_an_lstm_cannot(ahead_task, capsys, request):
     """The label is the sign of the input 3 frames ahead. A BLSTM learns it per utterance and
     with CSC-BPTT; without right context CSC cannot learn a chunk's last 3 frames (training
     accuracy near 7/10 + 3/10 * 1/2 = 85%); an LSTM stays at chance."""
@@ -294,6 +313,8 @@ def test_a_blstm_learns_the_future_an_lstm_cannot(ahead_task, capsys):
     err, accs = _train(capsys, tmp, tr, cv, "lstm.init", 6, ["--num-streams=4"])
     rows.append(("LSTM per utterance", accs, parse_report(err)["frame_accuracy"]))
     assert max(accs) < 60 and rows[-1][2] < 60, accs
+    if request.config.getoption("capture") != "no":
+        return
     with capsys.disabled():  # the numbers README.md quotes (pytest -s -k future)
         for name, tr_accs, cv_acc in rows:
             print(f"\n{name}: training accuracy per epoch "

@@ -156,7 +156,7 @@ def train_streams_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: Train
     check_xent_network(nnet, feature_transform)
     if not opts.cross_validate and update_opts is None:
         raise TrainError("train_streams_epoch: training needs update options (NnetTrainOptions)")
-    source = make_stream_source(stream_opts, opts)
+    source = make_stream_source(stream_opts, opts, nnet.input_dim)
     recurrent = [c for c in nnet.components if isinstance(c, MultistreamComponent)]
     if not recurrent:
         log.warning("the network has no recurrent component: the streams only change the order "

@@ -11,7 +11,10 @@ Two sources with :class:`~nnetmix.train.streams.StreamBatcher`'s interface (see
   and takes the utterances of that length or the nearest longer ones (the longest left when
   none is longer), so little of a step is padding. A step stops at ``--num-streams``
   utterances or before its rows (streams x longest) would pass ``--max-frames``; Kaldi checks
-  with the utterances already taken, so its last one can overshoot, ours never does.
+  with the utterances already taken, so its last one can overshoot, ours never does. Given
+  ``feat_dim``, the buffer counts 4 * feat_dim bytes per frame whatever the arrays hold, so a
+  dry run over features zero columns wide (an MPI rank counting its steps before the pass)
+  groups exactly as the real pass does.
   Utterances longer than ``--max-frames`` are skipped by the rule (Kaldi skips them silently;
   we warn and count).
 * :class:`ChunkBatcher`, seed 002's context-sensitive-chunk BPTT ("21-64+21" is
@@ -35,7 +38,7 @@ from __future__ import annotations
 import bisect
 import collections
 import dataclasses
-from typing import Iterator
+from typing import Iterator, Optional
 
 import numpy as np
 
@@ -111,8 +114,9 @@ class UttBatcher:
 
     randomized = True
 
-    def __init__(self, opts: PerUttOptions, seed: int):
+    def __init__(self, opts: PerUttOptions, seed: int, feat_dim: Optional[int] = None):
         opts.check()
+        self._frame_bytes = None if feat_dim is None else 4 * int(feat_dim)
         self.opts = opts
         self.max_rows = opts.max_frames
         self.max_sequence = opts.max_frames   #: the rule skips longer utterances
@@ -139,8 +143,9 @@ class UttBatcher:
             self._buf[n] = collections.deque()
             bisect.insort(self._lengths, n)
         f = np.asarray(feats, dtype=np.float32)
-        self._buf[n].append((f, np.asarray(targets, dtype=np.int32)))
-        self._bytes += f.nbytes
+        size = f.nbytes if self._frame_bytes is None else n * self._frame_bytes
+        self._buf[n].append((f, np.asarray(targets, dtype=np.int32), size))
+        self._bytes += size
         self._ended = False
 
     def is_full(self) -> bool:
@@ -163,11 +168,11 @@ class UttBatcher:
 
     def _take(self, n: int) -> tuple:
         q = self._buf[n]
-        f, t = q.popleft()
+        f, t, size = q.popleft()
         if not q:
             del self._buf[n]
             self._lengths.remove(n)
-        self._bytes -= f.nbytes
+        self._bytes -= size
         return f, t, 0, n
 
     def minibatches(self) -> Iterator[tuple[np.ndarray, StreamBatch]]:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Iterator
+from typing import Iterator, Optional
 
 import numpy as np
 
@@ -188,12 +188,15 @@ class StreamBatcher:
         return []
 
 
-def make_stream_source(opts, train_opts: TrainOptions):
+def make_stream_source(opts, train_opts: TrainOptions, feat_dim: Optional[int] = None):
     """The batch source for a recurrent trainer's options: :class:`StreamOptions` gives a
     :class:`StreamBatcher` (nnet-train-multistream), :class:`~nnetmix.train.seqstreams.
     PerUttOptions` whole utterances (nnet-train-multistream-perutt) or, with ``chunk_size``,
     CSC-BPTT chunks; ``train_opts`` gives the seed and the chunk buffer's size
-    (--randomizer-seed, --randomizer-size)."""
+    (--randomizer-seed, --randomizer-size). ``feat_dim`` (the network's input dim): the
+    per-utterance buffer counts its size from it, so a dry run over zero-width features
+    (counting an MPI rank's steps) takes the same steps as the pass; the other sources' steps
+    depend on the frame counts alone."""
     if isinstance(opts, StreamOptions):
         return StreamBatcher(opts)
     from nnetmix.train import seqstreams  # cycle: seqstreams builds on StreamBatch
@@ -202,4 +205,4 @@ def make_stream_source(opts, train_opts: TrainOptions):
     if opts.chunk_size > 0:
         return seqstreams.ChunkBatcher(opts, train_opts.randomizer_seed,
                                        train_opts.randomizer_size)
-    return seqstreams.UttBatcher(opts, train_opts.randomizer_seed)
+    return seqstreams.UttBatcher(opts, train_opts.randomizer_seed, feat_dim)

@@ -11,9 +11,9 @@ from helpers import ROOT, load_bin, memory_utts, mpi_env, write_tables
 
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import Nnet, NnetTrainOptions, init_components
-from nnetmix.train import (ChunkBatcher, PerUttOptions, StreamBatcher, StreamOptions,
-                           TrainError, TrainOptions, UttBatcher, make_stream_source,
-                           parse_report, train_streams_epoch)
+from nnetmix.train import (ChunkBatcher, MinibatchLoop, PerUttOptions, StreamBatcher,
+                           StreamOptions, TrainError, TrainOptions, UttBatcher,
+                           make_stream_source, parse_report, train_streams_epoch)
 
 TOOL = "nnet-train-multistream-perutt.py"
 LOG_RE = r"LOG \(nnet-train-multistream-perutt.py\[[^\]]*\]:\w+\(\):[\w.-]+:\d+\) "
@@ -133,8 +133,6 @@ def test_perutt_length_draw_is_seeded():
 def test_the_loop_refills_below_half_the_matrix_buffer():
     """Kaldi's MatrixBuffer: steps are drawn once the buffer is full, until it is half
     empty; the rest waits for more data (20 utterances of 4 kB, a buffer of 41 kB)."""
-    from nnetmix.train import MinibatchLoop
-
     class Rec:
         stats = type("S", (), {"minibatches": 0, "time_io": 0.0, "time_optimize": 0.0,
                                "time_hook": 0.0})()
@@ -158,6 +156,48 @@ def test_the_loop_refills_below_half_the_matrix_buffer():
     assert rec.steps[first:first + 3] == [("step", 2), ("step", 2), ("step", 2)]
     assert rec.steps[first + 3][0] == "add"   # 5 left = 20 kB < 20.5 kB: read on
     assert sum(1 for k, _ in rec.steps if k == "step") == 10
+
+
+class _Steps:
+    """The loop's rule that keeps each step's stream lengths and trained frames."""
+
+    model = None
+
+    def __init__(self):
+        self.stats = type("S", (), {"minibatches": 0, "time_io": 0.0, "time_optimize": 0.0,
+                                    "time_hook": 0.0})()
+        self.steps = []
+
+    def prepare(self, item):
+        return item[1], item[2]
+
+    def step(self, x, b):
+        self.steps.append((list(b.lengths), b.num_frames))
+        self.stats.minibatches += 1
+
+
+@pytest.mark.parametrize("opts", [StreamOptions(batch_size=7, num_streams=3),
+                                  PerUttOptions(num_streams=3, max_frames=200,
+                                                matrix_buffer_size=6000 / 2 ** 20),
+                                  PerUttOptions(num_streams=3, chunk_size=8,
+                                                chunk_left_context=2, chunk_right_context=3)],
+                         ids=["streams", "perutt", "csc"])
+def test_a_dry_run_over_zero_width_features_takes_the_same_steps(opts):
+    """What an MPI rank does to agree on a step count before the pass: the same source over
+    features zero columns wide, given the real feature dim, takes the same steps (here with
+    more data than the per-utterance buffer holds, so it refills)."""
+    rng = np.random.default_rng(3)
+    lens = rng.integers(5, 60, size=40)
+    topts = TrainOptions(randomizer_size=100)
+    runs = []
+    for dim in (5, 0):
+        rule = _Steps()
+        utts = [(f"u{i}", np.ones((n, dim), np.float32), np.zeros(n, np.int32))
+                for i, n in enumerate(lens)]
+        MinibatchLoop(rule, make_stream_source(opts, topts, feat_dim=5)).run(utts,
+                                                                            prefetch=False)
+        runs.append(rule.steps)
+    assert runs[0] == runs[1] and sum(n for _, n in runs[0]) == lens.sum()
 
 
 def _net(proto: str, seed: int = 3) -> Nnet:

@@ -517,12 +517,14 @@ def separable_utts(rng: np.random.Generator, num_utts: int = 40, dim: int = 6,
 def memory_utts(rng: np.random.Generator, num_utts: int, k: int = 3, min_len: int = 30,
                 max_len: int = 60):
     """A task that needs memory: one feature of random signs, the label of frame t is the sign
-    of frame t - k (of frame 0 for t < k); (key, feats (T, 1), labels) triples."""
+    of frame t - k (of frame 0 for t < k); a negative k looks ahead instead (the sign of frame
+    t + |k|, of the last frame near the end), which needs the future; (key, feats (T, 1),
+    labels) triples."""
     out = []
     for u in range(num_utts):
         n = int(rng.integers(min_len, max_len + 1))
         x = rng.choice(np.array([-1.0, 1.0], np.float32), size=n)
-        labels = (x[np.maximum(np.arange(n) - k, 0)] > 0).astype(np.int32)
+        labels = (x[np.clip(np.arange(n) - k, 0, n - 1)] > 0).astype(np.int32)
         out.append((f"utt{u:04d}", x[:, None].astype(np.float32), labels))
     return out
 

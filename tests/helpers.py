@@ -48,7 +48,7 @@ from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm
 from nnetmix.kaldi.hmm_topology import default_topology
 from nnetmix.kaldi.transition_model import TransitionModel
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, Rbm, Rescale, Sigmoid,
-                          Softmax, Splice, Tanh, read_nnet)
+                          Softmax, Splice, Tanh, init_components, read_nnet)
 
 # ---------------------------------------------------------------------------------------------
 # Paths and running tools
@@ -527,6 +527,17 @@ def memory_utts(rng: np.random.Generator, num_utts: int, k: int = 3, min_len: in
         labels = (x[np.clip(np.arange(n) - k, 0, n - 1)] > 0).astype(np.int32)
         out.append((f"utt{u:04d}", x[:, None].astype(np.float32), labels))
     return out
+
+
+#: a one-layer LSTM for :func:`memory_utts` (input dim 1, 2 classes)
+MEMORY_LSTM_PROTO = ("<LstmProjected> <InputDim> 1 <OutputDim> 6 <CellDim> 12 <ParamRange> 0.3\n"
+                     "<AffineTransform> <InputDim> 6 <OutputDim> 2 <ParamStddev> 0.3\n"
+                     "<Softmax> <InputDim> 2 <OutputDim> 2\n")
+
+
+def memory_lstm(seed: int = 3) -> Nnet:
+    """:data:`MEMORY_LSTM_PROTO` initialised with ``seed`` (on the default backend, the cpu)."""
+    return Nnet(init_components(MEMORY_LSTM_PROTO, seed=seed))
 
 
 def write_targets(path: Path, utts, post: bool = True, drop: tuple = ()) -> str:

@@ -44,7 +44,7 @@ import numpy as np
 from nnetmix.log import vlog
 from nnetmix.nnet import BlstmProjected, MultistreamComponent, Nnet, NnetTrainOptions
 from nnetmix.train.data import Utterance
-from nnetmix.train.loop import MinibatchLoop
+from nnetmix.train.loop import Hook, MinibatchLoop
 from nnetmix.train.options import TrainError, TrainOptions
 from nnetmix.train.seqstreams import PerUttOptions
 from nnetmix.train.stats import EpochStats
@@ -144,12 +144,14 @@ def train_streams_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: Train
                         stream_opts: Union[StreamOptions, PerUttOptions],
                         update_opts: Optional[NnetTrainOptions] = None, *,
                         feature_transform: Optional[Nnet] = None,
-                        log: Optional[logging.Logger] = None) -> EpochStats:
+                        log: Optional[logging.Logger] = None, hook: Optional[Hook] = None,
+                        num_minibatches: Optional[int] = None) -> EpochStats:
     """One pass of multi-stream training (``nnet`` updated in place) or, with
     ``opts.cross_validate``, evaluation (``nnet``'s parameters unchanged). ``stream_opts``
     chooses the batch source (:func:`~nnetmix.train.streams.make_stream_source`). Raises
     :class:`TrainError` as train_epoch does. Afterwards the network is back in one-stream mode
-    (no seq lengths), ready for nnet-forward."""
+    (no seq lengths), ready for nnet-forward. ``hook`` and ``num_minibatches`` (steps) are
+    train_epoch's: an MPI rank's mixing and the agreed number of steps."""
     opts.check()
     stream_opts.check()
     log = log or logger
@@ -172,7 +174,9 @@ def train_streams_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: Train
     log.info("%s STARTED", "CROSS-VALIDATION" if opts.cross_validate else "TRAINING")
     if source.randomized:
         log.info("Seeding the randomizer with : %d", opts.randomizer_seed)
-    st = run_pass(rule, MinibatchLoop(rule, source), utterances, opts)
+    loop = MinibatchLoop(rule, source, hook=hook if rule.train else None,
+                         limit=num_minibatches)
+    st = run_pass(rule, loop, utterances, opts)
     rule.show_network()
     if rule.too_long:
         log.warning("Skipped %d utterances longer than --max-frames=%d", rule.too_long,

@@ -47,6 +47,7 @@ from nnetmix.kaldi.context_dep import (ConstantEventMap, ContextDependency, Spli
 from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm
 from nnetmix.kaldi.hmm_topology import default_topology
 from nnetmix.kaldi.transition_model import TransitionModel
+from nnetmix.kernels import get_backend
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, Rbm, Rescale, Sigmoid,
                           Softmax, Splice, Tanh, init_components, read_nnet)
 
@@ -536,8 +537,8 @@ MEMORY_LSTM_PROTO = ("<LstmProjected> <InputDim> 1 <OutputDim> 6 <CellDim> 12 <P
 
 
 def memory_lstm(seed: int = 3) -> Nnet:
-    """:data:`MEMORY_LSTM_PROTO` initialised with ``seed`` (on the default backend, the cpu)."""
-    return Nnet(init_components(MEMORY_LSTM_PROTO, seed=seed))
+    """:data:`MEMORY_LSTM_PROTO` initialised with ``seed``, on the cpu backend."""
+    return Nnet(init_components(MEMORY_LSTM_PROTO, seed=seed), backend=get_backend("cpu"))
 
 
 def write_targets(path: Path, utts, post: bool = True, drop: tuple = ()) -> str:

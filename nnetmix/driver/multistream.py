@@ -11,8 +11,9 @@ It reads the model, the feature transform and the utterances, runs
 :func:`~nnetmix.train.multistream.train_streams_epoch`, and writes the model (training only,
 atomically) and the result file (:func:`~nnetmix.driver.dnn.write_result`, the one a scheduler
 reads), so nnet-train-scheduler.py can run these tools as its ``--train-tool``. The stream
-options choose the batch source (:func:`~nnetmix.train.streams.make_stream_source`). No MPI:
-multi-stream training over ranks (model averaging, BMUF) is not built yet.
+options choose the batch source (:func:`~nnetmix.train.streams.make_stream_source`). One
+worker: over MPI ranks (model averaging, BMUF) nnet-train-mpi.py trains a recurrent network in
+streams (:func:`~nnetmix.driver.dnn.dnn_epoch`, :mod:`nnetmix.driver.batches`).
 """
 from __future__ import annotations
 

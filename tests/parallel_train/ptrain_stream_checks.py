@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: helpers
+TESTS = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(TESTS), str(TESTS / "parallel")]  # helpers, parallel_mpi_checks
 from helpers import memory_lstm, memory_utts  # noqa: E402
+from parallel_mpi_checks import same_on_all_ranks  # noqa: E402
 
 from nnetmix.driver.batches import epoch_streams, stream_steps, train_pass  # noqa: E402
 from nnetmix.driver.ranks import Workers  # noqa: E402
@@ -26,14 +28,6 @@ from nnetmix.train.options import TrainOptions  # noqa: E402
 from nnetmix.train.streams import StreamOptions  # noqa: E402
 
 EVERY = 3
-
-
-def same_on_all_ranks(comm, x: np.ndarray) -> bool:
-    from mpi4py import MPI
-    hi, lo = x.copy(), x.copy()
-    comm.Allreduce(MPI.IN_PLACE, hi, op=MPI.MAX)
-    comm.Allreduce(MPI.IN_PLACE, lo, op=MPI.MIN)
-    return bool(np.array_equal(hi, lo))
 
 
 def lstm_state(nnet) -> np.ndarray:

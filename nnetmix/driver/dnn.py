@@ -247,9 +247,11 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
                      else stream_steps(lengths, streams, opts, nnet.input_dim))
             n_agreed = w.agree_min(local)
             if n_agreed <= 0:
-                raise ParallelError(f"training: fewer usable frames than one minibatch "
-                                    f"({opts.minibatch_size}) on some rank (rank {w.rank} has "
-                                    f"{usable}); use fewer ranks or smaller minibatches")
+                least = (f"one minibatch ({opts.minibatch_size})" if streams is None
+                         else "one frame")
+                raise ParallelError(f"training: fewer usable frames than {least} on some rank "
+                                    f"(rank {w.rank} has {usable}); use fewer ranks or smaller "
+                                    "minibatches")
             if streams is not None:
                 log.info("rank %d: a minibatch is one multi-stream step (%d streams x %d "
                          "frames); at a mix each rank keeps its streams' LSTM state",

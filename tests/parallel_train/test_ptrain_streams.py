@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ROOT, memory_lstm, memory_utts, mpi_env, mpiexec, run_mpi, write_data
+from helpers import (ROOT, memory_lstm, memory_utts, mpi_env, mpiexec, run_mpi, write_data,
+                     write_tables)
 
 from nnetmix.train import parse_report
 
@@ -86,13 +87,23 @@ def test_cross_validation_over_ranks_is_one_process_cv(task):
     assert a["frame_accuracy"] == pytest.approx(b["frame_accuracy"], abs=1e-3)
 
 
-def test_a_recurrent_network_refuses_ngsgd(task):
+def _first_error(p) -> str:
+    errs = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
+    assert p.returncode != 0 and errs, p.stderr
+    return errs[0]
+
+
+def test_bad_input_gives_an_error_line_and_no_model(task):
+    """NG-SGD with an LSTM is refused; a rank with no usable frames (2 ranks, 2 utterances,
+    one without targets) stops the job before any step."""
     d, tr, _, init = task
     p, _ = run_mpi(1, [*TRAIN, "--optimizer=ngsgd", *_data(tr), init, d / "ng.nnet"])
-    errs = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
-    assert p.returncode != 0 and len(errs) == 1, p.stderr
-    assert "--optimizer=ngsgd is for feed-forward networks" in errs[0]
-    assert not (d / "ng.nnet").exists()
+    assert "--optimizer=ngsgd is for feed-forward networks" in _first_error(p)
+    two = memory_utts(np.random.default_rng(2), 2)
+    feats, targets = write_tables(d, two, "two", drop_targets=(two[0][0],))
+    p, _ = run_mpi(2, [*TRAIN, feats, targets, init, d / "one.nnet"])
+    assert "fewer usable frames than one frame on some rank" in _first_error(p)
+    assert not (d / "ng.nnet").exists() and not (d / "one.nnet").exists()
 
 
 def _epochs(task, n, tag, extra, epochs):

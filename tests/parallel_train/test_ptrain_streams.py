@@ -11,9 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import (ROOT, memory_lstm, memory_utts, mpi_env, mpiexec, run_mpi, write_data,
-                     write_tables)
+                     tiny_net, write_tables)
 
+from nnetmix.driver.batches import epoch_streams, stream_steps
 from nnetmix.train import parse_report
+from nnetmix.train.streams import StreamOptions
 
 HERE = Path(__file__).resolve().parent
 MULTISTREAM = ROOT / "bin" / "nnet-train-multistream.py"
@@ -39,6 +41,16 @@ def _cv(n, data, model) -> dict:
     p, _ = run_mpi(n, ["--cross-validate=true", *STREAMS, *_data(data), model])
     assert p.returncode == 0, p.stderr
     return parse_report(p.stderr)
+
+
+def test_the_agreed_steps_are_the_stream_batchers():
+    """Lengths 4, 2, 5 in 2 streams of 3 frames take 3 steps (test_multistream.py's EXPECTED);
+    dropped utterances (0 frames) take none; a feed-forward network gets no streams."""
+    opts = StreamOptions(batch_size=3, num_streams=2)
+    assert stream_steps([4, 2, 5], opts) == stream_steps([4, 0, 2, 5, 0], opts) == 3
+    assert stream_steps([7], opts) == 3 and stream_steps([], opts) == 0
+    assert epoch_streams(memory_lstm(), opts) is opts and epoch_streams(memory_lstm(), None) is None
+    assert epoch_streams(tiny_net(np.random.default_rng(0)), opts) is None
 
 
 def test_one_rank_is_nnet_train_multistream_bit_exact(task):

@@ -46,7 +46,7 @@ from nnetmix.train.stats import EpochStats
 from nnetmix.train.streams import make_stream_source
 from nnetmix.train.trainer import train_epoch
 
-__all__ = ["epoch_streams", "stream_steps", "train_pass"]
+__all__ = ["epoch_streams", "describe_step", "stream_steps", "train_pass"]
 
 #: stream options: StreamOptions or PerUttOptions (make_stream_source takes either)
 StreamOpts = Any
@@ -61,6 +61,16 @@ def epoch_streams(nnet: Nnet, stream_opts: Optional[StreamOpts]) -> Optional[Str
         return None
     stream_opts.check()
     return stream_opts
+
+
+def describe_step(stream_opts: StreamOpts) -> str:
+    """What one step holds, for the log: "4 streams x 20 frames", "up to 20 utterances",
+    "up to 20 chunks 21-64+21"."""
+    if hasattr(stream_opts, "batch_size"):
+        return f"{stream_opts.num_streams} streams x {stream_opts.batch_size} frames"
+    if getattr(stream_opts, "chunk_size", 0):
+        return f"up to {stream_opts.num_streams} chunks {stream_opts.csc}"
+    return f"up to {stream_opts.num_streams} utterances"
 
 
 class _CountSteps:

@@ -52,7 +52,7 @@ from nnetmix.parallel.agree import params_digest
 from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.options import MpiTrainOptions
-from nnetmix.driver.batches import epoch_streams, stream_steps, train_pass
+from nnetmix.driver.batches import describe_step, epoch_streams, stream_steps, train_pass
 from nnetmix.driver.ranks import Workers
 from nnetmix.train.loop import Hook
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
@@ -253,9 +253,8 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
                                     f"(rank {w.rank} has {usable}); use fewer ranks or smaller "
                                     "minibatches")
             if streams is not None:
-                log.info("rank %d: a minibatch is one multi-stream step (%d streams x %d "
-                         "frames); at a mix each rank keeps its streams' LSTM state",
-                         w.rank, streams.num_streams, streams.batch_size)
+                log.info("rank %d: a minibatch is one multi-stream step (%s); at a mix each "
+                         "rank keeps its streams' LSTM state", w.rank, describe_step(streams))
             factor = mopts.lr_factor(w.size)
             upd = dataclasses.replace(update_opts, learn_rate=update_opts.learn_rate * factor)
             log.info("rank %d: %d minibatches agreed (%d local); learning rate %g (x %g)%s",

@@ -46,7 +46,8 @@ def check(comm, mopts: MpiTrainOptions) -> int:
     utts = memory_utts(np.random.default_rng(7), 12 * w.size)[w.rank::w.size]
     streams = epoch_streams(nnet, StreamOptions(batch_size=5, num_streams=3))
     assert streams is not None
-    n = w.agree_min(stream_steps([len(u[2]) for u in utts], streams))
+    opts = TrainOptions(randomize=False)
+    n = w.agree_min(stream_steps([len(u[2]) for u in utts], streams, opts, nnet.input_dim))
     bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, nnet._be(),
                 nnet.velocity) if mopts.bmuf else None
     wd = w.watchdog(0.0, "checks").start()
@@ -65,8 +66,8 @@ def check(comm, mopts: MpiTrainOptions) -> int:
             assert np.array_equal(before, after), f"step {step}: the mix changed the LSTM state"
             assert not same_on_all_ranks(comm, after), f"step {step}: the LSTM state is shared"
 
-        train_pass(nnet, utts, TrainOptions(randomize=False), NnetTrainOptions(learn_rate=0.02,
-                   momentum=0.5), streams=streams, hook=hook, limit=n)
+        train_pass(nnet, utts, opts, NnetTrainOptions(learn_rate=0.02, momentum=0.5),
+                   streams=streams, hook=hook, limit=n)
         mix.finish(n, nnet.params)
     wd.stop()
     assert same_on_all_ranks(comm, np.array(nnet.params))

@@ -15,6 +15,9 @@ from helpers import (ROOT, memory_lstm, memory_utts, mpi_env, mpiexec, run_mpi, 
 
 from nnetmix.driver.batches import epoch_streams, stream_steps
 from nnetmix.train import parse_report
+from nnetmix.train.multistream import train_streams_epoch
+from nnetmix.train.options import TrainOptions
+from nnetmix.train.seqstreams import PerUttOptions
 from nnetmix.train.streams import StreamOptions
 
 HERE = Path(__file__).resolve().parent
@@ -46,11 +49,28 @@ def _cv(n, data, model) -> dict:
 def test_the_agreed_steps_are_the_stream_batchers():
     """Lengths 4, 2, 5 in 2 streams of 3 frames take 3 steps (test_multistream.py's EXPECTED);
     dropped utterances (0 frames) take none; a feed-forward network gets no streams."""
-    opts = StreamOptions(batch_size=3, num_streams=2)
-    assert stream_steps([4, 2, 5], opts) == stream_steps([4, 0, 2, 5, 0], opts) == 3
-    assert stream_steps([7], opts) == 3 and stream_steps([], opts) == 0
+    opts, tr = StreamOptions(batch_size=3, num_streams=2), TrainOptions()
+    assert stream_steps([4, 2, 5], opts, tr, 1) == stream_steps([4, 0, 2, 5, 0], opts, tr, 1) == 3
+    assert stream_steps([7], opts, tr, 1) == 3 and stream_steps([], opts, tr, 1) == 0
     assert epoch_streams(memory_lstm(), opts) is opts and epoch_streams(memory_lstm(), None) is None
     assert epoch_streams(tiny_net(np.random.default_rng(0)), opts) is None
+
+
+@pytest.mark.parametrize("stream_opts", [
+    StreamOptions(batch_size=7, num_streams=3),
+    PerUttOptions(num_streams=3, max_frames=120, matrix_buffer_size=0.002),
+    PerUttOptions(num_streams=4, chunk_size=8, chunk_left_context=2, chunk_right_context=2)],
+    ids=["multistream", "perutt", "csc"])
+def test_the_count_is_the_pass_for_every_stream_source(stream_opts):
+    """For each source make_stream_source picks, the steps counted over the lengths alone are
+    the steps a pass takes (utterances past --max-frames skipped in both)."""
+    utts = memory_utts(np.random.default_rng(4), 13, min_len=20, max_len=50)
+    utts += [("long", np.ones((130, 1), np.float32), np.ones(130, np.int32))]
+    opts = TrainOptions(cross_validate=True, randomizer_seed=778)
+    net = memory_lstm()
+    st = train_streams_epoch(net, utts, opts, stream_opts)
+    assert st.minibatches == stream_steps([len(u[2]) for u in utts], stream_opts, opts,
+                                          net.input_dim) > 0
 
 
 def test_one_rank_is_nnet_train_multistream_bit_exact(task):

@@ -26,8 +26,8 @@ LSTM state, the cell and recurrent projection carried from the last frame of eac
 streams, is not: it belongs to the streams, which hold the rank's own utterances, so the next
 step goes on from it as it was (computed by the parameters before the mix), and a stream's state
 is reset only when the stream starts a new utterance. This is Kaldi's multi-stream semantics
-(state per stream, reset per utterance) and seed 002's (BMUF mixes the parameters of the
-workers, each of which keeps its own data and its own recurrent state). Mixing the state would
+(state per stream, reset per utterance) under seed 002's mixing (BMUF filters the model
+parameters only; with its CSC chunks no state crosses a step at all). Mixing the state would
 hand one rank's utterance context to another rank's utterance.
 """
 from __future__ import annotations

@@ -18,7 +18,8 @@ def _train(tmp_path, kind, *extra):
     if kind == "blstm":
         proto_opts += " --proj-dim-last=4"  # a BLSTM layer's output: 2 x 4
     return run_script(["steps/nnet/train.sh", "--network-type", kind, "--max-iters", "4",
-                       "--learn-rate", "0.01", "--proto-opts", proto_opts, *extra, "data", "data", "lang", "mono", "mono", f"exp/{kind}"],
+                       "--learn-rate", "0.01", "--proto-opts", proto_opts, *extra,
+                       "data", "data", "lang", "mono", "mono", f"exp/{kind}"],
                       cwd=tmp_path)
 
 

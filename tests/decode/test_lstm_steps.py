@@ -63,6 +63,8 @@ def test_train_sh_lstm_trains_and_decode_sh_decodes(kaldi_fixtures, tmp_path):
     assert "--chunk-size=64 --chunk-left-context=21 --chunk-right-context=21" in log
     assert "Forwarding in chunks of 64 frames" in log
     assert _wer(exp / "decode_chunked") < 25   # 0.00%
+    print(f"\nLSTM on yesno: CV frame accuracy by epoch {accs}; WER {_wer(exp / 'decode')}% "
+          f"per utterance, {_wer(exp / 'decode_chunked')}% in chunks")
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """steps/nnet/train.sh --network-type lstm|blstm trains a recurrent network from
-make-(b)lstm-proto.py's prototype with nnet-train-multistream.py as its --train-tool, and
-steps/nnet/decode.sh decodes and scores with it, per utterance and in context-sensitive chunks.
+make-(b)lstm-proto.py's prototype with its default --train-tool (nnet-train-multistream.py,
+nnet-train-multistream-perutt.py), and steps/nnet/decode.sh decodes and scores with it, per
+utterance and in context-sensitive chunks.
 The Kaldi yesno model, alignments and graph, with features synthesised along the alignments."""
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 
@@ -16,7 +17,7 @@ from helpers import run_script, yesno_recipe
 def _train(tmp_path, kind, *extra):
     proto_opts = "--cell-dim=16 --proj-dim=8 --num-layers=1"
     if kind == "blstm":
-        proto_opts += " --proj-dim-last=4"  # a BLSTM layer's output: 2 x 4
+        proto_opts += " --proj-dim-last=8"  # a BLSTM layer's output: 2 x 8
     return run_script(["steps/nnet/train.sh", "--network-type", kind, "--max-iters", "4",
                        "--learn-rate", "0.01", "--proto-opts", proto_opts, *extra,
                        "data", "data", "lang", "mono", "mono", f"exp/{kind}"],
@@ -68,14 +69,29 @@ def test_train_sh_lstm_trains_and_decode_sh_decodes(kaldi_fixtures, tmp_path):
 
 
 @pytest.mark.slow
-def test_train_sh_blstm_and_bad_options(kaldi_fixtures, tmp_path):
+def test_train_sh_blstm_csc_bptt_and_bad_options(kaldi_fixtures, tmp_path):
+    """The BLSTM's default tool, nnet-train-multistream-perutt.py, with CSC-BPTT's chunk options
+    (--train-tool-opts), decoded in chunks of the same shape (~2 min)."""
     yesno_recipe(tmp_path, kaldi_fixtures, num_utts=4, noise=0.5)
-    proc = _train(tmp_path, "blstm", "--train-tool", "nnet-train-multistream.py")
+    proc = _train(tmp_path, "blstm", "--train-tool-opts",
+                  "--num-streams=8 --chunk-size=32 --chunk-left-context=8 --chunk-right-context=8")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    final = read_nnet(str(tmp_path / "exp" / "blstm" / "final.nnet"))
+    exp = tmp_path / "exp" / "blstm"
+    final = read_nnet(str(exp / "final.nnet"))
     assert isinstance(final.components[0], BlstmProjected)
-    assert (final.components[0].output_dim, final.components[2].input_dim) == (8, 8)
-    assert "nnet-train-multistream.py" in (tmp_path / "exp/blstm/log/iter01.tr.log").read_text()
+    assert (final.components[0].output_dim, final.components[2].input_dim) == (16, 16)
+    log = (exp / "log" / "iter01.tr.log").read_text()
+    assert "nnet-train-multistream-perutt.py" in log and "--chunk-size=32" in log
+    accs = [float(a) for a in re.findall(r"FRAME_ACCURACY tr [\d.]+% cv ([\d.]+)%",
+                                         (exp / "log" / "train_scheduler.log").read_text())]
+    assert len(accs) >= 3 and accs[-1] > 60, accs   # 4 epochs gave 67.2, 83.5, 86.4, 91.4
+    proc = _decode(tmp_path, "blstm", "decode_chunked", "--chunk-size", "32",
+                   "--chunk-left-context", "8", "--chunk-right-context", "8", "--chunk-overlap",
+                   "16")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _wer(exp / "decode_chunked") < 25   # 0.00% (32 words)
+    print(f"\nBLSTM (CSC 8-32+8) on yesno: CV frame accuracy by epoch {accs}; WER "
+          f"{_wer(exp / 'decode_chunked')}% in chunks")
     for extra, what in ((["--num-workers", "2"], "one worker"),
                         (["--dbn", "mono/final.mdl"], "--dbn is for --network-type dnn"),
                         (["--train-tool", "no-such-tool.py"], "no such training tool")):

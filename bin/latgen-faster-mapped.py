@@ -22,21 +22,11 @@ def main(argv=None) -> int:
     parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
 
     def body(opts, args):
-        from nnetmix.decode.decoder import LatticeDecoder, read_decoding_graph
-        from nnetmix.decode.latgen import latgen, read_word_symbols
-        from nnetmix.kaldi import SequentialReader, read_transition_model
-
-        tm = read_transition_model(args[0])
-        hclg = read_decoding_graph(args[1])
-        syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
-        decoder = LatticeDecoder(hclg, tm, parser.group(LatticeDecoderConfig, opts))
-
-        def items():
-            with SequentialReader(args[2], "mat") as reader:
-                yield from reader
-
-        summ = latgen(decoder, items(), args[3], args[4] if len(args) > 4 else "",
-                      args[5] if len(args) > 5 else "", syms)
+        from nnetmix.decode.latgen import mapped_latgen_files
+        summ = mapped_latgen_files(*args[:4], args[4] if len(args) > 4 else "",
+                                   args[5] if len(args) > 5 else "",
+                                   parser.group(LatticeDecoderConfig, opts),
+                                   opts.word_symbol_table)
         return 0 if summ.num_done else 1
 
     return run_tool(parser, (4, 6), body, argv)

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, TypeVar
 
+from nnetmix.errors import UsageError
+
 __all__ = ["TaskSequencerConfig", "run_in_order"]
 
 T = TypeVar("T")
@@ -43,7 +45,7 @@ def run_in_order(items: Iterable[T], work: Callable[[T], R], emit: Callable[[T, 
     thread. An exception from ``work`` is raised here when its item's turn comes; items not
     yet started are then cancelled."""
     if config.num_threads < 1:
-        raise ValueError(f"--num-threads={config.num_threads}: must be at least 1")
+        raise UsageError(f"--num-threads={config.num_threads}: must be at least 1")
     if config.num_threads == 1:
         for item in items:
             emit(item, work(item))

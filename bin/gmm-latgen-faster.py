@@ -3,7 +3,7 @@
 """gmm-latgen-faster.py: Kaldi's gmm-latgen-faster (src/gmmbin/gmm-latgen-faster.cc)."""
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.latgen import latgen_main
 
 USAGE = """
 Generate lattices using GMM-based model.
@@ -15,22 +15,8 @@ Usage: gmm-latgen-faster.py [options] <model-in> <fst-in> <features-rspecifier> 
 
 
 def main(argv=None) -> int:
-    from nnetmix.decode.decoder import LatticeDecoderConfig
-    from nnetmix.decode.gmmframes import GmmLikelihoodOptions
-    parser = OptionParser(USAGE, prog="gmm-latgen-faster.py")
-    parser.register_group(LatticeDecoderConfig)
-    parser.register_group(GmmLikelihoodOptions)
-    parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
-
-    def body(opts, args):
-        from nnetmix.decode.latgen import gmm_latgen_files
-        summ = gmm_latgen_files(*args[:4], args[4] if len(args) > 4 else "",
-                                args[5] if len(args) > 5 else "",
-                                parser.group(LatticeDecoderConfig, opts), opts.word_symbol_table,
-                                parser.group(GmmLikelihoodOptions, opts))
-        return 0 if summ.num_done else 1
-
-    return run_tool(parser, (4, 6), body, argv)
+    return latgen_main(USAGE, "gmm-latgen-faster.py", gmm=True, parallel=False,
+                       argv=argv)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 threads, outputs written in input order (identical archives with any number of threads)."""
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.latgen import latgen_main
 
 USAGE = """
 Generate lattices, reading log-likelihoods as matrices, using multiple decoding threads
@@ -18,22 +18,8 @@ Usage: latgen-faster-mapped-parallel.py [options] <trans-model-in> <fst-in> <log
 
 
 def main(argv=None) -> int:
-    from nnetmix.decode.decoder import LatticeDecoderConfig
-    from nnetmix.decode.sequencer import TaskSequencerConfig
-    parser = OptionParser(USAGE, prog="latgen-faster-mapped-parallel.py")
-    parser.register_group(LatticeDecoderConfig)
-    parser.register_group(TaskSequencerConfig)
-    parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
-
-    def body(opts, args):
-        from nnetmix.decode.latgen import mapped_latgen_files
-        summ = mapped_latgen_files(*args[:4], args[4] if len(args) > 4 else "",
-                                   args[5] if len(args) > 5 else "",
-                                   parser.group(LatticeDecoderConfig, opts),
-                                   opts.word_symbol_table, parser.group(TaskSequencerConfig, opts))
-        return 0 if summ.num_done else 1
-
-    return run_tool(parser, (4, 6), body, argv)
+    return latgen_main(USAGE, "latgen-faster-mapped-parallel.py", gmm=False, parallel=True,
+                       argv=argv)
 
 
 if __name__ == "__main__":

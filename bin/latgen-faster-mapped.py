@@ -3,7 +3,7 @@
 """latgen-faster-mapped.py: Kaldi's latgen-faster-mapped (src/bin/latgen-faster-mapped.cc)."""
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.latgen import latgen_main
 
 USAGE = """
 Generate lattices, reading log-likelihoods as matrices
@@ -16,20 +16,8 @@ Usage: latgen-faster-mapped.py [options] <trans-model-in> <fst-in> <loglikes-rsp
 
 
 def main(argv=None) -> int:
-    from nnetmix.decode.decoder import LatticeDecoderConfig
-    parser = OptionParser(USAGE, prog="latgen-faster-mapped.py")
-    parser.register_group(LatticeDecoderConfig)
-    parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
-
-    def body(opts, args):
-        from nnetmix.decode.latgen import mapped_latgen_files
-        summ = mapped_latgen_files(*args[:4], args[4] if len(args) > 4 else "",
-                                   args[5] if len(args) > 5 else "",
-                                   parser.group(LatticeDecoderConfig, opts),
-                                   opts.word_symbol_table)
-        return 0 if summ.num_done else 1
-
-    return run_tool(parser, (4, 6), body, argv)
+    return latgen_main(USAGE, "latgen-faster-mapped.py", gmm=False, parallel=False,
+                       argv=argv)
 
 
 if __name__ == "__main__":

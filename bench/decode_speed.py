@@ -61,7 +61,7 @@ from nnetmix.decode.decoder import (LatticeDecoder, LatticeDecoderConfig,  # noq
                                     _linear_path, pdf_to_tid_matrix, read_decoding_graph)
 from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search  # noqa: E402
 from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
-from nnetmix.decode.gmmframes import OnDemandGmm  # noqa: E402
+from nnetmix.decode.gmmframes import OnDemandGmm, scaled_loglikes_matrix  # noqa: E402
 from nnetmix.hmm.gmm_likelihood import pdf_loglikes  # noqa: E402
 from nnetmix.decode.lattice import RawLattice, determinize_lattice_pruned  # noqa: E402
 
@@ -300,6 +300,7 @@ def gmm_table(args, graph, tm, am, feats_items, frames):
         opts = SearchOptions(beam, args.max_active, args.min_active, args.lattice_beam, 25, 0.5)
         lattice_search(graph, None, tid2pdf, opts, gmm=(gmm, feats_items[0][1], args.acwt))
         paths = {"dense": [], "on-demand": []}
+        computed = []
 
         def best(kind, out):
             lat = out.lattice
@@ -316,15 +317,34 @@ def gmm_table(args, graph, tm, am, feats_items, frames):
 
         def on_demand():
             paths["on-demand"].clear()
+            computed.clear()
             for _k, f in feats_items:
-                best("on-demand", lattice_search(graph, None, tid2pdf, opts,
-                                                 gmm=(gmm, f, args.acwt)))
+                out = lattice_search(graph, None, tid2pdf, opts, gmm=(gmm, f, args.acwt))
+                best("on-demand", out)
+                computed.append(out.expanded[:, 2])
         (t_dense, _c), (t_lazy, _c2) = interleaved_times([dense, on_demand], args.repeat)
         same = sum(a == b for a, b in zip(paths["dense"], paths["on-demand"]))
         for name, t in (("dense (GEMM, all pdfs)", t_dense), ("on demand", t_lazy)):
             eq = f"{same}/{len(feats_items)}" if name == "on demand" else ""
             print(f"| {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
                   f"{t / t_dense:.2f} | {eq} |")
+        per_frame = float(np.concatenate(computed).mean())
+        print(f"beam {beam:g}: on demand computed {per_frame:.0f} of {gmm.num_pdfs} pdfs per "
+              f"frame ({100 * per_frame / gmm.num_pdfs:.1f}%)")
+
+    def gemm_all():
+        for _k, f in feats_items:
+            pdf_loglikes(gmm.stacked, f, dtype=np.float32)
+
+    def kernel_all():
+        for _k, f in feats_items:
+            scaled_loglikes_matrix(gmm, f, args.acwt)
+    scaled_loglikes_matrix(gmm, feats_items[0][1], args.acwt)       # compile first
+    (t_gemm, _c), (t_kernel, _c2) = interleaved_times([gemm_all, kernel_all], args.repeat)
+    print(f"GMM likelihoods alone, every pdf of every frame: GEMM + log-sum-exp {t_gemm:.3f} s, "
+          f"the on-demand kernel {t_kernel:.3f} s ({t_kernel / t_gemm:.2f}x); so on demand "
+          f"costs less while it computes under {100 * t_gemm / t_kernel:.0f}% of the pdfs per "
+          "frame")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 

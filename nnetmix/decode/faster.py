@@ -90,11 +90,12 @@ class SearchOutput:
     whether a final state was reached, and per frame the number of tokens ProcessEmitting
     expanded (cost <= cutoff) and how many of them cost strictly less than the cutoff (at most
     max-active: the cutoff is the (max_active+1)-th best cost, and tokens tied with it are
-    expanded too, as Kaldi's)."""
+    expanded too, as Kaldi's), and how many pdfs' GMM log-likelihoods the on-demand mode
+    computed (0 with a matrix)."""
 
     lattice: RawLattice
     reached_final: bool
-    expanded: np.ndarray      # (num_frames, 2)
+    expanded: np.ndarray      # (num_frames, 3)
 
 
 @njit(**_JIT)
@@ -407,15 +408,18 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
 
 
 @njit(inline="always", **_JIT)
-def _acoustic(frame, pdf, ac, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame):
+def _acoustic(frame, pdf, ac, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame,
+              n_eval):
     """The scaled log-likelihood of ``pdf`` on ``frame``: from the matrix ``ac``, or (on-demand
     mode: ``cache_frame`` is not empty) computed by the GMM kernel the first time the frame
-    asks for it and cached for the frame, as Kaldi's DecodableAmDiagGmmScaled."""
+    asks for it and cached for the frame, as Kaldi's DecodableAmDiagGmmScaled (``n_eval[0]``
+    counts the pdfs computed)."""
     if cache_frame.shape[0] == 0:
         return np.float64(ac[frame, pdf])
     if cache_frame[pdf] != frame:
         cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
         cache_frame[pdf] = frame
+        n_eval[0] += 1
     return np.float64(cache[pdf])
 
 
@@ -424,7 +428,7 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
                       arc_il, arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks,
                       n_prev, state2tok, cur_states, cur_toks, toks_f, toks_i, links_i,
                       links_f, ctr, frame_head, keep_links, gmm_x2, gmm_proj, gmm_gconst,
-                      gmm_off, acwt, cache, cache_frame):
+                      gmm_off, acwt, cache, cache_frame, n_eval):
     """The main loop of Kaldi's ProcessEmitting (the caller has reserved room for one token and
     one link per emitting arc). Returns (n_cur, next_cutoff, tokens expanded, of those below
     the cutoff)."""
@@ -445,7 +449,8 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
             if il == 0:
                 continue
             acost = cost_offset - _acoustic(frame, tid2pdf[il], ac, gmm_x2, gmm_proj,
-                                            gmm_gconst, gmm_off, acwt, cache, cache_frame)
+                                            gmm_gconst, gmm_off, acwt, cache, cache_frame,
+                                            n_eval)
             g = np.float64(arc_w[a])
             tot = cur_cost + acost + g
             if tot >= next_cutoff:
@@ -545,6 +550,7 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     num_pdfs = gmm_off.shape[0] - 1 if on_demand else 0
     cache = np.empty(num_pdfs, np.float32)
     cache_frame = np.full(num_pdfs, -1, np.int64)
+    n_eval = np.zeros(1, np.int64)
     num_states = final_w.shape[0]
     cap = 1024
     toks_f = np.empty((cap, 3 if keep_links else 5), np.float64)
@@ -556,7 +562,8 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     must_fl = np.ones(num_frames + 1, np.bool_)
     must_tok = np.ones(num_frames + 1, np.bool_)
     cost_offsets = np.zeros(num_frames, np.float64)
-    expanded = np.zeros((num_frames, 2), np.int64)   # tokens expanded; those below the cutoff
+    # per frame: tokens expanded; those below the cutoff; pdfs computed (on-demand mode)
+    expanded = np.zeros((num_frames, 3), np.int64)
     state2tok = np.full(num_states, -1, np.int64)
     cur_states = np.empty(num_states, np.int64)    # the active states of the newest frame
     cur_toks = np.empty(num_states, np.int64)
@@ -632,7 +639,8 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
                 if arc_il[a] != 0:
                     w = (np.float64(arc_w[a]) + cost_offset
                          - _acoustic(frame, tid2pdf[arc_il[a]], ac, gmm_x2, gmm_proj,
-                                     gmm_gconst, gmm_off, acwt, cache, cache_frame) + tc)
+                                     gmm_gconst, gmm_off, acwt, cache, cache_frame, n_eval)
+                         + tc)
                     if w + adaptive_beam < next_cutoff:
                         next_cutoff = w + adaptive_beam
         cost_offsets[frame] = cost_offset
@@ -640,9 +648,11 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset, arc_start, arc_il,
             arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks, n_prev, state2tok,
             cur_states, cur_toks, toks_f, toks_i, links_i, links_f, ctr, frame_head, keep_links,
-            gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame)
+            gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame, n_eval)
         expanded[frame, 0] = n_exp
         expanded[frame, 1] = n_below
+        expanded[frame, 2] = n_eval[0]
+        n_eval[0] = 0
         cutoff = next_cutoff
 
     # ---- ComputeFinalCosts + FinalizeDecoding ----

@@ -13,8 +13,9 @@ from nnetmix.decode.fstarrays import graph_arrays
 from nnetmix.decode.gmmframes import (GmmFrames, GmmLikelihoodOptions, OnDemandGmm,
                                       pdf_loglike_scaled, scaled_loglikes_matrix)
 from nnetmix.hmm.gmm_likelihood import pdf_loglikes
+from nnetmix.kaldi import TableWriter
 
-from helpers import FIXTURES, clat_paths, yesno_items
+from helpers import FIXTURES, clat_paths, load_bin, yesno_items
 
 ACWT = 0.083333
 
@@ -115,3 +116,28 @@ def test_on_demand_threshold():
     assert not opts.on_demand(399) and opts.on_demand(400) and opts.on_demand(5000)
     assert GmmLikelihoodOptions(0).on_demand(1)
     assert not GmmLikelihoodOptions(-1).on_demand(10 ** 6)
+
+
+def test_gmm_tools_on_demand_and_dense_give_the_same_words(yesno, tmp_path, capsys):
+    """gmm-decode-faster and gmm-latgen-faster with --gmm-on-demand-pdfs=0 (always) and -1
+    (never): the same words and alignments."""
+    _tm, _am, items, _hclg, _gmm = yesno
+    with TableWriter(f"ark:{tmp_path}/feats.ark") as w:
+        for k, f in items:
+            w[k] = f
+    y = FIXTURES / "yesno"
+    latgen_opts = ["--decoder=faster", "--allow-partial=true"]
+    for tool, extra in (("gmm-decode-faster.py", []), ("gmm-latgen-faster.py", latgen_opts)):
+        outs = {}
+        for mode in ("0", "-1"):
+            tables = [f"ark,t:{tmp_path}/w{mode}", f"ark,t:{tmp_path}/a{mode}"]
+            if tool == "gmm-latgen-faster.py":
+                tables.insert(0, f"ark:{tmp_path}/lat{mode}")
+            assert load_bin(tool).main(extra + [
+                "--beam=13", "--acoustic-scale=0.083333", f"--gmm-on-demand-pdfs={mode}",
+                str(y / "40.mdl"), str(y / "HCLG.fst"), f"ark:{tmp_path}/feats.ark",
+                *tables]) == 0
+            outs[mode] = ((tmp_path / f"w{mode}").read_text(),
+                          (tmp_path / f"a{mode}").read_text())
+        assert outs["0"] == outs["-1"] and outs["0"][0].count("\n") == len(items)
+    capsys.readouterr()

@@ -1132,6 +1132,20 @@ def synth_feats(am, tm, ali, rng, noise: float) -> np.ndarray:
     return np.array(out, dtype=np.float32)
 
 
+def yesno_items(fixtures: Path, n: int, noise: float = 0.5, seed: int = 5):
+    """(TransitionModel, AmDiagGmm, [(key, feats)]) of Kaldi's yesno model: features made
+    along the first ``n`` alignments of yesno/ali.1.gz by synth_feats."""
+    tm, am = read_gmm_model(str(fixtures / "yesno" / "40.mdl"))
+    rng = np.random.default_rng(seed)
+    items = []
+    with SequentialReader(f"ark:gunzip -c {fixtures / 'yesno' / 'ali.1.gz'}|", "ivec") as r:
+        for key, ali in r:
+            items.append((key, synth_feats(am, tm, ali, rng, noise)))
+            if len(items) == n:
+                break
+    return tm, am, items
+
+
 def yesno_data_dir(tmp: Path, fixtures: Path, am, tm, num_utts: int, noise: float = 0.5,
                    static_dim: int = 13, seed: int = 777) -> Path:
     """data dir with static features (the first ``static_dim`` model dims), a zero-mean

@@ -33,6 +33,7 @@ lattice_beam=8.0      # lattice generation beam
 max_active=7000       # maximum active states
 min_active=200        # minimum active states
 decoder=simple        # search: faster (Kaldi's LatticeFasterDecoder: max/min-active apply) or simple
+num_threads=1         # decoding threads per job: >1 runs latgen-faster-mapped-parallel.py (as Kaldi)
 skip_scoring=false    # if true, do not run local/score.sh
 scoring_opts="--min-lmwt 4 --max-lmwt 15"  # options passed to local/score.sh
 stage=0               # 0: decode, 1: score
@@ -58,6 +59,7 @@ Options:
   --lattice-beam <float>           # lattice beam (default: $lattice_beam)
   --max-active <n>                 # max active states (default: $max_active)
   --decoder <faster|simple>        # search (default: $decoder)
+  --num-threads <n>                # decoding threads per job (default: $num_threads)
   --prior-scale <float>            # scale of the log-priors (default: $prior_scale)
   --prior-cutoff <float>           # count below which a class is never chosen (default: $prior_cutoff)
   --scoring-opts <opts>            # options to local/score.sh (default: $scoring_opts)
@@ -109,11 +111,14 @@ if [ $stage -le 0 ]; then
     chunk_opts=
     [ $chunk_size -gt 0 ] && chunk_opts="--chunk-size=$chunk_size --chunk-left-context=$chunk_left_context --chunk-right-context=$chunk_right_context --chunk-overlap=$chunk_overlap"
     echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data with $nnet in $nj jobs (logs in $dir/log)"
-    $cmd JOB=1:$nj $dir/log/decode.JOB.log \
+    # more than one thread: the -parallel tool, and the job wrapper reserves the threads
+    latgen=latgen-faster-mapped.py
+    [ $num_threads -gt 1 ] && latgen="latgen-faster-mapped-parallel.py --num-threads=$num_threads"
+    $cmd --num-threads $num_threads JOB=1:$nj $dir/log/decode.JOB.log \
       nnet-forward.py --backend=$backend --no-softmax=$no_softmax $chunk_opts \
         --feature-transform=$feature_transform --class-frame-counts=$class_frame_counts \
         --prior-scale=$prior_scale --prior-cutoff=$prior_cutoff $nnet "$feats" ark:- \| \
-      latgen-faster-mapped.py --decoder=$decoder --max-active=$max_active --min-active=$min_active \
+      $latgen --decoder=$decoder --max-active=$max_active --min-active=$min_active \
         --beam=$beam --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
         --word-symbol-table=$graphdir/words.txt $model $graphdir/HCLG.fst ark:- \
         "ark:|gzip -c > $dir/lat.JOB.gz"

@@ -1,0 +1,638 @@
+"""Pruned lattice determinization compiled with numba: the same algorithm, step for step and
+float operation for float operation, as the Python reference in
+:func:`nnetmix.decode.lattice.determinize_lattice_pruned` (``impl="python"``), so that both give
+the same CompactLattice.
+
+Why a second copy: the Python version spends its time in per-arc dictionaries and tuples; a
+large lattice (a harbour tri1 utterance, decode_fmllr.sh's second pass) took most of the lattice
+time. Here everything is arrays:
+
+* transition-id strings are interned in a trie (Kaldi's LatticeStringRepository): a string is a
+  node id, its parent the string without its last element, so two strings are equal exactly when
+  their ids are, appending is one hash look-up and the longest common prefix of a subset's strings
+  is the lowest common ancestor of their nodes;
+* a subset (determinized state) is stored sorted by raw state with quantized weights (Kaldi's
+  delta, 1/1024) and string ids, hashed, and compared element by element on a hash hit;
+* the word-epsilon closure runs on scratch arrays indexed by raw state, stamped per call.
+
+Memory is counted as Kaldi's CheckMemoryUsage counts it (repository entries, output arcs and
+subset elements at 32, 32 and 24 bytes; checked every time the number of output states is a
+multiple of 10): past ``max_mem`` the repository is rebuilt to the strings still needed, and if
+that does not bring the total under 80% of ``max_mem`` determinization stops and reports the
+effective beam (the priority of the next state minus the best cost), from which the caller
+prunes and retries as Kaldi's DeterminizeLatticePruned does.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+from numba import njit
+from numba.typed import Dict, List
+from numba import types
+
+__all__ = ["determinize_arrays", "strings_to_flat", "STATUS_OK", "STATUS_MEMORY",
+           "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
+           "ARC_BYTES", "ELEM_BYTES"]
+
+_JIT = dict(cache=True, nogil=True)   # no fastmath: the reference's float operations, in order
+_QUANT = 1024.0
+REPO_ENTRY_BYTES, ARC_BYTES, ELEM_BYTES = 32, 32, 24   # Kaldi's sizeof(Entry) * 2, TempArc, Element
+STATUS_OK, STATUS_MEMORY, STATUS_MAX_STATES, STATUS_CYCLE, STATUS_NO_PATH = 0, 1, 2, 3, 4
+
+
+# -- string repository (trie) -------------------------------------------------------------------
+@njit(**_JIT)
+def _intern(parent, label, key_mult, tr_map, tr_parent, tr_label, tr_depth, tr_alive, repo):
+    """The node of string ``parent`` + (label,); creates it, or revives it if a rebuild dropped
+    it (counted in repo[0] either way, as the reference's set of strings counts it)."""
+    k = parent * key_mult + label
+    if k in tr_map:
+        node = tr_map[k]
+        if not tr_alive[node]:
+            tr_alive[node] = True
+            repo[0] += 1
+        return node
+    node = len(tr_parent)
+    tr_map[k] = node
+    tr_parent.append(parent)
+    tr_label.append(label)
+    tr_depth.append(tr_depth[parent] + 1)
+    tr_alive.append(True)
+    repo[0] += 1
+    return node
+
+
+@njit(**_JIT)
+def _str_less(x, y, tr_parent, tr_label, tr_depth):
+    """Python's tuple order on the strings of nodes x and y."""
+    if x == y:
+        return False
+    nx, ny = tr_depth[x], tr_depth[y]
+    bx = np.empty(nx, np.int64)
+    by = np.empty(ny, np.int64)
+    s = x
+    for i in range(nx - 1, -1, -1):
+        bx[i] = tr_label[s]
+        s = tr_parent[s]
+    s = y
+    for i in range(ny - 1, -1, -1):
+        by[i] = tr_label[s]
+        s = tr_parent[s]
+    for i in range(min(nx, ny)):
+        if bx[i] != by[i]:
+            return bx[i] < by[i]
+    return nx < ny
+
+
+@njit(inline="always", **_JIT)
+def _better(g1, a1, s1, g2, a2, s2, tr_parent, tr_label, tr_depth):
+    """The reference's _better: total cost, then graph cost, then the string."""
+    t1 = g1 + a1
+    t2 = g2 + a2
+    if t1 != t2:
+        return t1 < t2
+    if g1 != g2:
+        return g1 < g2
+    return _str_less(s1, s2, tr_parent, tr_label, tr_depth)
+
+
+@njit(**_JIT)
+def _lca(x, y, tr_parent, tr_depth):
+    while tr_depth[x] > tr_depth[y]:
+        x = tr_parent[x]
+    while tr_depth[y] > tr_depth[x]:
+        y = tr_parent[y]
+    while x != y:
+        x = tr_parent[x]
+        y = tr_parent[y]
+    return x
+
+
+@njit(**_JIT)
+def _suffix(x, k, key_mult, tr_map, tr_parent, tr_label, tr_depth, tr_alive, repo):
+    """The node of string x without its first k elements (interned from the root)."""
+    if k == 0:
+        return x
+    n = tr_depth[x] - k
+    buf = np.empty(n, np.int64)
+    s = x
+    for i in range(n - 1, -1, -1):
+        buf[i] = tr_label[s]
+        s = tr_parent[s]
+    node = np.int64(0)
+    for i in range(n):
+        node = _intern(node, buf[i], key_mult, tr_map, tr_parent, tr_label, tr_depth, tr_alive,
+                       repo)
+    return node
+
+
+@njit(**_JIT)
+def _mark_needed(x, tr_parent, tr_alive):
+    """Revive x and its prefixes after a rebuild; returns how many were revived."""
+    c = 0
+    while x != 0 and not tr_alive[x]:
+        tr_alive[x] = True
+        c += 1
+        x = tr_parent[x]
+    return c
+
+
+# -- the raw lattice: topological order, forward/backward costs ---------------------------------
+@njit(**_JIT)
+def _topo(n, src, dst, keep):
+    """The reference's RawLattice.topo_order (Kahn with a stack, arcs in order) on the arcs with
+    keep[i]; returns (order, ok)."""
+    indeg = np.zeros(n, np.int64)
+    cnt = np.zeros(n + 1, np.int64)
+    for i in range(src.shape[0]):
+        if keep[i]:
+            indeg[dst[i]] += 1
+            cnt[src[i] + 1] += 1
+    for s in range(n):
+        cnt[s + 1] += cnt[s]
+    out = np.empty(cnt[n], np.int64)
+    pos = cnt[:n].copy()
+    for i in range(src.shape[0]):
+        if keep[i]:
+            out[pos[src[i]]] = i
+            pos[src[i]] += 1
+    stack = []
+    for s in range(n):
+        if indeg[s] == 0:
+            stack.append(s)
+    order = np.empty(n, np.int64)
+    m = 0
+    while len(stack) > 0:
+        s = stack.pop()
+        order[m] = s
+        m += 1
+        for j in range(cnt[s], cnt[s + 1]):
+            d = dst[out[j]]
+            indeg[d] -= 1
+            if indeg[d] == 0:
+                stack.append(d)
+    return order, m == n
+
+
+# -- the determinizer ------------------------------------------------------------------------------
+@njit(**_JIT)
+def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cost, final_g,
+                       final_a, beam, max_states, max_mem):
+    """Pruned determinization of a raw lattice given as arrays (g, a, final_g, final_a as
+    float64; ``cost`` and ``final_cost`` the per-arc and final g + a summed in the lattice's own
+    dtype, as the reference sums them).
+
+    Returns (status, out_arcs (k x 4 int64: source, word, string node, next),
+    out_arc_w (k x 2: g, a), final_str (per output state, -1 where not final), final_w
+    (per output state: g, a), start_state, trie parents, trie labels, info) with info =
+    (effective beam, repository bytes, arc bytes, element bytes, repository bytes after the
+    rebuild) when status is STATUS_MEMORY."""
+    info = np.zeros(5)
+    empty_i = np.zeros((0, 4), np.int64)
+    empty_f = np.zeros((0, 2))
+    e1 = np.zeros(0, np.int64)
+    m = src.shape[0]
+    all_arcs = np.ones(m, np.bool_)
+    order0, ok = _topo(n, src, dst, all_arcs)
+    if not ok:
+        return STATUS_CYCLE, empty_i, empty_f, e1, empty_f, -1, e1, e1, info
+    # forward / backward (PruneLattice)
+    alpha = np.full(n, np.inf)
+    alpha[start] = 0.0
+    cnt = np.zeros(n + 1, np.int64)
+    for i in range(m):
+        cnt[src[i] + 1] += 1
+    for s in range(n):
+        cnt[s + 1] += cnt[s]
+    by_src = np.empty(m, np.int64)
+    pos = cnt[:n].copy()
+    for i in range(m):
+        by_src[pos[src[i]]] = i
+        pos[src[i]] += 1
+    for s in order0:
+        a0 = alpha[s]
+        if a0 == np.inf:
+            continue
+        for j in range(cnt[s], cnt[s + 1]):
+            i = by_src[j]
+            c = a0 + cost[i]
+            if c < alpha[dst[i]]:
+                alpha[dst[i]] = c
+    beta = final_cost.copy()
+    for r in range(n - 1, -1, -1):
+        s = order0[r]
+        b = beta[s]
+        for j in range(cnt[s], cnt[s + 1]):
+            i = by_src[j]
+            c = cost[i] + beta[dst[i]]
+            if c < b:
+                b = c
+        beta[s] = b
+    best_total = beta[start]
+    if not np.isfinite(best_total):
+        return STATUS_NO_PATH, empty_i, empty_f, e1, empty_f, -1, e1, e1, info
+    cutoff = best_total + beam
+    keep = np.empty(m, np.bool_)
+    for i in range(m):
+        keep[i] = alpha[src[i]] + g[i] + a[i] + beta[dst[i]] <= cutoff
+    fin_g = np.full(n, np.inf)
+    fin_a = np.full(n, np.inf)
+    for s in range(n):
+        if alpha[s] + final_g[s] + final_a[s] <= cutoff:
+            fin_g[s] = final_g[s]
+            fin_a[s] = final_a[s]
+    order, ok = _topo(n, src, dst, keep)
+    rank = np.empty(n, np.int64)
+    for r in range(n):
+        rank[order[r]] = r
+    # kept arcs by source, epsilon (no word) and word arcs apart, each in arc order
+    ecnt = np.zeros(n + 1, np.int64)
+    wcnt = np.zeros(n + 1, np.int64)
+    for i in range(m):
+        if keep[i]:
+            if olabel[i] != 0:
+                wcnt[src[i] + 1] += 1
+            else:
+                ecnt[src[i] + 1] += 1
+    for s in range(n):
+        ecnt[s + 1] += ecnt[s]
+        wcnt[s + 1] += wcnt[s]
+    eps_arcs = np.empty(ecnt[n], np.int64)
+    word_arcs = np.empty(wcnt[n], np.int64)
+    epos = ecnt[:n].copy()
+    wpos = wcnt[:n].copy()
+    for j in range(m):
+        i = by_src[j]
+        if keep[i]:
+            s = src[i]
+            if olabel[i] != 0:
+                word_arcs[wpos[s]] = i
+                wpos[s] += 1
+            else:
+                eps_arcs[epos[s]] = i
+                epos[s] += 1
+    minimal = np.empty(n, np.bool_)
+    for s in range(n):
+        minimal[s] = wcnt[s + 1] > wcnt[s] or fin_g[s] != np.inf
+    tol = cutoff + 1e-6 * abs(cutoff)
+
+    # the string repository; node 0 is the empty string
+    key_mult = np.int64(max(1, ilabel.max() if m else 1) + 1)
+    tr_map = Dict.empty(key_type=types.int64, value_type=types.int64)
+    tr_parent = List.empty_list(types.int64)
+    tr_label = List.empty_list(types.int64)
+    tr_depth = List.empty_list(types.int64)
+    tr_alive = List.empty_list(types.boolean)
+    tr_parent.append(-1)
+    tr_label.append(0)
+    tr_depth.append(0)
+    tr_alive.append(True)
+    repo = np.zeros(1, np.int64)
+
+    # scratch: the working subset of a closure
+    w_gen = np.zeros(n, np.int64)
+    w_done = np.zeros(n, np.int64)
+    w_g = np.zeros(n)
+    w_a = np.zeros(n)
+    w_s = np.zeros(n, np.int64)
+    gen = 0
+
+    # output states: subsets sorted by raw state
+    el_state = [np.int64(0)][:0]
+    el_qg = [0.0][:0]
+    el_qa = [0.0][:0]
+    el_g = [0.0][:0]
+    el_a = [0.0][:0]
+    el_s = [np.int64(0)][:0]
+    sub_start = [np.int64(0)][:0]
+    sub_len = [np.int64(0)][:0]
+    sub_chain = [np.int64(0)][:0]
+    fwd = [0.0][:0]
+    fin_str = [np.int64(0)][:0]
+    fin_wg = [0.0][:0]
+    fin_wa = [0.0][:0]
+    sub_map = Dict.empty(key_type=types.int64, value_type=types.int64)
+    arc_src = [np.int64(0)][:0]
+    arc_word = [np.int64(0)][:0]
+    arc_str = [np.int64(0)][:0]
+    arc_nxt = [np.int64(0)][:0]
+    arc_g = [0.0][:0]
+    arc_a = [0.0][:0]
+    num_elems = 0
+    num_arcs = 0
+    queue = [(0.0, np.int64(0))][:0]
+
+    wl = [np.int64(0)][:0]          # working subset's states in insertion order
+    nl = np.empty(n, np.int64)      # minimal (normalized) subset, scratch
+    ng = np.empty(n)
+    na = np.empty(n)
+    ns = np.empty(n, np.int64)
+    status = STATUS_OK
+    cw_l = [np.int64(0)][:0]        # an expansion's word-arc candidates
+    cd_l = [np.int64(0)][:0]
+    cg_l = [0.0][:0]
+    ca_l = [0.0][:0]
+    cs_l = [np.int64(0)][:0]
+    pre = np.int64(0)
+    cg0 = 0.0
+    ca0 = 0.0
+
+    for it in range(-1, 1 << 62):
+        if it == -1:
+            # the start subset: closure of {start} with base 0, not normalized
+            gen += 1
+            wl.clear()
+            w_gen[start] = gen
+            w_g[start] = 0.0
+            w_a[start] = 0.0
+            w_s[start] = 0
+            wl.append(start)
+            base = 0.0
+            cur = -1
+            words = np.zeros(1, np.int64)
+            cand_order = np.zeros(0, np.int64)
+            cw = np.zeros(0, np.int64)
+        else:
+            if len(queue) == 0:
+                break
+            nstates = len(sub_start)
+            if max_mem > 0 and nstates % 10 == 0:
+                total = (repo[0] * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES
+                         + num_elems * ELEM_BYTES)
+                if total > max_mem:
+                    repo_before = repo[0]
+                    for x in range(len(tr_alive)):
+                        tr_alive[x] = False
+                    tr_alive[0] = True
+                    c = 0
+                    for x in range(len(el_s)):
+                        c += _mark_needed(el_s[x], tr_parent, tr_alive)
+                    for x in range(len(arc_str)):
+                        c += _mark_needed(arc_str[x], tr_parent, tr_alive)
+                    for x in range(len(fin_str)):
+                        if fin_str[x] >= 0:
+                            c += _mark_needed(fin_str[x], tr_parent, tr_alive)
+                    repo[0] = c
+                    new_total = c * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES \
+                        + num_elems * ELEM_BYTES
+                    if new_total > np.int64(max_mem * 0.8):
+                        info[0] = queue[0][0] - best_total
+                        info[1] = repo_before * REPO_ENTRY_BYTES
+                        info[2] = num_arcs * ARC_BYTES
+                        info[3] = num_elems * ELEM_BYTES
+                        info[4] = c * REPO_ENTRY_BYTES
+                        status = STATUS_MEMORY
+                        break
+            prio, cur = heapq.heappop(queue)
+            base = fwd[cur]
+            st, ln = sub_start[cur], sub_len[cur]
+            fut = np.inf
+            for x in range(st, st + ln):
+                v = el_g[x] + el_a[x] + beta[el_state[x]]
+                if v < fut:
+                    fut = v
+            if base + fut > tol:
+                continue
+            if max_states > 0 and nstates > max_states:
+                status = STATUS_MAX_STATES
+                break
+            # final weight and word arcs out of the subset
+            have_fin = False
+            bfg = 0.0
+            bfa = 0.0
+            bfs = np.int64(0)
+            cw_l.clear()
+            cd_l.clear()
+            cg_l.clear()
+            ca_l.clear()
+            cs_l.clear()
+            for x in range(st, st + ln):
+                s = el_state[x]
+                g0, a0, t0 = el_g[x], el_a[x], el_s[x]
+                if fin_g[s] != np.inf:
+                    fg = g0 + fin_g[s]
+                    fa = a0 + fin_a[s]
+                    if not have_fin or _better(fg, fa, t0, bfg, bfa, bfs, tr_parent, tr_label,
+                                               tr_depth):
+                        have_fin = True
+                        bfg, bfa, bfs = fg, fa, t0
+                for j in range(wcnt[s], wcnt[s + 1]):
+                    i = word_arcs[j]
+                    d = dst[i]
+                    if base + g0 + g[i] + a0 + a[i] + beta[d] > tol:
+                        continue
+                    t = t0
+                    if ilabel[i] != 0:
+                        t = _intern(t0, ilabel[i], key_mult, tr_map, tr_parent, tr_label,
+                                    tr_depth, tr_alive, repo)
+                    cw_l.append(olabel[i])
+                    cd_l.append(d)
+                    cg_l.append(g0 + g[i])
+                    ca_l.append(a0 + a[i])
+                    cs_l.append(t)
+            if have_fin:
+                fin_str[cur] = bfs
+                fin_wg[cur] = bfg
+                fin_wa[cur] = bfa
+                num_arcs += 1
+            k = len(cw_l)
+            cw = np.empty(k, np.int64)
+            for x in range(k):
+                cw[x] = cw_l[x]
+            cand_order = np.argsort(cw, kind="mergesort")
+            nw = 0
+            words = np.empty(k, np.int64)
+            for x in range(k):
+                w = cw[cand_order[x]]
+                if nw == 0 or words[nw - 1] != w:
+                    words[nw] = w
+                    nw += 1
+            words = words[:nw]
+        # one closure per word (the start: one closure)
+        p = 0
+        for wi in range(words.shape[0]):
+            if cur >= 0:
+                word = words[wi]
+                gen += 1
+                wl.clear()
+                while p < cand_order.shape[0] and cw[cand_order[p]] == word:
+                    x = cand_order[p]
+                    p += 1
+                    d = cd_l[x]
+                    if w_gen[d] != gen:
+                        w_gen[d] = gen
+                        w_g[d], w_a[d], w_s[d] = cg_l[x], ca_l[x], cs_l[x]
+                        wl.append(d)
+                    elif _better(cg_l[x], ca_l[x], cs_l[x], w_g[d], w_a[d], w_s[d], tr_parent,
+                                 tr_label, tr_depth):
+                        w_g[d], w_a[d], w_s[d] = cg_l[x], ca_l[x], cs_l[x]
+            # word-epsilon closure in topological order
+            limit = cutoff - base + 1e-6 * abs(cutoff)
+            heap = [np.int64(0)][:0]
+            for s in wl:
+                heap.append(rank[s])
+            heapq.heapify(heap)
+            while len(heap) > 0:
+                s = order[heapq.heappop(heap)]
+                if w_done[s] == gen:
+                    continue
+                w_done[s] = gen
+                g0, a0, t0 = w_g[s], w_a[s], w_s[s]
+                for j in range(ecnt[s], ecnt[s + 1]):
+                    i = eps_arcs[j]
+                    d = dst[i]
+                    if g0 + g[i] + a0 + a[i] + beta[d] > limit:
+                        continue
+                    t = t0
+                    if ilabel[i] != 0:
+                        t = _intern(t0, ilabel[i], key_mult, tr_map, tr_parent, tr_label,
+                                    tr_depth, tr_alive, repo)
+                    cg_ = g0 + g[i]
+                    ca_ = a0 + a[i]
+                    if w_gen[d] != gen:
+                        w_gen[d] = gen
+                        wl.append(d)
+                    elif not _better(cg_, ca_, t, w_g[d], w_a[d], w_s[d], tr_parent, tr_label,
+                                     tr_depth):
+                        continue
+                    w_g[d], w_a[d], w_s[d] = cg_, ca_, t
+                    heapq.heappush(heap, rank[d])
+            # keep the states with a word arc out or a final weight
+            cnt_n = 0
+            for s in wl:
+                if minimal[s]:
+                    nl[cnt_n] = s
+                    ng[cnt_n] = w_g[s]
+                    na[cnt_n] = w_a[s]
+                    ns[cnt_n] = w_s[s]
+                    cnt_n += 1
+            if cnt_n == 0:
+                continue
+            if cur >= 0:
+                # normalize: the best element's weight and the common string prefix go out
+                b = 0
+                for x in range(1, cnt_n):
+                    if _better(ng[x], na[x], ns[x], ng[b], na[b], ns[b], tr_parent, tr_label,
+                               tr_depth):
+                        b = x
+                pre = ns[0]
+                for x in range(1, cnt_n):
+                    pre = _lca(pre, ns[x], tr_parent, tr_depth)
+                kpre = tr_depth[pre]
+                cg0, ca0 = ng[b], na[b]
+                for x in range(cnt_n):
+                    ng[x] = ng[x] - cg0
+                    na[x] = na[x] - ca0
+                    ns[x] = _suffix(ns[x], kpre, key_mult, tr_map, tr_parent, tr_label,
+                                    tr_depth, tr_alive, repo)
+                f = base + cg0 + ca0
+            else:
+                f = 0.0
+            fut = np.inf
+            for x in range(cnt_n):
+                v = ng[x] + na[x] + beta[nl[x]]
+                if v < fut:
+                    fut = v
+            if cur >= 0 and f + fut > tol:
+                continue
+            # sort by raw state (insertion sort: subsets are small), then hash
+            for x in range(1, cnt_n):
+                y = x
+                while y > 0 and nl[y - 1] > nl[y]:
+                    nl[y - 1], nl[y] = nl[y], nl[y - 1]
+                    ng[y - 1], ng[y] = ng[y], ng[y - 1]
+                    na[y - 1], na[y] = na[y], na[y - 1]
+                    ns[y - 1], ns[y] = ns[y], ns[y - 1]
+                    y -= 1
+            h = np.int64(cnt_n)
+            for x in range(cnt_n):
+                qg = np.rint(ng[x] * _QUANT)
+                qa = np.rint(na[x] * _QUANT)
+                h = h * np.int64(1000003) + nl[x]
+                h = h * np.int64(1000003) + np.int64(qg) if np.isfinite(qg) else h
+                h = h * np.int64(1000003) + np.int64(qa) if np.isfinite(qa) else h
+                h = h * np.int64(1000003) + ns[x]
+            sid = sub_map[h] if h in sub_map else np.int64(-1)
+            while sid >= 0:
+                st2 = sub_start[sid]
+                if sub_len[sid] == cnt_n:
+                    same = True
+                    for x in range(cnt_n):
+                        if (el_state[st2 + x] != nl[x] or el_s[st2 + x] != ns[x]
+                                or el_qg[st2 + x] != np.rint(ng[x] * _QUANT)
+                                or el_qa[st2 + x] != np.rint(na[x] * _QUANT)):
+                            same = False
+                            break
+                    if same:
+                        break
+                sid = sub_chain[sid]
+            if sid < 0:
+                sid = len(sub_start)
+                sub_chain.append(sub_map[h] if h in sub_map else np.int64(-1))
+                sub_map[h] = sid
+                sub_start.append(len(el_state))
+                sub_len.append(cnt_n)
+                for x in range(cnt_n):
+                    el_state.append(nl[x])
+                    el_g.append(ng[x])
+                    el_a.append(na[x])
+                    el_qg.append(np.rint(ng[x] * _QUANT))
+                    el_qa.append(np.rint(na[x] * _QUANT))
+                    el_s.append(ns[x])
+                num_elems += cnt_n
+                fwd.append(f)
+                fin_str.append(-1)
+                fin_wg.append(0.0)
+                fin_wa.append(0.0)
+                heapq.heappush(queue, (f + fut, sid))
+            elif f < fwd[sid]:
+                fwd[sid] = f
+            if cur >= 0:
+                arc_src.append(cur)
+                arc_word.append(words[wi])
+                arc_str.append(pre)
+                arc_nxt.append(sid)
+                arc_g.append(cg0)
+                arc_a.append(ca0)
+                num_arcs += 1
+
+    k = len(arc_src)
+    out_arcs = np.empty((k, 4), np.int64)
+    out_w = np.empty((k, 2))
+    for x in range(k):
+        out_arcs[x, 0], out_arcs[x, 1] = arc_src[x], arc_word[x]
+        out_arcs[x, 2], out_arcs[x, 3] = arc_str[x], arc_nxt[x]
+        out_w[x, 0], out_w[x, 1] = arc_g[x], arc_a[x]
+    ns_out = len(sub_start)
+    f_str = np.empty(ns_out, np.int64)
+    f_w = np.empty((ns_out, 2))
+    for x in range(ns_out):
+        f_str[x] = fin_str[x]
+        f_w[x, 0], f_w[x, 1] = fin_wg[x], fin_wa[x]
+    nt = len(tr_parent)
+    t_par = np.empty(nt, np.int64)
+    t_lab = np.empty(nt, np.int64)
+    for x in range(nt):
+        t_par[x], t_lab[x] = tr_parent[x], tr_label[x]
+    return status, out_arcs, out_w, f_str, f_w, 0 if ns_out else -1, t_par, t_lab, info
+
+
+@njit(**_JIT)
+def strings_to_flat(ids, t_par, t_lab):
+    """The strings of trie nodes ``ids`` as one flat array and offsets (len(ids) + 1)."""
+    offs = np.zeros(ids.shape[0] + 1, np.int64)
+    depth = np.zeros(t_par.shape[0], np.int64)
+    for x in range(1, t_par.shape[0]):
+        depth[x] = depth[t_par[x]] + 1        # parents are created before their children
+    for j in range(ids.shape[0]):
+        offs[j + 1] = offs[j] + (depth[ids[j]] if ids[j] >= 0 else 0)
+    flat = np.empty(offs[-1], np.int64)
+    for j in range(ids.shape[0]):
+        s = ids[j]
+        if s < 0:
+            continue
+        for p in range(offs[j + 1] - 1, offs[j] - 1, -1):
+            flat[p] = t_lab[s]
+            s = t_par[s]
+    return flat, offs

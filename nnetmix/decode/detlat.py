@@ -28,7 +28,7 @@ import heapq
 
 import numpy as np
 from numba import njit
-from numba.typed import Dict, List
+from numba.typed import Dict
 from numba import types
 
 __all__ = ["determinize_arrays", "strings_to_flat", "STATUS_OK", "STATUS_MEMORY",
@@ -42,51 +42,83 @@ STATUS_OK, STATUS_MEMORY, STATUS_MAX_STATES, STATUS_CYCLE, STATUS_NO_PATH = 0, 1
 
 
 # -- string repository (trie) -------------------------------------------------------------------
-@njit(**_JIT)
-def _intern(parent, label, key_mult, tr_map, tr_parent, tr_label, tr_depth, tr_alive, repo):
-    """The node of string ``parent`` + (label,); creates it, or revives it if a rebuild dropped
-    it (counted in repo[0] either way, as the reference's set of strings counts it)."""
-    k = parent * key_mult + label
-    if k in tr_map:
-        node = tr_map[k]
-        if not tr_alive[node]:
-            tr_alive[node] = True
-            repo[0] += 1
-        return node
-    node = len(tr_parent)
-    tr_map[k] = node
-    tr_parent.append(parent)
-    tr_label.append(label)
-    tr_depth.append(tr_depth[parent] + 1)
-    tr_alive.append(True)
-    repo[0] += 1
-    return node
+# tr[node] = parent, last label, length, first child, next sibling; node 0 is the empty string,
+# whose children are looked up by label in ``root`` (a node has few children, the root many)
+_PAR, _LAB, _DEP, _CHILD, _SIB = 0, 1, 2, 3, 4
 
 
 @njit(**_JIT)
-def _str_less(x, y, tr_parent, tr_label, tr_depth):
-    """Python's tuple order on the strings of nodes x and y."""
-    if x == y:
+def _intern(parent, label, tr, alive, root, meta):
+    """The node of string ``parent`` + (label,), or -1 if the trie is full (grow and call again).
+    A node created, or revived after a rebuild dropped it, counts in meta[1] (the repository
+    size, as the reference's set of strings counts it); meta[0] is the number of nodes."""
+    if parent == 0:
+        c = root[label]
+    else:
+        c = tr[parent, _CHILD]
+        while c >= 0 and tr[c, _LAB] != label:
+            c = tr[c, _SIB]
+    if c >= 0:
+        if not alive[c]:
+            alive[c] = True
+            meta[1] += 1
+        return c
+    n = meta[0]
+    if n == tr.shape[0]:
+        return -1
+    tr[n, _PAR] = parent
+    tr[n, _LAB] = label
+    tr[n, _DEP] = tr[parent, _DEP] + 1
+    tr[n, _CHILD] = -1
+    if parent == 0:
+        tr[n, _SIB] = -1
+        root[label] = n
+    else:
+        tr[n, _SIB] = tr[parent, _CHILD]
+        tr[parent, _CHILD] = n
+    alive[n] = True
+    meta[0] += 1
+    meta[1] += 1
+    return n
+
+
+@njit(**_JIT)
+def _grow_trie(tr, alive):
+    t2 = np.empty((tr.shape[0] * 2, tr.shape[1]), np.int64)
+    t2[:tr.shape[0]] = tr
+    a2 = np.zeros(tr.shape[0] * 2, np.bool_)
+    a2[:tr.shape[0]] = alive
+    return t2, a2
+
+
+@njit(**_JIT)
+def _labels(x, extra, tr):
+    """The string of node x, followed by ``extra`` unless it is 0 (an epsilon input)."""
+    n = tr[x, _DEP]
+    out = np.empty(n + (1 if extra != 0 else 0), np.int64)
+    if extra != 0:
+        out[n] = extra
+    for i in range(n - 1, -1, -1):
+        out[i] = tr[x, _LAB]
+        x = tr[x, _PAR]
+    return out
+
+
+@njit(**_JIT)
+def _str_less(x, lx, y, ly, tr):
+    """Python's tuple order on the strings node x (+ lx) and node y (+ ly)."""
+    if x == y and lx == ly:
         return False
-    nx, ny = tr_depth[x], tr_depth[y]
-    bx = np.empty(nx, np.int64)
-    by = np.empty(ny, np.int64)
-    s = x
-    for i in range(nx - 1, -1, -1):
-        bx[i] = tr_label[s]
-        s = tr_parent[s]
-    s = y
-    for i in range(ny - 1, -1, -1):
-        by[i] = tr_label[s]
-        s = tr_parent[s]
-    for i in range(min(nx, ny)):
+    bx = _labels(x, lx, tr)
+    by = _labels(y, ly, tr)
+    for i in range(min(bx.shape[0], by.shape[0])):
         if bx[i] != by[i]:
             return bx[i] < by[i]
-    return nx < ny
+    return bx.shape[0] < by.shape[0]
 
 
 @njit(inline="always", **_JIT)
-def _better(g1, a1, s1, g2, a2, s2, tr_parent, tr_label, tr_depth):
+def _better(g1, a1, s1, l1, g2, a2, s2, l2, tr):
     """The reference's _better: total cost, then graph cost, then the string."""
     t1 = g1 + a1
     t2 = g2 + a2
@@ -94,47 +126,49 @@ def _better(g1, a1, s1, g2, a2, s2, tr_parent, tr_label, tr_depth):
         return t1 < t2
     if g1 != g2:
         return g1 < g2
-    return _str_less(s1, s2, tr_parent, tr_label, tr_depth)
+    return _str_less(s1, l1, s2, l2, tr)
 
 
 @njit(**_JIT)
-def _lca(x, y, tr_parent, tr_depth):
-    while tr_depth[x] > tr_depth[y]:
-        x = tr_parent[x]
-    while tr_depth[y] > tr_depth[x]:
-        y = tr_parent[y]
+def _lca(x, y, tr):
+    while tr[x, _DEP] > tr[y, _DEP]:
+        x = tr[x, _PAR]
+    while tr[y, _DEP] > tr[x, _DEP]:
+        y = tr[y, _PAR]
     while x != y:
-        x = tr_parent[x]
-        y = tr_parent[y]
+        x = tr[x, _PAR]
+        y = tr[y, _PAR]
     return x
 
 
 @njit(**_JIT)
-def _suffix(x, k, key_mult, tr_map, tr_parent, tr_label, tr_depth, tr_alive, repo):
-    """The node of string x without its first k elements (interned from the root)."""
+def _suffix(x, k, tr, alive, root, meta):
+    """The node of string x without its first k elements (interned from the root), or -1 if
+    the trie might fill up on the way (grow and call again)."""
     if k == 0:
         return x
-    n = tr_depth[x] - k
+    n = tr[x, _DEP] - k
+    if meta[0] + n > tr.shape[0]:
+        return -1
     buf = np.empty(n, np.int64)
     s = x
     for i in range(n - 1, -1, -1):
-        buf[i] = tr_label[s]
-        s = tr_parent[s]
+        buf[i] = tr[s, _LAB]
+        s = tr[s, _PAR]
     node = np.int64(0)
     for i in range(n):
-        node = _intern(node, buf[i], key_mult, tr_map, tr_parent, tr_label, tr_depth, tr_alive,
-                       repo)
+        node = _intern(node, buf[i], tr, alive, root, meta)
     return node
 
 
 @njit(**_JIT)
-def _mark_needed(x, tr_parent, tr_alive):
+def _mark_needed(x, tr, alive):
     """Revive x and its prefixes after a rebuild; returns how many were revived."""
     c = 0
-    while x != 0 and not tr_alive[x]:
-        tr_alive[x] = True
+    while x != 0 and not alive[x]:
+        alive[x] = True
         c += 1
-        x = tr_parent[x]
+        x = tr[x, _PAR]
     return c
 
 
@@ -278,17 +312,14 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     tol = cutoff + 1e-6 * abs(cutoff)
 
     # the string repository; node 0 is the empty string
-    key_mult = np.int64(max(1, ilabel.max() if m else 1) + 1)
-    tr_map = Dict.empty(key_type=types.int64, value_type=types.int64)
-    tr_parent = List.empty_list(types.int64)
-    tr_label = List.empty_list(types.int64)
-    tr_depth = List.empty_list(types.int64)
-    tr_alive = List.empty_list(types.boolean)
-    tr_parent.append(-1)
-    tr_label.append(0)
-    tr_depth.append(0)
-    tr_alive.append(True)
-    repo = np.zeros(1, np.int64)
+    key_mult = max(1, ilabel.max() if m else 1) + 1
+    tr = np.empty((1024, 5), np.int64)
+    tr[0, _PAR], tr[0, _LAB], tr[0, _DEP], tr[0, _CHILD], tr[0, _SIB] = -1, 0, 0, -1, -1
+    alive = np.zeros(1024, np.bool_)
+    alive[0] = True
+    root = np.full(key_mult, -1, np.int64)
+    meta = np.zeros(2, np.int64)
+    meta[0] = 1
 
     # scratch: the working subset of a closure
     w_gen = np.zeros(n, np.int64)
@@ -333,7 +364,8 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     cd_l = [np.int64(0)][:0]
     cg_l = [0.0][:0]
     ca_l = [0.0][:0]
-    cs_l = [np.int64(0)][:0]
+    cs_l = [np.int64(0)][:0]        # the string before the arc's input label
+    ci_l = [np.int64(0)][:0]        # the arc's input label
     pre = np.int64(0)
     cg0 = 0.0
     ca0 = 0.0
@@ -358,22 +390,21 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                 break
             nstates = len(sub_start)
             if max_mem > 0 and nstates % 10 == 0:
-                total = (repo[0] * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES
+                total = (meta[1] * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES
                          + num_elems * ELEM_BYTES)
                 if total > max_mem:
-                    repo_before = repo[0]
-                    for x in range(len(tr_alive)):
-                        tr_alive[x] = False
-                    tr_alive[0] = True
+                    repo_before = meta[1]
+                    alive[:] = False
+                    alive[0] = True
                     c = 0
                     for x in range(len(el_s)):
-                        c += _mark_needed(el_s[x], tr_parent, tr_alive)
+                        c += _mark_needed(el_s[x], tr, alive)
                     for x in range(len(arc_str)):
-                        c += _mark_needed(arc_str[x], tr_parent, tr_alive)
+                        c += _mark_needed(arc_str[x], tr, alive)
                     for x in range(len(fin_str)):
                         if fin_str[x] >= 0:
-                            c += _mark_needed(fin_str[x], tr_parent, tr_alive)
-                    repo[0] = c
+                            c += _mark_needed(fin_str[x], tr, alive)
+                    meta[1] = c
                     new_total = c * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES \
                         + num_elems * ELEM_BYTES
                     if new_total > np.int64(max_mem * 0.8):
@@ -407,14 +438,14 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
             cg_l.clear()
             ca_l.clear()
             cs_l.clear()
+            ci_l.clear()
             for x in range(st, st + ln):
                 s = el_state[x]
                 g0, a0, t0 = el_g[x], el_a[x], el_s[x]
                 if fin_g[s] != np.inf:
                     fg = g0 + fin_g[s]
                     fa = a0 + fin_a[s]
-                    if not have_fin or _better(fg, fa, t0, bfg, bfa, bfs, tr_parent, tr_label,
-                                               tr_depth):
+                    if not have_fin or _better(fg, fa, t0, 0, bfg, bfa, bfs, 0, tr):
                         have_fin = True
                         bfg, bfa, bfs = fg, fa, t0
                 for j in range(wcnt[s], wcnt[s + 1]):
@@ -422,15 +453,12 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     d = dst[i]
                     if base + g0 + g[i] + a0 + a[i] + beta[d] > tol:
                         continue
-                    t = t0
-                    if ilabel[i] != 0:
-                        t = _intern(t0, ilabel[i], key_mult, tr_map, tr_parent, tr_label,
-                                    tr_depth, tr_alive, repo)
                     cw_l.append(olabel[i])
                     cd_l.append(d)
                     cg_l.append(g0 + g[i])
                     ca_l.append(a0 + a[i])
-                    cs_l.append(t)
+                    cs_l.append(t0)
+                    ci_l.append(ilabel[i])
             if have_fin:
                 fin_str[cur] = bfs
                 fin_wg[cur] = bfg
@@ -460,13 +488,19 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     x = cand_order[p]
                     p += 1
                     d = cd_l[x]
+                    if w_gen[d] == gen and not _better(cg_l[x], ca_l[x], cs_l[x], ci_l[x],
+                                                       w_g[d], w_a[d], w_s[d], 0, tr):
+                        continue
                     if w_gen[d] != gen:
                         w_gen[d] = gen
-                        w_g[d], w_a[d], w_s[d] = cg_l[x], ca_l[x], cs_l[x]
                         wl.append(d)
-                    elif _better(cg_l[x], ca_l[x], cs_l[x], w_g[d], w_a[d], w_s[d], tr_parent,
-                                 tr_label, tr_depth):
-                        w_g[d], w_a[d], w_s[d] = cg_l[x], ca_l[x], cs_l[x]
+                    t = cs_l[x]
+                    if ci_l[x] != 0:
+                        t = _intern(cs_l[x], ci_l[x], tr, alive, root, meta)
+                        if t < 0:
+                            tr, alive = _grow_trie(tr, alive)
+                            t = _intern(cs_l[x], ci_l[x], tr, alive, root, meta)
+                    w_g[d], w_a[d], w_s[d] = cg_l[x], ca_l[x], t
             # word-epsilon closure in topological order
             limit = cutoff - base + 1e-6 * abs(cutoff)
             heap = [np.int64(0)][:0]
@@ -484,18 +518,20 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     d = dst[i]
                     if g0 + g[i] + a0 + a[i] + beta[d] > limit:
                         continue
-                    t = t0
-                    if ilabel[i] != 0:
-                        t = _intern(t0, ilabel[i], key_mult, tr_map, tr_parent, tr_label,
-                                    tr_depth, tr_alive, repo)
                     cg_ = g0 + g[i]
                     ca_ = a0 + a[i]
+                    if w_gen[d] == gen and not _better(cg_, ca_, t0, ilabel[i], w_g[d], w_a[d],
+                                                       w_s[d], 0, tr):
+                        continue
                     if w_gen[d] != gen:
                         w_gen[d] = gen
                         wl.append(d)
-                    elif not _better(cg_, ca_, t, w_g[d], w_a[d], w_s[d], tr_parent, tr_label,
-                                     tr_depth):
-                        continue
+                    t = t0
+                    if ilabel[i] != 0:
+                        t = _intern(t0, ilabel[i], tr, alive, root, meta)
+                        if t < 0:
+                            tr, alive = _grow_trie(tr, alive)
+                            t = _intern(t0, ilabel[i], tr, alive, root, meta)
                     w_g[d], w_a[d], w_s[d] = cg_, ca_, t
                     heapq.heappush(heap, rank[d])
             # keep the states with a word arc out or a final weight
@@ -513,19 +549,21 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                 # normalize: the best element's weight and the common string prefix go out
                 b = 0
                 for x in range(1, cnt_n):
-                    if _better(ng[x], na[x], ns[x], ng[b], na[b], ns[b], tr_parent, tr_label,
-                               tr_depth):
+                    if _better(ng[x], na[x], ns[x], 0, ng[b], na[b], ns[b], 0, tr):
                         b = x
                 pre = ns[0]
                 for x in range(1, cnt_n):
-                    pre = _lca(pre, ns[x], tr_parent, tr_depth)
-                kpre = tr_depth[pre]
+                    pre = _lca(pre, ns[x], tr)
+                kpre = tr[pre, _DEP]
                 cg0, ca0 = ng[b], na[b]
                 for x in range(cnt_n):
                     ng[x] = ng[x] - cg0
                     na[x] = na[x] - ca0
-                    ns[x] = _suffix(ns[x], kpre, key_mult, tr_map, tr_parent, tr_label,
-                                    tr_depth, tr_alive, repo)
+                    sx = _suffix(ns[x], kpre, tr, alive, root, meta)
+                    while sx < 0:
+                        tr, alive = _grow_trie(tr, alive)
+                        sx = _suffix(ns[x], kpre, tr, alive, root, meta)
+                    ns[x] = sx
                 f = base + cg0 + ca0
             else:
                 f = 0.0
@@ -610,11 +648,8 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     for x in range(ns_out):
         f_str[x] = fin_str[x]
         f_w[x, 0], f_w[x, 1] = fin_wg[x], fin_wa[x]
-    nt = len(tr_parent)
-    t_par = np.empty(nt, np.int64)
-    t_lab = np.empty(nt, np.int64)
-    for x in range(nt):
-        t_par[x], t_lab[x] = tr_parent[x], tr_label[x]
+    t_par = tr[:meta[0], _PAR].copy()
+    t_lab = tr[:meta[0], _LAB].copy()
     return status, out_arcs, out_w, f_str, f_w, 0 if ns_out else -1, t_par, t_lab, info
 
 

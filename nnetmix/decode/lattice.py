@@ -401,9 +401,9 @@ def _determinize_compiled(raw: RawLattice, beam: float, max_states: int, max_mem
 def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
     """The reference (Python) determinizer; returns what :func:`_determinize_compiled` does.
 
-    The memory count mirrors Kaldi's: ``repo`` is the set of transition-id strings formed so
-    far with all their prefixes (the trie entries of Kaldi's LatticeStringRepository), rebuilt
-    to those still needed when the total passes ``max_mem``."""
+    The memory count mirrors Kaldi's: ``repo`` is the set of (non-empty) transition-id strings
+    kept so far, with all their prefixes (the trie entries of Kaldi's LatticeStringRepository),
+    rebuilt to those still needed when the total passes ``max_mem``."""
     lat, _alpha, beta_arr = prune_raw_lattice(raw, beam)
     order = lat.topo_order()
     n = lat.num_states
@@ -423,13 +423,6 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
     repo: set = set()
     counts = [0, 0]     # output arcs (with final weights), subset elements
 
-    def append(t0: tuple, il: int) -> tuple:
-        if not il:
-            return t0
-        t = t0 + (il,)
-        repo.add(t)
-        return t
-
     def closure(elems: dict[int, tuple], base: float) -> dict[int, tuple]:
         """Follow word-epsilon arcs in topological order, keeping the best path per state and
         dropping paths that cannot finish within the beam (``base`` is the forward cost the
@@ -448,10 +441,12 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
             for il, _ol, g, a, d in eps_out[s]:
                 if g0 + g + a0 + a + beta[d] > limit:
                     continue
-                cand = (g0 + g, a0 + a, append(t0, il))
+                cand = (g0 + g, a0 + a, t0 + (il,) if il else t0)
                 old = elems.get(d)
                 if old is None or _better(cand, old):
                     elems[d] = cand
+                    if il:
+                        repo.add(cand[2])
                     heapq.heappush(heap, (rank_l[d], d))
         return {s: e for s, e in elems.items() if word_out[s] or fin_g[s] != INF}
 
@@ -540,11 +535,13 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
             for il, ol, g, a, d in word_out[s]:
                 if fwd[sid] + g0 + g + a0 + a + beta[d] > cutoff + 1e-6 * abs(cutoff):
                     continue
-                cand = (g0 + g, a0 + a, append(t0, il))
+                cand = (g0 + g, a0 + a, t0 + (il,) if il else t0)
                 group = by_word.setdefault(ol, {})
                 old = group.get(d)
                 if old is None or _better(cand, old):
                     group[d] = cand
+                    if il:
+                        repo.add(cand[2])
         if best_fin is not None:
             out.set_final(sid, *best_fin)
             counts[0] += 1

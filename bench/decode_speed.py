@@ -56,6 +56,9 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--recipe", default=str(ROOT / "egs/digits/s5"), help="recipe directory")
     p.add_argument("--exp", default="exp/mono", help="model directory (graph/ and "
                    "decode_test/feats.1.json inside it)")
+    p.add_argument("--graph", default="graph", help="graph directory inside --exp")
+    p.add_argument("--decode", default="decode_test", help="decode directory inside --exp whose "
+                   "feats.JOB.json pipelines give the features")
     p.add_argument("--feats", default="", help="feature rspecifiers, comma-separated (default: "
                    "pipeline:<exp>/decode_test/feats.JOB.json for each of --jobs)")
     p.add_argument("--jobs", default="1", help="decoding jobs whose feature pipelines to read "
@@ -82,9 +85,10 @@ def recipe_inputs(args):
     from nnetmix.kaldi import read_gmm_model, read_tree
     recipe = Path(args.recipe).resolve()
     exp = recipe / args.exp
-    need = [exp / "final.mdl", exp / "tree", exp / "graph" / "HCLG.fst"]
+    need = [exp / "final.mdl", exp / "tree", exp / args.graph / "HCLG.fst"]
     feats_list = (args.feats.split(",") if args.feats else
-                  [f"pipeline:{args.exp}/decode_test/feats.{j}.json" for j in args.jobs.split(",")])
+                  [f"pipeline:{args.exp}/{args.decode}/feats.{j}.json"
+                   for j in args.jobs.split(",")])
     need += [recipe / f[len("pipeline:"):] for f in feats_list if f.startswith("pipeline:")]
     for f in need:
         if not f.exists():
@@ -94,7 +98,7 @@ def recipe_inputs(args):
     tm, am = read_gmm_model(str(exp / "final.mdl"))
     tree = read_tree(str(exp / "tree"))
     ktm = to_khg_transition_model(tm, tree=tree)
-    hclg = read_decoding_graph(str(exp / "graph" / "HCLG.fst"))
+    hclg = read_decoding_graph(str(exp / args.graph / "HCLG.fst"))
     stacked = StackedGmms.from_gmms(list(am))
     items, t0 = [], time.perf_counter()
     for feats in feats_list:
@@ -156,13 +160,17 @@ def median_time(fn, repeat):
     return statistics.median(times)
 
 
+def load_inputs(args):
+    """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel, [(key, loglikes)], GMM seconds,
+    objects to keep alive) from --synthetic or the recipe."""
+    if args.synthetic:
+        return synthetic_inputs(args)
+    return (*recipe_inputs(args), None)
+
+
 def main() -> int:
     args = get_args()
-    keep = None
-    if args.synthetic:
-        hclg, tm, ktm, items, gmm_s, keep = synthetic_inputs(args)
-    else:
-        hclg, tm, ktm, items, gmm_s = recipe_inputs(args)
+    hclg, tm, ktm, items, gmm_s, keep = load_inputs(args)
     frames = sum(ll.shape[0] for _k, ll in items)
     graph = graph_arrays(hclg)
     scaled = [(args.acwt * ll).astype(np.float32) for _k, ll in items]

@@ -15,13 +15,13 @@ pipeline (default: the harbour recipe's tri1 with the trigram graph, which needs
 ``cd egs/harbour/s5 && ./run.sh --stop-stage 8``); or --synthetic, the digits-lexicon graph that
 tests/helpers.py builds, with noisy log-likelihoods.
 Usage: bench/determinize_speed.py [--recipe egs/harbour/s5] [--exp exp/tri1] [--graph graph_tg]
-          [--decode decode_test_tg] [--num-utts 40] [--beam 13] [--lattice-beam 8] [--repeat 3]
+          [--decode decode_test_tg] [--num-utts 40] [--beam 13] [--lattice-beam 8] [--det-beam 0]
+          [--repeat 3]
 """
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -37,6 +37,9 @@ from nnetmix.decode.faster import SearchOptions, lattice_search  # noqa: E402
 from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
 from nnetmix.decode.lattice import determinize_lattice_pruned  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from decode_speed import load_inputs, median_time  # noqa: E402
+
 
 def get_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -46,6 +49,8 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--decode", default="decode_test_tg", help="decode directory inside --exp "
                    "whose feats.JOB.json pipelines give the features")
     p.add_argument("--jobs", default="1", help="comma-separated decode jobs to read")
+    p.add_argument("--feats", default="", help="feature rspecifiers, comma-separated (default: "
+                   "pipeline:<exp>/<decode>/feats.JOB.json for each of --jobs)")
     p.add_argument("--synthetic", action="store_true",
                    help="the digits-lexicon graph of tests/helpers.py, synthetic log-likelihoods")
     p.add_argument("--num-utts", type=int, default=40, help="at most this many (0: all)")
@@ -53,71 +58,16 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--max-active", type=int, default=7000)
     p.add_argument("--min-active", type=int, default=200)
     p.add_argument("--lattice-beam", type=float, default=8.0)
+    p.add_argument("--det-beam", type=float, default=0.0, help="determinization beam (0: the "
+                   "lattice beam, as the decoder; decode_fmllr.sh's second fMLLR uses 4)")
     p.add_argument("--acwt", type=float, default=0.083333)
     p.add_argument("--repeat", type=int, default=3)
     return p.parse_args()
 
 
-def recipe_inputs(args):
-    """(hclg, TransitionModel, [(key, loglikes)], GMM seconds)."""
-    from nnetmix.feat.pipeline import open_features
-    from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
-    from nnetmix.kaldi import read_gmm_model
-    recipe = Path(args.recipe).resolve()
-    exp = recipe / args.exp
-    feats = [f"pipeline:{args.exp}/{args.decode}/feats.{j}.json" for j in args.jobs.split(",")]
-    need = [exp / "final.mdl", exp / args.graph / "HCLG.fst"]
-    need += [recipe / f[len("pipeline:"):] for f in feats]
-    for f in need:
-        if not f.exists():
-            sys.exit(f"determinize_speed.py: no such file {f} (run the recipe through that "
-                     "decode, or use --synthetic)")
-    os.chdir(recipe)      # the pipeline's paths are relative to the recipe
-    tm, am = read_gmm_model(str(exp / "final.mdl"))
-    hclg = read_decoding_graph(str(exp / args.graph / "HCLG.fst"))
-    stacked = StackedGmms.from_gmms(list(am))
-    items, t0 = [], time.perf_counter()
-    for spec in feats:
-        with open_features(spec) as reader:
-            for key, f in reader:
-                if args.num_utts and len(items) == args.num_utts:
-                    break
-                items.append((key, pdf_loglikes(stacked, f, dtype=np.float32)))
-    return hclg, tm, items, time.perf_counter() - t0
-
-
-def synthetic_inputs(args):
-    sys.path.insert(0, str(ROOT / "tests"))
-    from helpers import digits_system, loglikes_for, pdfs_of_phone  # noqa: I001
-    tm, tree, hclg, _keep, word_phones = digits_system()
-    rng = np.random.default_rng(0)
-    items = []
-    for i in range(args.num_utts or 40):
-        seq = []
-        for w in rng.choice(list(word_phones), size=int(rng.integers(2, 8))):
-            for p in word_phones[int(w)] + [1]:
-                for pdf in pdfs_of_phone(tree, p, 5 if p == 1 else 3):
-                    seq += [pdf] * int(rng.integers(3, 8))
-        ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
-        items.append((f"s{i}", ll + rng.normal(scale=1.0, size=ll.shape).astype(np.float32)))
-    return hclg, tm, items, 0.0
-
-
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main() -> int:
     args = get_args()
-    if args.synthetic:
-        hclg, tm, items, gmm_s = synthetic_inputs(args)
-    else:
-        hclg, tm, items, gmm_s = recipe_inputs(args)
+    hclg, tm, _ktm, items, gmm_s, _keep = load_inputs(args)
     frames = sum(ll.shape[0] for _k, ll in items)
     graph = graph_arrays(hclg)
     tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
@@ -131,12 +81,13 @@ def main() -> int:
         for m in scaled:
             raws.append(lattice_search(graph, m, tid2pdf, opts).lattice)
     t_search = median_time(search, args.repeat)
-    determinize_lattice_pruned(raws[0], args.lattice_beam)       # compile first
+    det_beam = args.det_beam or args.lattice_beam
+    determinize_lattice_pruned(raws[0], det_beam)               # compile first
     outs = {}
 
     def det(impl):
         def run():
-            outs[impl] = [determinize_lattice_pruned(r, args.lattice_beam, impl=impl)
+            outs[impl] = [determinize_lattice_pruned(r, det_beam, impl=impl)
                           for r in raws]
         return run
     t_py = median_time(det("python"), args.repeat)
@@ -147,7 +98,8 @@ def main() -> int:
     load = os.getloadavg()
     print(f"graph: {graph.num_states} states, {graph.num_arcs} arcs; {len(items)} utterances, "
           f"{frames} frames; beam {args.beam:g}, max-active {args.max_active}, lattice-beam "
-          f"{args.lattice_beam:g}, acwt {args.acwt}; medians of {args.repeat} runs; load "
+          f"{args.lattice_beam:g}, determinization beam {det_beam:g}, acwt {args.acwt}; "
+          f"medians of {args.repeat} runs; load "
           f"average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
     print(f"raw lattices: {arcs.mean():.0f} arcs on average (max {arcs.max()}); determinized: "
           f"{out_arcs.mean():.1f} arcs on average (max {out_arcs.max()}); equal (python vs "

@@ -27,9 +27,8 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.typed import Dict
-from numba import types
 
 __all__ = ["determinize_arrays", "strings_to_flat", "STATUS_OK", "STATUS_MEMORY",
            "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",

@@ -77,8 +77,9 @@ def get_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def recipe_inputs(args):
-    """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel, [(key, loglikes)], GMM seconds)."""
+def recipe_inputs(args, khg: bool = True):
+    """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel (None without ``khg``: it binds
+    monophone trees only), [(key, loglikes)], GMM seconds)."""
     from nnetmix.feat.pipeline import open_features
     from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
     from nnetmix.hmm.khg import to_khg_transition_model
@@ -97,7 +98,7 @@ def recipe_inputs(args):
     os.chdir(recipe)      # the pipeline's paths are relative to the recipe
     tm, am = read_gmm_model(str(exp / "final.mdl"))
     tree = read_tree(str(exp / "tree"))
-    ktm = to_khg_transition_model(tm, tree=tree)
+    ktm = to_khg_transition_model(tm, tree=tree) if khg else None
     hclg = read_decoding_graph(str(exp / args.graph / "HCLG.fst"))
     stacked = StackedGmms.from_gmms(list(am))
     items, t0 = [], time.perf_counter()
@@ -160,12 +161,12 @@ def median_time(fn, repeat):
     return statistics.median(times)
 
 
-def load_inputs(args):
+def load_inputs(args, khg: bool = True):
     """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel, [(key, loglikes)], GMM seconds,
     objects to keep alive) from --synthetic or the recipe."""
     if args.synthetic:
         return synthetic_inputs(args)
-    return (*recipe_inputs(args), None)
+    return (*recipe_inputs(args, khg), None)
 
 
 def main() -> int:

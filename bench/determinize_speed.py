@@ -67,7 +67,7 @@ def get_args() -> argparse.Namespace:
 
 def main() -> int:
     args = get_args()
-    hclg, tm, _ktm, items, gmm_s, _keep = load_inputs(args)
+    hclg, tm, _ktm, items, gmm_s, _keep = load_inputs(args, khg=False)
     frames = sum(ll.shape[0] for _k, ll in items)
     graph = graph_arrays(hclg)
     tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)

@@ -3,14 +3,15 @@ float operation for float operation, as the Python reference in
 :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (``impl="python"``), so that both give
 the same CompactLattice.
 
-Why a second copy: the Python version spends its time in per-arc dictionaries and tuples; a
-large lattice (a harbour tri1 utterance, decode_fmllr.sh's second pass) took most of the lattice
-time. Here everything is arrays:
+Why a second copy: the Python version spends its time in per-arc dictionaries and tuples (on
+harbour's tri1 lattices it took longer than the search that made them; bench/determinize_speed.py).
+Here everything is arrays:
 
 * transition-id strings are interned in a trie (Kaldi's LatticeStringRepository): a string is a
   node id, its parent the string without its last element, so two strings are equal exactly when
-  their ids are, appending is one hash look-up and the longest common prefix of a subset's strings
-  is the lowest common ancestor of their nodes;
+  their ids are, appending a label looks through the node's few children (the root's are indexed
+  by label), and the longest common prefix of a subset's strings is the lowest common ancestor
+  of their nodes;
 * a subset (determinized state) is stored sorted by raw state with quantized weights (Kaldi's
   delta, 1/1024) and string ids, hashed, and compared element by element on a hash hit;
 * the word-epsilon closure runs on scratch arrays indexed by raw state, stamped per call.
@@ -311,12 +312,12 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     tol = cutoff + 1e-6 * abs(cutoff)
 
     # the string repository; node 0 is the empty string
-    key_mult = max(1, ilabel.max() if m else 1) + 1
+    num_labels = max(1, ilabel.max() if m else 1) + 1
     tr = np.empty((1024, 5), np.int64)
     tr[0, _PAR], tr[0, _LAB], tr[0, _DEP], tr[0, _CHILD], tr[0, _SIB] = -1, 0, 0, -1, -1
     alive = np.zeros(1024, np.bool_)
     alive[0] = True
-    root = np.full(key_mult, -1, np.int64)
+    root = np.full(num_labels, -1, np.int64)
     meta = np.zeros(2, np.int64)
     meta[0] = 1
 

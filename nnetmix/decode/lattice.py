@@ -11,10 +11,12 @@ What the bindings lack and is written here (kaldifst 1.7.17 / kaldi-decoder 0.2.
 CompactLattice and no lattice determinization):
 
 * :func:`determinize_lattice_pruned` -- DeterminizeLatticePruned (src/lat/determinize-lattice-
-  pruned.cc) on the word labels: subset construction whose subsets carry residual weights and
-  transition-id strings, word-epsilon closure keeping the best path into each state, output arcs
-  carrying the common weight and the longest common string prefix, and pruning of subsets whose
-  best path is more than ``beam`` worse than the lattice's best. The result has one path per word
+  pruned.cc) on the word labels, written here in Python (``impl="python"``, the reference) and
+  compiled with numba in :mod:`nnetmix.decode.detlat` (the default; the same lattices): subset
+  construction whose subsets carry residual weights and transition-id strings, word-epsilon
+  closure keeping the best path into each state, output arcs carrying the common weight and the
+  longest common string prefix, and pruning of subsets whose best path is more than ``beam``
+  worse than the lattice's best; Kaldi's --max-mem count and effective-beam retries. The result has one path per word
   sequence within the beam, carrying that sequence's best alignment -- what Kaldi's decoders
   write after DeterminizeLatticePhonePruned (the phone pass is an efficiency step only).
 * lattice-scale, lattice-add-penalty and lattice-best-path on CompactLattices.

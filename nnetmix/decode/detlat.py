@@ -130,35 +130,69 @@ def _better(g1, a1, s1, l1, g2, a2, s2, l2, tr):
 
 
 @njit(**_JIT)
-def _lca(x, y, tr):
-    while tr[x, _DEP] > tr[y, _DEP]:
-        x = tr[x, _PAR]
-    while tr[y, _DEP] > tr[x, _DEP]:
-        y = tr[y, _PAR]
-    while x != y:
-        x = tr[x, _PAR]
-        y = tr[y, _PAR]
-    return x
+def _intern_seq(lb, b, e, tr, alive, root, meta):
+    """The node of string lb[b:e], interned from the root, or -1 if the trie might fill up on
+    the way (grow and call again)."""
+    if meta[0] + (e - b) > tr.shape[0]:
+        return -1
+    node = np.int64(0)
+    for i in range(b, e):
+        node = _intern(node, lb[i], tr, alive, root, meta)
+    return node
 
 
 @njit(**_JIT)
-def _suffix(x, k, tr, alive, root, meta):
-    """The node of string x without its first k elements (interned from the root), or -1 if
-    the trie might fill up on the way (grow and call again)."""
-    if k == 0:
-        return x
-    n = tr[x, _DEP] - k
-    if meta[0] + n > tr.shape[0]:
-        return -1
-    buf = np.empty(n, np.int64)
-    s = x
-    for i in range(n - 1, -1, -1):
-        buf[i] = tr[s, _LAB]
+def _path_len(x, w_pred, w_il, w_base, tr):
+    """Length of the string of closure state x (see determinize_arrays)."""
+    n = 0
+    while w_pred[x] >= 0:
+        if w_il[x] != 0:
+            n += 1
+        x = w_pred[x]
+    return n + (1 if w_il[x] != 0 else 0) + tr[w_base[x], _DEP]
+
+
+@njit(**_JIT)
+def _path_labels(x, w_pred, w_il, w_base, tr, lb, b, e):
+    """Write the string of closure state x into lb[b:e]."""
+    p = e - 1
+    while w_pred[x] >= 0:
+        if w_il[x] != 0:
+            lb[p] = w_il[x]
+            p -= 1
+        x = w_pred[x]
+    if w_il[x] != 0:
+        lb[p] = w_il[x]
+        p -= 1
+    s = w_base[x]
+    while p >= b:
+        lb[p] = tr[s, _LAB]
         s = tr[s, _PAR]
-    node = np.int64(0)
-    for i in range(n):
-        node = _intern(node, buf[i], tr, alive, root, meta)
-    return node
+        p -= 1
+
+
+@njit(**_JIT)
+def _seq_less(lb, b1, e1, b2, e2):
+    """Python's tuple order on lb[b1:e1] and lb[b2:e2]."""
+    for i in range(min(e1 - b1, e2 - b2)):
+        if lb[b1 + i] != lb[b2 + i]:
+            return lb[b1 + i] < lb[b2 + i]
+    return e1 - b1 < e2 - b2
+
+
+@njit(**_JIT)
+def _path_less(s, il, d, w_pred, w_il, w_base, tr):
+    """String of closure state s plus label il (0: none) before the string of state d?"""
+    n1 = _path_len(s, w_pred, w_il, w_base, tr) + (1 if il != 0 else 0)
+    n2 = _path_len(d, w_pred, w_il, w_base, tr)
+    lb = np.empty(n1 + n2, np.int64)
+    if il != 0:
+        lb[n1 - 1] = il
+        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1 - 1)
+    else:
+        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1)
+    _path_labels(d, w_pred, w_il, w_base, tr, lb, n1, n1 + n2)
+    return _seq_less(lb, 0, n1, n1, n1 + n2)
 
 
 @njit(**_JIT)
@@ -326,7 +360,6 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     w_done = np.zeros(n, np.int64)
     w_g = np.zeros(n)
     w_a = np.zeros(n)
-    w_s = np.zeros(n, np.int64)
     gen = 0
 
     # output states: subsets sorted by raw state
@@ -354,6 +387,11 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     num_arcs = 0
     queue = [(0.0, np.int64(0))][:0]
 
+    w_pred = np.zeros(n, np.int64)  # closure: predecessor state (-1: an initial element)
+    w_il = np.zeros(n, np.int64)    # label of the arc from it (initial: the word arc's)
+    w_base = np.zeros(n, np.int64)  # initial elements: the string before that label
+    lb = np.empty(1024, np.int64)   # the kept states' strings, flat
+    lo = np.empty(n + 1, np.int64)
     wl = [np.int64(0)][:0]          # working subset's states in insertion order
     nl = np.empty(n, np.int64)      # minimal (normalized) subset, scratch
     ng = np.empty(n)
@@ -378,7 +416,7 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
             w_gen[start] = gen
             w_g[start] = 0.0
             w_a[start] = 0.0
-            w_s[start] = 0
+            w_pred[start], w_base[start], w_il[start] = -1, 0, 0
             wl.append(start)
             base = 0.0
             cur = -1
@@ -489,19 +527,15 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     p += 1
                     d = cd_l[x]
                     if w_gen[d] == gen and not _better(cg_l[x], ca_l[x], cs_l[x], ci_l[x],
-                                                       w_g[d], w_a[d], w_s[d], 0, tr):
+                                                       w_g[d], w_a[d], w_base[d], w_il[d], tr):
                         continue
                     if w_gen[d] != gen:
                         w_gen[d] = gen
                         wl.append(d)
-                    t = cs_l[x]
-                    if ci_l[x] != 0:
-                        t = _intern(cs_l[x], ci_l[x], tr, alive, root, meta)
-                        if t < 0:
-                            tr, alive = _grow_trie(tr, alive)
-                            t = _intern(cs_l[x], ci_l[x], tr, alive, root, meta)
-                    w_g[d], w_a[d], w_s[d] = cg_l[x], ca_l[x], t
-            # word-epsilon closure in topological order
+                    w_g[d], w_a[d] = cg_l[x], ca_l[x]
+                    w_pred[d], w_base[d], w_il[d] = -1, cs_l[x], ci_l[x]
+            # word-epsilon closure in topological order; a state's string is its predecessor's
+            # plus the arc's label (w_pred, w_il), made into a string only for the states kept
             limit = cutoff - base + 1e-6 * abs(cutoff)
             heap = [np.int64(0)][:0]
             for s in wl:
@@ -512,7 +546,7 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                 if w_done[s] == gen:
                     continue
                 w_done[s] = gen
-                g0, a0, t0 = w_g[s], w_a[s], w_s[s]
+                g0, a0 = w_g[s], w_a[s]
                 for j in range(ecnt[s], ecnt[s + 1]):
                     i = eps_arcs[j]
                     d = dst[i]
@@ -520,50 +554,70 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                         continue
                     cg_ = g0 + g[i]
                     ca_ = a0 + a[i]
-                    if w_gen[d] == gen and not _better(cg_, ca_, t0, ilabel[i], w_g[d], w_a[d],
-                                                       w_s[d], 0, tr):
-                        continue
-                    if w_gen[d] != gen:
+                    if w_gen[d] == gen:
+                        t1 = cg_ + ca_
+                        t2 = w_g[d] + w_a[d]
+                        if t1 > t2 or (t1 == t2 and (cg_ > w_g[d] or (
+                                cg_ == w_g[d] and not _path_less(s, ilabel[i], d, w_pred, w_il,
+                                                                 w_base, tr)))):
+                            continue
+                    else:
                         w_gen[d] = gen
                         wl.append(d)
-                    t = t0
-                    if ilabel[i] != 0:
-                        t = _intern(t0, ilabel[i], tr, alive, root, meta)
-                        if t < 0:
-                            tr, alive = _grow_trie(tr, alive)
-                            t = _intern(t0, ilabel[i], tr, alive, root, meta)
-                    w_g[d], w_a[d], w_s[d] = cg_, ca_, t
+                    w_g[d], w_a[d] = cg_, ca_
+                    w_pred[d], w_il[d] = s, ilabel[i]
                     heapq.heappush(heap, rank[d])
-            # keep the states with a word arc out or a final weight
+            # keep the states with a word arc out or a final weight, with their strings
             cnt_n = 0
+            tot = 0
             for s in wl:
                 if minimal[s]:
                     nl[cnt_n] = s
                     ng[cnt_n] = w_g[s]
                     na[cnt_n] = w_a[s]
-                    ns[cnt_n] = w_s[s]
+                    ln = _path_len(s, w_pred, w_il, w_base, tr)
+                    lo[cnt_n] = tot
+                    lo[cnt_n + 1] = tot + ln
+                    tot += ln
                     cnt_n += 1
             if cnt_n == 0:
                 continue
+            if lb.shape[0] < tot:
+                lb = np.empty(2 * tot, np.int64)
+            for x in range(cnt_n):
+                _path_labels(nl[x], w_pred, w_il, w_base, tr, lb, lo[x], lo[x + 1])
+            kpre = 0
             if cur >= 0:
                 # normalize: the best element's weight and the common string prefix go out
                 b = 0
                 for x in range(1, cnt_n):
-                    if _better(ng[x], na[x], ns[x], 0, ng[b], na[b], ns[b], 0, tr):
+                    t1 = ng[x] + na[x]
+                    t2 = ng[b] + na[b]
+                    if t1 < t2 or (t1 == t2 and (ng[x] < ng[b] or (
+                            ng[x] == ng[b] and _seq_less(lb, lo[x], lo[x + 1], lo[b],
+                                                         lo[b + 1])))):
                         b = x
-                pre = ns[0]
+                kpre = lo[1] - lo[0]
                 for x in range(1, cnt_n):
-                    pre = _lca(pre, ns[x], tr)
-                kpre = tr[pre, _DEP]
+                    k = 0
+                    while k < kpre and k < lo[x + 1] - lo[x] and lb[lo[x] + k] == lb[lo[0] + k]:
+                        k += 1
+                    kpre = k
+                pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
+                while pre < 0:
+                    tr, alive = _grow_trie(tr, alive)
+                    pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
                 cg0, ca0 = ng[b], na[b]
                 for x in range(cnt_n):
                     ng[x] = ng[x] - cg0
                     na[x] = na[x] - ca0
-                    sx = _suffix(ns[x], kpre, tr, alive, root, meta)
-                    while sx < 0:
-                        tr, alive = _grow_trie(tr, alive)
-                        sx = _suffix(ns[x], kpre, tr, alive, root, meta)
-                    ns[x] = sx
+            for x in range(cnt_n):
+                sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
+                while sx < 0:
+                    tr, alive = _grow_trie(tr, alive)
+                    sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
+                ns[x] = sx
+            if cur >= 0:
                 f = base + cg0 + ca0
             else:
                 f = 0.0

@@ -404,8 +404,9 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
     """The reference (Python) determinizer; returns what :func:`_determinize_compiled` does.
 
     The memory count mirrors Kaldi's: ``repo`` is the set of (non-empty) transition-id strings
-    kept so far, with all their prefixes (the trie entries of Kaldi's LatticeStringRepository),
-    rebuilt to those still needed when the total passes ``max_mem``."""
+    kept so far in subsets and on output arcs, with all their prefixes (the trie entries of
+    Kaldi's LatticeStringRepository; the strings of a closure's paths live only during the
+    closure), rebuilt to those still needed when the total passes ``max_mem``."""
     lat, _alpha, beta_arr = prune_raw_lattice(raw, beam)
     order = lat.topo_order()
     n = lat.num_states
@@ -424,6 +425,9 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
 
     repo: set = set()
     counts = [0, 0]     # output arcs (with final weights), subset elements
+
+    def keep_strings(strings: list) -> None:
+        repo.update(t[:j] for t in strings for j in range(1, len(t) + 1))
 
     def closure(elems: dict[int, tuple], base: float) -> dict[int, tuple]:
         """Follow word-epsilon arcs in topological order, keeping the best path per state and
@@ -447,8 +451,6 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
                 old = elems.get(d)
                 if old is None or _better(cand, old):
                     elems[d] = cand
-                    if il:
-                        repo.add(cand[2])
                     heapq.heappush(heap, (rank_l[d], d))
         return {s: e for s, e in elems.items() if word_out[s] or fin_g[s] != INF}
 
@@ -464,9 +466,7 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
             k += 1
         cg, ca = best[0], best[1]
         prefix = strings[0][:k]
-        if k:
-            for t in strings:
-                repo.update(t[k:j] for j in range(k + 1, len(t) + 1))
+        keep_strings([prefix] + [t[k:] for t in strings])
         return (cg, ca, prefix), {s: (g - cg, a - ca, t[k:]) for s, (g, a, t) in elems.items()}
 
     def key(elems: dict[int, tuple]) -> tuple:
@@ -478,6 +478,7 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
 
     out = CompactLattice()
     start_elems = closure({lat.start: (0.0, 0.0, ())}, 0.0)
+    keep_strings([t for _g, _a, t in start_elems.values()])
     ids: dict[tuple, int] = {}
     subsets: list[dict[int, tuple]] = []
     fwd: list[float] = []
@@ -542,8 +543,6 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
                 old = group.get(d)
                 if old is None or _better(cand, old):
                     group[d] = cand
-                    if il:
-                        repo.add(cand[2])
         if best_fin is not None:
             out.set_final(sid, *best_fin)
             counts[0] += 1

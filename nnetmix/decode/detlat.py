@@ -14,7 +14,10 @@ Here everything is arrays:
   of their nodes;
 * a subset (determinized state) is stored sorted by raw state with quantized weights (Kaldi's
   delta, 1/1024) and string ids, hashed, and compared element by element on a hash hit;
-* the word-epsilon closure runs on scratch arrays indexed by raw state, stamped per call.
+* the word-epsilon closure runs on scratch arrays indexed by raw state, stamped per call; a
+  state's string there is its predecessor's plus the arc's label (pointers, no interning), and
+  only the states kept in the subset get theirs written out, split into the common prefix (the
+  output arc's) and the residuals, which are interned.
 
 Memory is counted as Kaldi's CheckMemoryUsage counts it (repository entries, output arcs and
 subset elements at 32, 32 and 24 bytes; checked every time the number of output states is a

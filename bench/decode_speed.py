@@ -11,10 +11,22 @@ Decodes the same utterances with, side by side in one run and at the same beam:
 * ``kaldi-hmm-gmm C++ faster``: Kaldi's LatticeFasterDecoder through kaldi-hmm-gmm's
   decode_utterance_lattice_faster (Decode, then GetBestPath: raw lattice + shortest path);
 * ``kaldi-decoder simple``: kaldi-decoder's LatticeSimpleDecoder (decode + get_best_path);
-* ``nnetmix determinize``: determinize_lattice_pruned (Python) on the faster decoder's raw
+* ``nnetmix determinize``: determinize_lattice_pruned (compiled; bench/determinize_speed.py times
+  it against the Python reference) on the faster decoder's raw
   lattices, timed on its own;
 * ``LatticeDecoder.decode faster|simple``: the whole per-utterance call the latgen tools make
   (search, best path, determinized lattice, acoustic rescaling).
+
+Two more tables, with --tables (recipe inputs only; lattices not determinized in the first):
+
+* ``gmm``: GMM likelihoods plus the compiled search per utterance, the dense way (one GEMM and
+  a log-sum-exp over every Gaussian of every frame, then the search on the matrix) against the
+  on-demand way (the search computes the pdfs its emitting arcs reach, cached per frame), and
+  how many best paths of the two agree;
+* ``threads``: the same utterances decoded by ``latgen`` (the gmm-latgen-faster-parallel loop:
+  GMM likelihoods, search, determinization, writing to /dev/null) with each of --threads, and
+  the search alone (lattice_search on precomputed matrices) in as many threads; medians and
+  the ratio to one thread side by side.
 
 The log-likelihoods are computed once beforehand (their time is reported on its own line) and
 scaled by --acwt; the C++ decoders get the (T x transition-ids) matrix they read, also made
@@ -25,8 +37,10 @@ alignment) of each decoder equal the C++ faster decoder's.
 Inputs: a recipe's graph, model and a feature pipeline (default: the digits recipe's monophone
 decode, which needs ``cd egs/digits/s5 && ./run.sh`` through the monophone decode), or with
 --synthetic the digits-lexicon graph that tests/helpers.py builds with noisy log-likelihoods.
-Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--jobs 1,2] [--beams 13,16]
-                             [--max-active 7000] [--min-active 200] [--repeat 3] [--synthetic]
+Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--graph graph]
+                             [--jobs 1,2] [--beams 13,16] [--max-active 7000] [--min-active 200]
+                             [--repeat 3] [--synthetic] [--tables main,gmm,threads]
+                             [--threads 1,2]
 """
 from __future__ import annotations
 
@@ -48,6 +62,8 @@ from nnetmix.decode.decoder import (LatticeDecoder, LatticeDecoderConfig,  # noq
                                     _linear_path, pdf_to_tid_matrix, read_decoding_graph)
 from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search  # noqa: E402
 from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
+from nnetmix.decode.gmmframes import OnDemandGmm, scaled_loglikes_matrix  # noqa: E402
+from nnetmix.hmm.gmm_likelihood import pdf_loglikes  # noqa: E402
 from nnetmix.decode.lattice import RawLattice, determinize_lattice_pruned  # noqa: E402
 
 
@@ -57,8 +73,11 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--exp", default="exp/mono", help="model directory (graph/ and "
                    "decode_test/feats.1.json inside it)")
     p.add_argument("--graph", default="graph", help="graph directory inside --exp")
-    p.add_argument("--decode", default="decode_test", help="decode directory inside --exp whose "
-                   "feats.JOB.json pipelines give the features")
+    p.add_argument("--decode-dir", default="decode_test", help="decode directory inside --exp "
+                   "whose feats.JOB.json to read")
+    p.add_argument("--tables", default="main", help="comma-separated: main (decoders side by "
+                   "side), gmm (dense against on-demand GMM likelihoods), threads")
+    p.add_argument("--threads", default="1,2", help="thread counts of the threads table")
     p.add_argument("--feats", default="", help="feature rspecifiers, comma-separated (default: "
                    "pipeline:<exp>/decode_test/feats.JOB.json for each of --jobs)")
     p.add_argument("--jobs", default="1", help="decoding jobs whose feature pipelines to read "
@@ -77,18 +96,17 @@ def get_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def recipe_inputs(args, khg: bool = True):
-    """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel (None without ``khg``: it binds
-    monophone trees only), [(key, loglikes)], GMM seconds)."""
+def recipe_inputs(args):
+    """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel, [(key, loglikes)], GMM seconds)."""
     from nnetmix.feat.pipeline import open_features
-    from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
+    from nnetmix.hmm.gmm_likelihood import StackedGmms
     from nnetmix.hmm.khg import to_khg_transition_model
     from nnetmix.kaldi import read_gmm_model, read_tree
     recipe = Path(args.recipe).resolve()
     exp = recipe / args.exp
     need = [exp / "final.mdl", exp / "tree", exp / args.graph / "HCLG.fst"]
     feats_list = (args.feats.split(",") if args.feats else
-                  [f"pipeline:{args.exp}/{args.decode}/feats.{j}.json"
+                  [f"pipeline:{args.exp}/{args.decode_dir}/feats.{j}.json"
                    for j in args.jobs.split(",")])
     need += [recipe / f[len("pipeline:"):] for f in feats_list if f.startswith("pipeline:")]
     for f in need:
@@ -98,17 +116,21 @@ def recipe_inputs(args, khg: bool = True):
     os.chdir(recipe)      # the pipeline's paths are relative to the recipe
     tm, am = read_gmm_model(str(exp / "final.mdl"))
     tree = read_tree(str(exp / "tree"))
-    ktm = to_khg_transition_model(tm, tree=tree) if khg else None
+    # kaldi-hmm-gmm's transition model (monophone trees only): the main table's C++ decoders
+    ktm = to_khg_transition_model(tm, tree=tree) if "main" in args.tables.split(",") else None
     hclg = read_decoding_graph(str(exp / args.graph / "HCLG.fst"))
     stacked = StackedGmms.from_gmms(list(am))
-    items, t0 = [], time.perf_counter()
+    items, feats_items, gmm_s = [], [], 0.0
     for feats in feats_list:
         with open_features(feats) as reader:
             for key, f in reader:
                 if args.num_utts and len(items) == args.num_utts:
                     break
+                t0 = time.perf_counter()
                 items.append((key, pdf_loglikes(stacked, f, dtype=np.float32)))
-    return hclg, tm, ktm, items, time.perf_counter() - t0
+                gmm_s += time.perf_counter() - t0
+                feats_items.append((key, f))
+    return hclg, tm, ktm, items, gmm_s, am, feats_items
 
 
 def synthetic_inputs(args):
@@ -140,7 +162,7 @@ def word_comparison(beam, words, args) -> str:
     import kaldialign
     from nnetmix.decode.latgen import read_word_symbols
     ref = dict(ln.split(None, 1) for ln in open(args.text, encoding="utf-8") if ln.strip())
-    syms = read_word_symbols(str(Path(args.exp) / "graph" / "words.txt"))
+    syms = read_word_symbols(str(Path(args.exp) / args.graph / "words.txt"))
     errs, n = {}, 0
     for kind in ("faster", "simple"):
         errs[kind] = 0
@@ -161,27 +183,22 @@ def median_time(fn, repeat):
     return statistics.median(times)
 
 
-def load_inputs(args, khg: bool = True):
-    """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel, [(key, loglikes)], GMM seconds,
-    objects to keep alive) from --synthetic or the recipe."""
-    if args.synthetic:
-        return synthetic_inputs(args)
-    return (*recipe_inputs(args, khg), None)
+def interleaved_times(fns, repeat):
+    """Medians of (wall, process CPU) seconds of each function, the functions run in turn
+    within each repetition, so that a change in the machine's load hits them alike."""
+    walls = [[] for _ in fns]
+    cpus = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            w0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            walls[i].append(time.perf_counter() - w0)
+            cpus[i].append(time.process_time() - c0)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
 
 
-def main() -> int:
-    args = get_args()
-    hclg, tm, ktm, items, gmm_s, keep = load_inputs(args)
-    frames = sum(ll.shape[0] for _k, ll in items)
-    graph = graph_arrays(hclg)
-    scaled = [(args.acwt * ll).astype(np.float32) for _k, ll in items]
-    tid_mats = [pdf_to_tid_matrix(ll, tm, args.acwt) for _k, ll in items]
-    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
-    print(f"graph: {graph.num_states} states, {graph.num_arcs} arcs; {len(items)} utterances, "
-          f"{frames} frames; acwt {args.acwt}, lattice-beam {args.lattice_beam}, max-active "
-          f"{args.max_active}, min-active {args.min_active}; medians of {args.repeat} runs")
-    print(f"GMM log-likelihoods (computed once, not in the times below): {gmm_s:.3f} s, "
-          f"RTF {gmm_s * 100 / frames:.4f}\n")
+def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, frames):
+    """The decoders side by side at each beam (the first table)."""
     notes = []
     print("| beam | decoder | seconds | RTF | x C++ | best paths equal to C++ |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -268,6 +285,139 @@ def main() -> int:
                   f"{t / t_cpp:.2f} | {eq} |")
         notes.append(word_comparison(beam, words, args))
     print("\n" + "\n".join(notes))
+
+
+def gmm_table(args, graph, tm, am, feats_items, frames):
+    """GMM likelihoods + compiled search per utterance: dense (GEMM over all Gaussians, then
+    the search on the matrix) against on-demand (the search computes the pdfs it reaches)."""
+    gmm = OnDemandGmm(am)
+    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
+    print(f"\nGMM: {gmm.num_pdfs} pdfs, {gmm.stacked.num_gauss} Gaussians, dim {gmm.dim}; "
+          f"load average {os.getloadavg()[0]:.1f} at the start")
+    print("| beam | GMM likelihoods | seconds (GMM + search) | RTF | x dense | best paths equal "
+          "to dense |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for beam in [float(b) for b in args.beams.split(",")]:
+        opts = SearchOptions(beam, args.max_active, args.min_active, args.lattice_beam, 25, 0.5)
+        lattice_search(graph, None, tid2pdf, opts, gmm=(gmm, feats_items[0][1], args.acwt))
+        paths = {"dense": [], "on-demand": []}
+        computed = []
+
+        def best(kind, out):
+            lat = out.lattice
+            arcs = best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g, lat.a, lat.final_g,
+                                  lat.final_a)
+            paths[kind].append((lat.olabel[arcs].tolist(), lat.ilabel[arcs].tolist()))
+
+        def dense():
+            paths["dense"].clear()
+            for _k, f in feats_items:
+                ll = pdf_loglikes(gmm.stacked, f, dtype=np.float32)
+                best("dense", lattice_search(graph, (args.acwt * ll).astype(np.float32),
+                                             tid2pdf, opts))
+
+        def on_demand():
+            paths["on-demand"].clear()
+            computed.clear()
+            for _k, f in feats_items:
+                out = lattice_search(graph, None, tid2pdf, opts, gmm=(gmm, f, args.acwt))
+                best("on-demand", out)
+                computed.append(out.expanded[:, 2])
+        (t_dense, _c), (t_lazy, _c2) = interleaved_times([dense, on_demand], args.repeat)
+        same = sum(a == b for a, b in zip(paths["dense"], paths["on-demand"]))
+        for name, t in (("dense (GEMM, all pdfs)", t_dense), ("on demand", t_lazy)):
+            eq = f"{same}/{len(feats_items)}" if name == "on demand" else ""
+            print(f"| {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
+                  f"{t / t_dense:.2f} | {eq} |")
+        per_frame = float(np.concatenate(computed).mean())
+        print(f"beam {beam:g}: on demand computed {per_frame:.0f} of {gmm.num_pdfs} pdfs per "
+              f"frame ({100 * per_frame / gmm.num_pdfs:.1f}%)")
+
+    def gemm_all():
+        for _k, f in feats_items:
+            pdf_loglikes(gmm.stacked, f, dtype=np.float32)
+
+    def kernel_all():
+        for _k, f in feats_items:
+            scaled_loglikes_matrix(gmm, f, args.acwt)
+    scaled_loglikes_matrix(gmm, feats_items[0][1], args.acwt)       # compile first
+    (t_gemm, _c), (t_kernel, _c2) = interleaved_times([gemm_all, kernel_all], args.repeat)
+    print(f"GMM likelihoods alone, every pdf of every frame: GEMM + log-sum-exp {t_gemm:.3f} s, "
+          f"the on-demand kernel {t_kernel:.3f} s ({t_kernel / t_gemm:.2f}x); so on demand "
+          f"costs less while it computes under {100 * t_gemm / t_kernel:.0f}% of the pdfs per "
+          "frame")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def threads_table(args, hclg, tm, am, feats_items, graph, scaled, tid2pdf, frames):
+    """The gmm-latgen-faster-parallel loop and the search alone with each of --threads."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nnetmix.decode.gmmframes import GmmFrames, GmmLikelihoodOptions
+    from nnetmix.decode.latgen import latgen
+    from nnetmix.decode.sequencer import TaskSequencerConfig
+    gmm = OnDemandGmm(am)
+    on_demand = GmmLikelihoodOptions().on_demand(gmm.num_pdfs)
+    beam = float(args.beams.split(",")[0])
+    opts = SearchOptions(beam, args.max_active, args.min_active, args.lattice_beam, 25, 0.5)
+    print(f"\nthreads at beam {beam:g} ({'on-demand' if on_demand else 'dense'} GMM "
+          f"likelihoods, the default for {gmm.num_pdfs} pdfs); {os.cpu_count()} CPUs, load "
+          f"average {os.getloadavg()[0]:.1f} at the start")
+    print("| threads | what | seconds | RTF | x 1 thread | CPU s / wall s |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    counts = [int(t) for t in args.threads.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        dec = LatticeDecoder(hclg, tm, LatticeDecoderConfig(
+            beam=beam, lattice_beam=args.lattice_beam, max_active=args.max_active,
+            min_active=args.min_active, acoustic_scale=args.acwt, allow_partial=True,
+            decoder="faster"))
+
+        def table(n):
+            return lambda: latgen(dec, [(k, GmmFrames(gmm, f, on_demand))
+                                        for k, f in feats_items],
+                                  f"ark:{tmp}/lat.ark", sequencer=TaskSequencerConfig(n))
+
+        def search(n):
+            def run():
+                with ThreadPoolExecutor(n) as ex:
+                    list(ex.map(lambda m: lattice_search(graph, m, tid2pdf, opts), scaled))
+            return run
+        for name, make in (("latgen table (GMM, search, determinize, write)", table),
+                           ("search only (lattice_search)", search)):
+            times = interleaved_times([make(n) for n in counts], args.repeat)
+            for n, (wall, cpu) in zip(counts, times):
+                print(f"| {n} | {name} | {wall:.3f} | {wall * 100 / frames:.4f} | "
+                      f"{wall / times[0][0]:.2f} | {cpu / wall:.2f} |")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def main() -> int:
+    args = get_args()
+    keep, am, feats_items = None, None, []
+    if args.synthetic:
+        hclg, tm, ktm, items, gmm_s, keep = synthetic_inputs(args)
+    else:
+        hclg, tm, ktm, items, gmm_s, am, feats_items = recipe_inputs(args)
+    frames = sum(ll.shape[0] for _k, ll in items)
+    graph = graph_arrays(hclg)
+    scaled = [(args.acwt * ll).astype(np.float32) for _k, ll in items]
+    tid_mats = [pdf_to_tid_matrix(ll, tm, args.acwt) for _k, ll in items]
+    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
+    print(f"graph: {graph.num_states} states, {graph.num_arcs} arcs; {len(items)} utterances, "
+          f"{frames} frames; acwt {args.acwt}, lattice-beam {args.lattice_beam}, max-active "
+          f"{args.max_active}, min-active {args.min_active}; medians of {args.repeat} runs")
+    print(f"GMM log-likelihoods (computed once, not in the times below): {gmm_s:.3f} s, "
+          f"RTF {gmm_s * 100 / frames:.4f}\n")
+    tables = args.tables.split(",")
+    if "main" in tables:
+        main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, frames)
+    if ("gmm" in tables or "threads" in tables) and args.synthetic:
+        sys.exit("decode_speed.py: the gmm and threads tables need a recipe's GMM (no --synthetic)")
+    if "gmm" in tables:
+        gmm_table(args, graph, tm, am, feats_items, frames)
+    if "threads" in tables:
+        threads_table(args, hclg, tm, am, feats_items, graph, scaled, tid2pdf, frames)
     del keep
     return 0
 

@@ -15,7 +15,7 @@ pipeline (default: the harbour recipe's tri1 with the trigram graph, which needs
 ``cd egs/harbour/s5 && ./run.sh --stop-stage 8``); or --synthetic, the digits-lexicon graph that
 tests/helpers.py builds, with noisy log-likelihoods.
 Usage: bench/determinize_speed.py [--recipe egs/harbour/s5] [--exp exp/tri1] [--graph graph_tg]
-          [--decode decode_test_tg] [--num-utts 40] [--beam 13] [--lattice-beam 8] [--det-beam 0]
+          [--decode-dir decode_test_tg] [--num-utts 40] [--beam 13] [--lattice-beam 8] [--det-beam 0]
           [--repeat 3]
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
 from nnetmix.decode.lattice import determinize_lattice_pruned  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from decode_speed import load_inputs, median_time  # noqa: E402
+from decode_speed import median_time, recipe_inputs, synthetic_inputs  # noqa: E402
 
 
 def get_args() -> argparse.Namespace:
@@ -46,8 +46,8 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--recipe", default=str(ROOT / "egs/harbour/s5"), help="recipe directory")
     p.add_argument("--exp", default="exp/tri1", help="model directory (final.mdl inside)")
     p.add_argument("--graph", default="graph_tg", help="graph directory inside --exp")
-    p.add_argument("--decode", default="decode_test_tg", help="decode directory inside --exp "
-                   "whose feats.JOB.json pipelines give the features")
+    p.add_argument("--decode-dir", default="decode_test_tg", help="decode directory inside "
+                   "--exp whose feats.JOB.json pipelines give the features")
     p.add_argument("--jobs", default="1", help="comma-separated decode jobs to read")
     p.add_argument("--feats", default="", help="feature rspecifiers, comma-separated (default: "
                    "pipeline:<exp>/<decode>/feats.JOB.json for each of --jobs)")
@@ -62,12 +62,17 @@ def get_args() -> argparse.Namespace:
                    "lattice beam, as the decoder; decode_fmllr.sh's second fMLLR uses 4)")
     p.add_argument("--acwt", type=float, default=0.083333)
     p.add_argument("--repeat", type=int, default=3)
+    p.set_defaults(tables="")   # for decode_speed.recipe_inputs: no C++ decoders timed here
     return p.parse_args()
 
 
 def main() -> int:
     args = get_args()
-    hclg, tm, _ktm, items, gmm_s, _keep = load_inputs(args, khg=False)
+    keep = None
+    if args.synthetic:
+        hclg, tm, _ktm, items, gmm_s, keep = synthetic_inputs(args)
+    else:
+        hclg, tm, _ktm, items, gmm_s, _am, _feats = recipe_inputs(args)
     frames = sum(ll.shape[0] for _k, ll in items)
     graph = graph_arrays(hclg)
     tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
@@ -114,6 +119,7 @@ def main() -> int:
         print(f"| {name} | {t:.3f} | {1000 * t / n:.1f} | {t * 100 / frames:.4f} | "
               f"{100 * t / (t_search + t):.1f}% |")
     print(f"\ncompiled over python: {t_py / t_c:.1f}x faster")
+    del keep
     return 0 if same == len(raws) else 1
 
 

@@ -17,8 +17,10 @@ Note: lattices, if output, will just be linear sequences; use gmm-latgen-faster.
 
 def main(argv=None) -> int:
     from nnetmix.decode.decoder import FasterDecoderConfig
+    from nnetmix.decode.gmmframes import GmmLikelihoodOptions
     parser = OptionParser(USAGE, prog="gmm-decode-faster.py")
     parser.register_group(FasterDecoderConfig)
+    parser.register_group(GmmLikelihoodOptions)
     parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
 
     def body(opts, args):
@@ -31,7 +33,8 @@ def main(argv=None) -> int:
         syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
         config = parser.group(FasterDecoderConfig, opts).lattice_config()
         decoder = LatticeDecoder(hclg, tm, config)
-        summ = decode_faster(decoder, gmm_loglikes_table(am, args[0], args[2]), args[3],
+        summ = decode_faster(decoder, gmm_loglikes_table(am, args[0], args[2], parser.group(
+                                 GmmLikelihoodOptions, opts)), args[3],
                              args[4] if len(args) > 4 else "", args[5] if len(args) > 5 else "",
                              syms)
         return 0 if summ.num_done else 1

@@ -3,7 +3,7 @@
 """gmm-latgen-faster.py: Kaldi's gmm-latgen-faster (src/gmmbin/gmm-latgen-faster.cc)."""
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.latgen import latgen_main
 
 USAGE = """
 Generate lattices using GMM-based model.
@@ -15,25 +15,8 @@ Usage: gmm-latgen-faster.py [options] <model-in> <fst-in> <features-rspecifier> 
 
 
 def main(argv=None) -> int:
-    from nnetmix.decode.decoder import LatticeDecoderConfig
-    parser = OptionParser(USAGE, prog="gmm-latgen-faster.py")
-    parser.register_group(LatticeDecoderConfig)
-    parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
-
-    def body(opts, args):
-        from nnetmix.decode.decoder import LatticeDecoder, read_decoding_graph
-        from nnetmix.decode.latgen import gmm_loglikes_table, latgen, read_word_symbols
-        from nnetmix.kaldi import read_gmm_model
-
-        tm, am = read_gmm_model(args[0])
-        hclg = read_decoding_graph(args[1])
-        syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
-        decoder = LatticeDecoder(hclg, tm, parser.group(LatticeDecoderConfig, opts))
-        summ = latgen(decoder, gmm_loglikes_table(am, args[0], args[2]), args[3],
-                      args[4] if len(args) > 4 else "", args[5] if len(args) > 5 else "", syms)
-        return 0 if summ.num_done else 1
-
-    return run_tool(parser, (4, 6), body, argv)
+    return latgen_main(USAGE, "gmm-latgen-faster.py", gmm=True, parallel=False,
+                       argv=argv)
 
 
 if __name__ == "__main__":

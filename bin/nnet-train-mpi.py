@@ -7,7 +7,13 @@ rank trains on its own frame-balanced share of the data and the ranks mix their 
 --average-every minibatches; the epoch ends with one model (the exact average, or BMUF's W).
 Takes every option of nnet-train-frmshuff.py; its log lines (AvgLoss, FRAME_ACCURACY, the
 summary) are printed once, by rank 0, over the data of all ranks. The work is
-nnetmix.driver.dnn_epoch, the same function nnet-train-frmshuff.py calls."""
+nnetmix.driver.dnn_epoch, the same function nnet-train-frmshuff.py calls.
+
+A recurrent network (<LstmProjected>, <BlstmProjected>) is trained as nnet-train-multistream.py
+trains it, with its --num-streams and --batch-size: each rank runs --num-streams utterances of its
+shard in parallel, a minibatch is one step of --batch-size frames of each, and --average-every
+(a BMUF block too) counts these steps. A mix mixes the parameters only: each rank keeps the LSTM
+state of its own streams. Only --optimizer=sgd for these."""
 import logging
 import sys
 
@@ -17,10 +23,12 @@ from nnetmix.driver import dnn_epoch
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.parallel import MpiTrainOptions
 from nnetmix.train.options import OptimizerOptions, TrainOptions
+from nnetmix.train.streams import StreamOptions
 
 USAGE = """Perform one iteration (epoch) of Neural Network training with mini-batch Stochastic
 Gradient Descent on N MPI ranks with model averaging (every --average-every minibatches:
 allreduce, butterfly or ring mixing) or blockwise model-update filtering (--bmuf=true).
+A recurrent network (LSTM, BLSTM) trains in multi-stream steps (--num-streams, --batch-size).
 The training targets are usually pdf-posteriors, prepared by ali-to-post.
 Usage:  mpiexec -n N nnet-train-mpi.py [options] <feature-rspecifier> <targets-rspecifier> <model-in> [<model-out>]
 e.g.: mpiexec -n 2 nnet-train-mpi.py --average-every=10 --utt2num-frames=data/train/utt2num_frames scp:feats.scp ark:posterior.ark nnet.init nnet.iter1"""
@@ -30,6 +38,7 @@ def make_parser() -> OptionParser:
     p = OptionParser(USAGE, prog="nnet-train-mpi.py")
     register_frmshuff_options(p)  # every option of nnet-train-frmshuff.py
     p.register_group(MpiTrainOptions)
+    p.register_group(StreamOptions)  # nnet-train-multistream.py's, for a recurrent network
     return p
 
 
@@ -45,7 +54,8 @@ def main(argv=None) -> int:
                         targets_kind=opts.targets_kind, binary=opts.binary, log=log,
                         optim_opts=parser.group(OptimizerOptions, opts),
                         ngsgd_state_in=opts.ngsgd_state_in, ngsgd_state_out=opts.ngsgd_state_out,
-                        result_file=opts.result_file)
+                        result_file=opts.result_file,
+                        stream_opts=parser.group(StreamOptions, opts))
         if comm.Get_rank() == 0:
             log.info("%s", res.stats.summary_line())
             log.info("%s", res.stats.report())

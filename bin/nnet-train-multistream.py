@@ -14,14 +14,9 @@ FRAME_ACCURACY lines are nnet-train-frmshuff.py's (the summary says NOT-RANDOMIZ
 --train-tool. It takes nnet-train-frmshuff.py's options too, so a scheduler can pass them all:
 --minibatch-size, --randomizer-size, --randomizer-seed (only <Dropout>'s seed) and --randomize
 (Kaldi's dummy option) do not change what it does. Only --objective-function=xent."""
-import logging
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
-from nnetmix.cli.training import check_epoch_args, log_epoch, register_epoch_options
-from nnetmix.driver.multistream import multistream_epoch
-from nnetmix.nnet import NnetTrainOptions
-from nnetmix.train.options import TrainOptions
+from nnetmix.cli.streams import run_stream_tool, stream_tool_parser
 from nnetmix.train.streams import StreamOptions
 
 USAGE = """Perform one iteration of Multi-stream training, truncated BPTT for LSTMs.
@@ -32,29 +27,12 @@ Usage: nnet-train-multistream.py [options] <feature-rspecifier> <targets-rspecif
 e.g.: nnet-train-multistream.py scp:feature.scp ark:posterior.ark nnet.init nnet.iter1"""
 
 
-def make_parser() -> OptionParser:
-    p = OptionParser(USAGE, prog="nnet-train-multistream.py")
-    register_epoch_options(p)
-    p.register_group(StreamOptions)
-    return p
+def make_parser():
+    return stream_tool_parser(USAGE, "nnet-train-multistream.py", StreamOptions)
 
 
 def main(argv=None) -> int:
-    parser = make_parser()
-
-    def body(opts, args) -> int:
-        check_epoch_args(parser, opts, args)
-        log = logging.getLogger("nnet-train-multistream")
-        res = multistream_epoch(args[0], args[1], args[2], args[3] if len(args) > 3 else None,
-                                parser.group(TrainOptions, opts), parser.group(StreamOptions, opts),
-                                parser.group(NnetTrainOptions, opts),
-                                feature_transform=opts.feature_transform, backend=opts.backend,
-                                targets_kind=opts.targets_kind, binary=opts.binary,
-                                result_file=opts.result_file, log=log)
-        log_epoch(log, res.stats)
-        return 0
-
-    return run_tool(parser, (3, 4), body, argv)
+    return run_stream_tool(make_parser(), StreamOptions, argv)
 
 
 if __name__ == "__main__":

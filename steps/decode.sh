@@ -15,6 +15,7 @@ lattice_beam=8.0      # lattice generation beam
 max_active=7000       # maximum active states (histogram pruning; see gmm-latgen-faster.py)
 min_active=200        # minimum active states
 decoder=simple        # search: faster (Kaldi's LatticeFasterDecoder: max/min-active apply) or simple
+num_threads=1         # decoding threads per job: >1 runs gmm-latgen-faster-parallel.py (as Kaldi)
 skip_scoring=false    # if true, do not run local/score.sh
 scoring_opts=         # options passed to local/score.sh, e.g. "--min-lmwt 4 --max-lmwt 15"
 stage=0               # 0: decode, 1: score
@@ -41,6 +42,7 @@ Options:
   --lattice-beam <float>           # lattice beam (default: $lattice_beam)
   --max-active <n>                 # max active states (default: $max_active)
   --decoder <faster|simple>        # search (default: $decoder)
+  --num-threads <n>                # decoding threads per job (default: $num_threads)
   --scoring-opts <opts>            # options to local/score.sh
   --skip-scoring <true|false>      # skip scoring (default: $skip_scoring)
   --stage <stage>                  # 0: decode, 1: score (default: $stage)
@@ -78,8 +80,11 @@ if [ $stage -le 0 ]; then
       $data $nj $dir >/dev/null
     feats="pipeline:$dir/feats.JOB.json"
     echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data in $nj jobs (logs in $dir/log)"
-    $cmd JOB=1:$nj $dir/log/decode.JOB.log \
-      gmm-latgen-faster.py --decoder=$decoder --max-active=$max_active --min-active=$min_active \
+    # more than one thread: the -parallel tool, and the job wrapper reserves the threads
+    latgen=gmm-latgen-faster.py
+    [ $num_threads -gt 1 ] && latgen="gmm-latgen-faster-parallel.py --num-threads=$num_threads"
+    $cmd --num-threads $num_threads JOB=1:$nj $dir/log/decode.JOB.log \
+      $latgen --decoder=$decoder --max-active=$max_active --min-active=$min_active \
         --beam=$beam --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
         --word-symbol-table=$graphdir/words.txt $model $graphdir/HCLG.fst "$feats" \
         "ark:|gzip -c > $dir/lat.JOB.gz"

@@ -47,8 +47,9 @@ from nnetmix.kaldi.context_dep import (ConstantEventMap, ContextDependency, Spli
 from nnetmix.kaldi.diag_gmm import AmDiagGmm, DiagGmm
 from nnetmix.kaldi.hmm_topology import default_topology
 from nnetmix.kaldi.transition_model import TransitionModel
+from nnetmix.kernels import get_backend
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, Rbm, Rescale, Sigmoid,
-                          Softmax, Splice, Tanh, read_nnet)
+                          Softmax, Splice, Tanh, init_components, read_nnet)
 
 # ---------------------------------------------------------------------------------------------
 # Paths and running tools
@@ -517,14 +518,27 @@ def separable_utts(rng: np.random.Generator, num_utts: int = 40, dim: int = 6,
 def memory_utts(rng: np.random.Generator, num_utts: int, k: int = 3, min_len: int = 30,
                 max_len: int = 60):
     """A task that needs memory: one feature of random signs, the label of frame t is the sign
-    of frame t - k (of frame 0 for t < k); (key, feats (T, 1), labels) triples."""
+    of frame t - k (of frame 0 for t < k); a negative k looks ahead instead (the sign of frame
+    t + |k|, of the last frame near the end), which needs the future; (key, feats (T, 1),
+    labels) triples."""
     out = []
     for u in range(num_utts):
         n = int(rng.integers(min_len, max_len + 1))
         x = rng.choice(np.array([-1.0, 1.0], np.float32), size=n)
-        labels = (x[np.maximum(np.arange(n) - k, 0)] > 0).astype(np.int32)
+        labels = (x[np.clip(np.arange(n) - k, 0, n - 1)] > 0).astype(np.int32)
         out.append((f"utt{u:04d}", x[:, None].astype(np.float32), labels))
     return out
+
+
+#: a one-layer LSTM for :func:`memory_utts` (input dim 1, 2 classes)
+MEMORY_LSTM_PROTO = ("<LstmProjected> <InputDim> 1 <OutputDim> 6 <CellDim> 12 <ParamRange> 0.3\n"
+                     "<AffineTransform> <InputDim> 6 <OutputDim> 2 <ParamStddev> 0.3\n"
+                     "<Softmax> <InputDim> 2 <OutputDim> 2\n")
+
+
+def memory_lstm(seed: int = 3) -> Nnet:
+    """:data:`MEMORY_LSTM_PROTO` initialised with ``seed``, on the cpu backend."""
+    return Nnet(init_components(MEMORY_LSTM_PROTO, seed=seed), backend=get_backend("cpu"))
 
 
 def write_targets(path: Path, utts, post: bool = True, drop: tuple = ()) -> str:
@@ -1116,6 +1130,20 @@ def synth_feats(am, tm, ali, rng, noise: float) -> np.ndarray:
         k = int(np.argmax(g.weights))
         out.append(g.means[k] + rng.normal(size=g.dim) * np.sqrt(g.vars[k]) * noise)
     return np.array(out, dtype=np.float32)
+
+
+def yesno_items(fixtures: Path, n: int, noise: float = 0.5, seed: int = 5):
+    """(TransitionModel, AmDiagGmm, [(key, feats)]) of Kaldi's yesno model: features made
+    along the first ``n`` alignments of yesno/ali.1.gz by synth_feats."""
+    tm, am = read_gmm_model(str(fixtures / "yesno" / "40.mdl"))
+    rng = np.random.default_rng(seed)
+    items = []
+    with SequentialReader(f"ark:gunzip -c {fixtures / 'yesno' / 'ali.1.gz'}|", "ivec") as r:
+        for key, ali in r:
+            items.append((key, synth_feats(am, tm, ali, rng, noise)))
+            if len(items) == n:
+                break
+    return tm, am, items
 
 
 def yesno_data_dir(tmp: Path, fixtures: Path, am, tm, num_utts: int, noise: float = 0.5,

@@ -45,6 +45,7 @@ import numpy as np
 
 from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search
 from nnetmix.decode.fstarrays import ConstFstError, graph_arrays, parse_const_fst
+from nnetmix.decode.gmmframes import GmmFrames
 from nnetmix.decode.lattice import (IMPLS, CompactLattice, LatticeError, RawLattice,
                                     determinize_lattice_pruned_status)
 from nnetmix.decode.latrescore import raw_to_compact
@@ -236,22 +237,44 @@ class LatticeDecoder:
                         "them)", config.max_active, config.min_active)
             LatticeDecoder._warned_max_active = True
 
-    def decode(self, loglikes: np.ndarray, key: str = "", lattice: bool = True) -> DecodeResult:
-        """One utterance; ``lattice=False`` gives the best path only (``result.lattice`` is
-        None: no determinization)."""
+    def for_thread(self) -> "LatticeDecoder":
+        """A decoder for another thread: the same graph, its arrays and transition model
+        (read-only, shared), its own search state (the bound LatticeSimpleDecoder is one
+        object per decoder; the compiled search keeps its state on the stack of each call)."""
+        other = object.__new__(LatticeDecoder)
+        other.__dict__.update(self.__dict__)
+        other.last_expanded = None
+        if self.config.decoder == "simple":
+            other._decoder = kaldi_decoder.LatticeSimpleDecoder(self.hclg, self._cfg)
+        return other
+
+    def decode(self, loglikes, key: str = "", lattice: bool = True) -> DecodeResult:
+        """One utterance: a (T, num_pdfs) matrix of log-likelihoods, or a GMM's
+        :class:`~nnetmix.decode.gmmframes.GmmFrames` (with ``on_demand`` and
+        --decoder=faster the search computes the pdfs it reaches; otherwise the matrix is made
+        here). ``lattice=False`` gives the best path only (``result.lattice`` is None: no
+        determinization)."""
         cfg = self.config
-        loglikes = np.asarray(loglikes)
-        if loglikes.ndim != 2 or loglikes.shape[1] != self.tm.num_pdfs:
-            raise DecodeError(f"utterance {key}: the log-likelihood matrix is {loglikes.shape}, "
-                              f"expected (frames, {self.tm.num_pdfs}) (one column per pdf of "
-                              "the transition model)")
-        T = loglikes.shape[0]
-        if T == 0:
-            raise DecodeError(f"utterance {key}: zero-length utterance")
-        if not np.all(np.isfinite(loglikes)):
-            raise DecodeError(f"utterance {key}: the log-likelihoods are not all finite")
-        search = self._search_faster if cfg.decoder == "faster" else self._search_simple
-        raw, (words, ali, g, a), reached, path_lattice = search(loglikes, key, lattice)
+        gmm = None
+        if isinstance(loglikes, GmmFrames):
+            if loglikes.on_demand and cfg.decoder == "faster":
+                gmm = loglikes
+            else:
+                loglikes = loglikes.loglikes()
+        if gmm is not None:
+            if gmm.gmm.num_pdfs != self.tm.num_pdfs:
+                raise DecodeError(f"utterance {key}: the GMM has {gmm.gmm.num_pdfs} pdfs, the "
+                                  f"transition model {self.tm.num_pdfs}")
+            if gmm.num_frames == 0:
+                raise DecodeError(f"utterance {key}: zero-length utterance")
+            if not np.all(np.isfinite(gmm.feats)):
+                raise DecodeError(f"utterance {key}: the features are not all finite")
+            raw, (words, ali, g, a), reached, path_lattice = self._search_faster(
+                None, key, lattice, gmm)
+        else:
+            loglikes = self._checked(loglikes, key)
+            search = self._search_faster if cfg.decoder == "faster" else self._search_simple
+            raw, (words, ali, g, a), reached, path_lattice = search(loglikes, key, lattice)
         partial = False
         if not reached:
             if not cfg.allow_partial:
@@ -279,6 +302,18 @@ class LatticeDecoder:
             path_lattice.scale(acoustic_scale=1.0 / cfg.acoustic_scale)
         return DecodeResult(key, words, ali, -(g + a), len(ali), clat, partial, path_lattice)
 
+    def _checked(self, loglikes, key: str) -> np.ndarray:
+        loglikes = np.asarray(loglikes)
+        if loglikes.ndim != 2 or loglikes.shape[1] != self.tm.num_pdfs:
+            raise DecodeError(f"utterance {key}: the log-likelihood matrix is {loglikes.shape}, "
+                              f"expected (frames, {self.tm.num_pdfs}) (one column per pdf of "
+                              "the transition model)")
+        if loglikes.shape[0] == 0:
+            raise DecodeError(f"utterance {key}: zero-length utterance")
+        if not np.all(np.isfinite(loglikes)):
+            raise DecodeError(f"utterance {key}: the log-likelihoods are not all finite")
+        return loglikes
+
     def _search_simple(self, loglikes: np.ndarray, key: str, _lattice: bool = True):
         """kaldi-decoder's LatticeSimpleDecoder: (raw lattice, best path, reached final, None)."""
         T = loglikes.shape[0]
@@ -303,14 +338,21 @@ class LatticeDecoder:
             raise DecodeError(f"Unexpected problem getting lattice for utterance {key}")
         return RawLattice.from_kaldifst(raw_fst), path, reached, None
 
-    def _search_faster(self, loglikes: np.ndarray, key: str, lattice: bool = True):
+    def _search_faster(self, loglikes: Optional[np.ndarray], key: str, lattice: bool = True,
+                       gmm: Optional[GmmFrames] = None):
         """The compiled LatticeFasterDecoder: (raw lattice, best path, reached final, the best
         path as a linear CompactLattice or None); without ``lattice`` the search keeps
-        backpointers only, the raw lattice is the best path, and the linear lattice is made."""
-        scaled = np.asarray(self.config.acoustic_scale * loglikes, dtype=np.float32)
+        backpointers only, the raw lattice is the best path, and the linear lattice is made.
+        With ``gmm`` the search computes the log-likelihoods of the pdfs it reaches."""
+        acwt = self.config.acoustic_scale
         try:
-            out = lattice_search(self._graph, scaled, self._tid2pdf, self._opts,
-                                 best_path_only=not lattice)
+            if gmm is not None:
+                out = lattice_search(self._graph, None, self._tid2pdf, self._opts,
+                                     best_path_only=not lattice,
+                                     gmm=(gmm.gmm, gmm.feats, acwt))
+            else:
+                out = lattice_search(self._graph, np.asarray(acwt * loglikes, dtype=np.float32),
+                                     self._tid2pdf, self._opts, best_path_only=not lattice)
         except ValueError as e:
             raise DecodeError(f"utterance {key}: {e}") from None
         self.last_expanded = out.expanded

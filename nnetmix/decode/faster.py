@@ -28,6 +28,11 @@ runs): the same search, each token keeping the arc that gave it its cost instead
 links; every prune-interval frames the tokens that no token of the newest frame traces back to
 are freed. Its best path is the lattice mode's (LatticeFasterDecoder::GetBestPath).
 
+Acoustic scores come from a (frames x pdfs) matrix, or, for a GMM model with many pdfs, from
+the GMM kernel of :mod:`nnetmix.decode.gmmframes` for the pdfs the emitting arcs reach, cached
+per frame (Kaldi's DecodableAmDiagGmmScaled); either way an arc's transition-id is mapped to
+its pdf here (``tid2pdf``), with no (frames x transition-ids) matrix.
+
 Data layout (no per-token Python objects): tokens and forward links live in growing arrays
 with free lists (Kaldi's memory pools); each frame has a singly linked token list (new tokens at
 the head, as Kaldi's); the per-frame hash from state to token is an array indexed by state
@@ -37,11 +42,13 @@ is accepted only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 from numba import njit
 
 from nnetmix.decode.fstarrays import GraphArrays
+from nnetmix.decode.gmmframes import pdf_loglike_scaled
 from nnetmix.decode.lattice import RawLattice
 
 __all__ = ["SearchOptions", "SearchOutput", "lattice_search", "best_path_arcs", "INT32_MAX"]
@@ -57,6 +64,12 @@ _T_USED, _T_FREE, _L_USED, _L_FREE = 0, 1, 2, 3
 # token columns -- toks_f: tot_cost, extra_cost, final cost; toks_i: first link, next token in
 # its frame list (or in the free list), frame
 # link columns -- links_i: next token, ilabel, olabel, next link; links_f: graph, acoustic cost
+
+
+# the arguments of the mode not in use (one compiled signature for both)
+_NO_MATRIX = np.zeros((0, 0), np.float32)
+_NO_GMM = (np.zeros((0, 0), np.float32), np.zeros((0, 0), np.float64), np.zeros(0, np.float64),
+           np.zeros(0, np.int64), 0.0)
 
 
 @dataclass
@@ -77,11 +90,12 @@ class SearchOutput:
     whether a final state was reached, and per frame the number of tokens ProcessEmitting
     expanded (cost <= cutoff) and how many of them cost strictly less than the cutoff (at most
     max-active: the cutoff is the (max_active+1)-th best cost, and tokens tied with it are
-    expanded too, as Kaldi's)."""
+    expanded too, as Kaldi's), and how many pdfs' GMM log-likelihoods the on-demand mode
+    computed (0 with a matrix)."""
 
     lattice: RawLattice
     reached_final: bool
-    expanded: np.ndarray      # (num_frames, 2)
+    expanded: np.ndarray      # (num_frames, 3)
 
 
 @njit(**_JIT)
@@ -393,11 +407,28 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
     return n_cur, 0, 0
 
 
+@njit(inline="always", **_JIT)
+def _acoustic(frame, pdf, ac, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame,
+              n_eval):
+    """The scaled log-likelihood of ``pdf`` on ``frame``: from the matrix ``ac``, or (on-demand
+    mode: ``cache_frame`` is not empty) computed by the GMM kernel the first time the frame
+    asks for it and cached for the frame, as Kaldi's DecodableAmDiagGmmScaled (``n_eval[0]``
+    counts the pdfs computed)."""
+    if cache_frame.shape[0] == 0:
+        return np.float64(ac[frame, pdf])
+    if cache_frame[pdf] != frame:
+        cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
+        cache_frame[pdf] = frame
+        n_eval[0] += 1
+    return np.float64(cache[pdf])
+
+
 @njit(**_JIT)
 def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset, arc_start,
                       arc_il, arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks,
                       n_prev, state2tok, cur_states, cur_toks, toks_f, toks_i, links_i,
-                      links_f, ctr, frame_head, keep_links):
+                      links_f, ctr, frame_head, keep_links, gmm_x2, gmm_proj, gmm_gconst,
+                      gmm_off, acwt, cache, cache_frame, n_eval):
     """The main loop of Kaldi's ProcessEmitting (the caller has reserved room for one token and
     one link per emitting arc). Returns (n_cur, next_cutoff, tokens expanded, of those below
     the cutoff)."""
@@ -417,7 +448,9 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
             il = arc_il[a]
             if il == 0:
                 continue
-            acost = cost_offset - np.float64(ac[frame, tid2pdf[il]])
+            acost = cost_offset - _acoustic(frame, tid2pdf[il], ac, gmm_x2, gmm_proj,
+                                            gmm_gconst, gmm_off, acwt, cache, cache_frame,
+                                            n_eval)
             g = np.float64(arc_w[a])
             tot = cur_cost + acost + g
             if tot >= next_cutoff:
@@ -499,7 +532,8 @@ def _trace_backpointers(frame_head, toks_f, toks_i, final_nonempty):
 
 @njit(**_JIT)
 def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, ac, tid2pdf,
-            beam, max_active, min_active, lattice_beam, prune_interval, beam_delta, keep_links):
+            beam, max_active, min_active, lattice_beam, prune_interval, beam_delta, keep_links,
+            gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt):
     """The whole utterance. Returns the token/link arrays and the frame lists for
     :func:`_raw_lattice` (or, without links, for :func:`_trace_backpointers`), whether a final
     state was reached and the per-frame expanded counts.
@@ -507,8 +541,16 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     keep_links=False is the best-path-only mode: each token keeps the arc that gave it its cost
     (a backpointer) instead of forward links, nothing is lattice-pruned, and every
     prune-interval frames the tokens no current token traces back to are freed. The search
-    (cutoffs, tokens) is the same, so is the best path."""
-    num_frames = ac.shape[0]
+    (cutoffs, tokens) is the same, so is the best path.
+
+    On-demand mode (``gmm_off`` not empty): ``ac`` is not read; the scaled log-likelihoods come
+    from the GMM kernel for the pdfs the search reaches, cached per frame (see _acoustic)."""
+    on_demand = gmm_off.shape[0] > 0
+    num_frames = gmm_x2.shape[0] if on_demand else ac.shape[0]
+    num_pdfs = gmm_off.shape[0] - 1 if on_demand else 0
+    cache = np.empty(num_pdfs, np.float32)
+    cache_frame = np.full(num_pdfs, -1, np.int64)
+    n_eval = np.zeros(1, np.int64)
     num_states = final_w.shape[0]
     cap = 1024
     toks_f = np.empty((cap, 3 if keep_links else 5), np.float64)
@@ -520,7 +562,8 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     must_fl = np.ones(num_frames + 1, np.bool_)
     must_tok = np.ones(num_frames + 1, np.bool_)
     cost_offsets = np.zeros(num_frames, np.float64)
-    expanded = np.zeros((num_frames, 2), np.int64)   # tokens expanded; those below the cutoff
+    # per frame: tokens expanded; those below the cutoff; pdfs computed (on-demand mode)
+    expanded = np.zeros((num_frames, 3), np.int64)
     state2tok = np.full(num_states, -1, np.int64)
     cur_states = np.empty(num_states, np.int64)    # the active states of the newest frame
     cur_toks = np.empty(num_states, np.int64)
@@ -595,16 +638,21 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             for a in range(arc_start[s], arc_start[s + 1]):
                 if arc_il[a] != 0:
                     w = (np.float64(arc_w[a]) + cost_offset
-                         - np.float64(ac[frame, tid2pdf[arc_il[a]]]) + tc)
+                         - _acoustic(frame, tid2pdf[arc_il[a]], ac, gmm_x2, gmm_proj,
+                                     gmm_gconst, gmm_off, acwt, cache, cache_frame, n_eval)
+                         + tc)
                     if w + adaptive_beam < next_cutoff:
                         next_cutoff = w + adaptive_beam
         cost_offsets[frame] = cost_offset
         n_cur, next_cutoff, n_exp, n_below = _process_emitting(
             frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset, arc_start, arc_il,
             arc_ol, arc_w, arc_next, ac, tid2pdf, prev_states, prev_toks, n_prev, state2tok,
-            cur_states, cur_toks, toks_f, toks_i, links_i, links_f, ctr, frame_head, keep_links)
+            cur_states, cur_toks, toks_f, toks_i, links_i, links_f, ctr, frame_head, keep_links,
+            gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame, n_eval)
         expanded[frame, 0] = n_exp
         expanded[frame, 1] = n_below
+        expanded[frame, 2] = n_eval[0]
+        n_eval[0] = 0
         cutoff = next_cutoff
 
     # ---- ComputeFinalCosts + FinalizeDecoding ----
@@ -761,21 +809,30 @@ def best_path_arcs(num_states, src, dst, g, a, final_g, final_a):
     return out
 
 
-def lattice_search(graph: GraphArrays, scaled_loglikes: np.ndarray, tid2pdf: np.ndarray,
-                   opts: SearchOptions, best_path_only: bool = False) -> SearchOutput:
+def lattice_search(graph: GraphArrays, scaled_loglikes: Optional[np.ndarray],
+                   tid2pdf: np.ndarray, opts: SearchOptions, best_path_only: bool = False,
+                   gmm: Optional[tuple] = None) -> SearchOutput:
     """Decode one utterance. ``scaled_loglikes`` is (T, num_pdfs): acoustic_scale times the
     pdf log-likelihoods (Kaldi's DecodableMatrixScaledMapped); ``tid2pdf[tid]`` maps an input
-    label to its column. ``best_path_only``: the same search keeping backpointers instead of
-    forward links; the lattice returned is then the best path alone (linear). Raises
+    label to its column. Or, with ``gmm = (OnDemandGmm, features (T, D), acoustic_scale)`` and
+    no matrix, the search computes the pdfs it reaches (Kaldi's DecodableAmDiagGmmScaled; see
+    :mod:`nnetmix.decode.gmmframes`). ``best_path_only``: the same search keeping backpointers
+    instead of forward links; the lattice returned is then the best path alone (linear). Raises
     ValueError when the epsilon arcs of a frame form a cycle (lattice mode)."""
+    if gmm is not None:
+        model, feats, acwt = gmm
+        x2, proj, gconst, off = model.design(feats), model.proj_t, model.gconst, model.offsets
+        ac = _NO_MATRIX
+    else:
+        x2, proj, gconst, off, acwt = _NO_GMM
+        ac = np.ascontiguousarray(scaled_loglikes, dtype=np.float32)
     (frame_head, toks_f, toks_i, links_i, links_f, offsets, final_nonempty,
      expanded) = _search(graph.arc_start, graph.ilabel, graph.olabel, graph.weight,
-                         graph.nextstate, graph.final, graph.num_input_eps, graph.start,
-                         np.ascontiguousarray(scaled_loglikes, dtype=np.float32),
+                         graph.nextstate, graph.final, graph.num_input_eps, graph.start, ac,
                          np.ascontiguousarray(tid2pdf, dtype=np.int64), float(opts.beam),
                          int(opts.max_active), int(opts.min_active), float(opts.lattice_beam),
                          max(int(opts.prune_interval), 1), float(opts.beam_delta),
-                         not best_path_only)
+                         not best_path_only, x2, proj, gconst, off, float(acwt))
     if best_path_only:
         il, ol, g, a, fc, found = _trace_backpointers(frame_head, toks_f, toks_i,
                                                       final_nonempty)

@@ -7,8 +7,11 @@ communicator) and the in-process epochs of :mod:`nnetmix.driver.scheduler`::
                     TrainOptions(), NnetTrainOptions(learn_rate=0.008),
                     MpiTrainOptions(average_every=10))
 
-Both run :func:`nnetmix.train.train_epoch` (the one minibatch loop); what N ranks add, in order
-(every step a collective; DESIGN.md "Parallel semantics"):
+Both run the one minibatch loop: :func:`nnetmix.train.train_epoch` on shuffled frames or, for a
+recurrent network given ``stream_opts`` (nnet-train-mpi.py's --num-streams/--batch-size),
+multi-stream steps (:mod:`nnetmix.driver.batches`, where a minibatch below is one step and what
+happens to each rank's LSTM state at a mix is said). What N ranks add, in order (every step a
+collective; DESIGN.md "Parallel semantics"):
 
 1. ``check_same`` on every option and argument; every rank reads the model and checks that all
    start from one model.
@@ -16,7 +19,8 @@ Both run :func:`nnetmix.train.train_epoch` (the one minibatch loop); what N rank
 3. The targets of the rank's utterances are read up front, so each rank knows exactly how many
    frames it will train on (the trainer's rules: missing targets and length mismatches dropped,
    lengths within ``length_tolerance`` truncated) and the ranks agree on the number of
-   minibatches (the minimum), so they reach every mix together.
+   minibatches (the minimum; for streams, the steps its stream source takes over those
+   lengths), so they reach every mix together.
 4. Training: learning rate x N for model averaging (seed 001 section 5.6), x 1 for BMUF, unless
    ``--scale-lr-by-workers`` says otherwise; mixing or a BMUF block sync every
    ``--average-every`` minibatches (:class:`~nnetmix.driver.ranks.MixingHook`); at the end one
@@ -48,13 +52,14 @@ from nnetmix.parallel.agree import params_digest
 from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.options import MpiTrainOptions
+from nnetmix.driver.batches import describe_step, epoch_streams, stream_steps, train_pass
 from nnetmix.driver.ranks import Workers
 from nnetmix.train.loop import Hook
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
 from nnetmix.train.ngsgd import setup_optimizer, state_path
 from nnetmix.train.options import OptimizerOptions, TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
-from nnetmix.train.trainer import train_epoch
+from nnetmix.train.streams import StreamOptions
 from nnetmix.utils.state import read_json, write_json
 
 __all__ = ["EpochResult", "dnn_epoch", "write_result", "read_result"]
@@ -139,18 +144,17 @@ def _read_targets(targets: str, kind: str, keys: list[str]) -> dict[str, np.ndar
     return out
 
 
-def _usable_frames(keys, frames: Mapping[str, int], targets: Mapping[str, np.ndarray],
-                   tolerance: int) -> int:
-    """Frames the trainer will use (its rules for missing targets and length mismatch)."""
-    total = 0
+def _usable_lengths(keys, frames: Mapping[str, int], targets: Mapping[str, np.ndarray],
+                    tolerance: int) -> list[int]:
+    """Frames the trainer will use of each utterance, in the order of ``keys`` (its rules for
+    missing targets and length mismatch; 0 for a dropped utterance)."""
+    out = []
     for k in keys:
         t = targets.get(k)
-        if t is None:
-            continue
-        n_f, n_t = int(frames[k]), int(t.shape[0])
-        if n_f == n_t or abs(n_f - n_t) < tolerance:
-            total += min(n_f, n_t)
-    return total
+        n_f, n_t = int(frames[k]), (-1 if t is None else int(t.shape[0]))
+        ok = t is not None and (n_f == n_t or abs(n_f - n_t) < tolerance)
+        out.append(min(n_f, n_t) if ok else 0)
+    return out
 
 
 def _with_targets(feats: Iterator, targets: Mapping[str, np.ndarray], kick) -> Iterator[tuple]:
@@ -189,10 +193,14 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
               log: Optional[logging.Logger] = None,
               optim_opts: Optional[OptimizerOptions] = None, ngsgd_state_in: str = "",
               ngsgd_state_out: str = "", result_file: str = "",
-              hook: Optional[Hook] = None) -> EpochResult:
+              hook: Optional[Hook] = None,
+              stream_opts: Optional[StreamOptions] = None) -> EpochResult:
     """One epoch (training, or CV with ``train_opts.cross_validate``) on one worker
     (``comm=None``) or the ranks of ``comm``; see the module docstring. ``hook``: one worker
-    only, the caller's after-minibatch hook (N ranks have theirs: the mixing)."""
+    only, the caller's after-minibatch hook (N ranks have theirs: the mixing).
+    ``stream_opts``: a recurrent network is trained in multi-stream steps of these
+    (:mod:`nnetmix.driver.batches`); without them it is refused, as nnet-train-frmshuff.py
+    refuses it."""
     log = log or logger
     w = Workers(comm, log)
     if w.parallel and mopts is None:
@@ -205,11 +213,15 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
                             "args": [feats, targets, model_in, model_out],
                             "feature_transform": feature_transform, "backend": backend,
                             "targets_kind": targets_kind, "binary": binary,
-                            "optimizer": optim_opts}, mixes=not cv)
+                            "optimizer": optim_opts, "streams": stream_opts}, mixes=not cv)
     be = w.backend(backend)
     transform = read_nnet(feature_transform).to_backend(get_backend("cpu")) \
         if feature_transform else None
     nnet = w.read_model(model_in, be)
+    streams = epoch_streams(nnet, stream_opts)
+    if streams is not None and not cv and optim_opts.optimizer != "sgd":
+        raise TrainError(f"--optimizer={optim_opts.optimizer} is for feed-forward networks: "
+                         "a recurrent network trains with --optimizer=sgd")
 
     opts = dataclasses.replace(train_opts, randomizer_seed=train_opts.randomizer_seed + w.rank)
     upd = None if cv else update_opts
@@ -219,26 +231,34 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
         shards = w.shards(feats, mopts, [mopts.epoch], train_opts.randomizer_seed)
         mine = shards.mine[0]
         tgt = _read_targets(targets, targets_kind, mine)
-        usable = _usable_frames(mine, shards.frames, tgt, train_opts.length_tolerance)
+        lengths = _usable_lengths(mine, shards.frames, tgt, train_opts.length_tolerance)
+        usable = sum(lengths)
         if cv:
             least = w.agree_min(usable)
             if least <= 0:
                 raise ParallelError(f"cross-validation: a rank has no usable frames (rank "
                                     f"{w.rank} has {usable}; fewer ranks for this little data?)")
-            if least < opts.minibatch_size:
+            if least < opts.minibatch_size and streams is None:
                 opts = dataclasses.replace(opts, minibatch_size=least)
                 log.info("rank %d: cross-validating in minibatches of %d frames (the smallest "
                          "shard has fewer than --minibatch-size)", w.rank, least)
         else:
-            n_agreed = w.agree_min(usable // opts.minibatch_size)
+            local = (usable // opts.minibatch_size if streams is None
+                     else stream_steps(lengths, streams, opts, nnet.input_dim))
+            n_agreed = w.agree_min(local)
             if n_agreed <= 0:
-                raise ParallelError(f"training: fewer usable frames than one minibatch "
-                                    f"({opts.minibatch_size}) on some rank (rank {w.rank} has "
-                                    f"{usable}); use fewer ranks or smaller minibatches")
+                least = (f"one minibatch ({opts.minibatch_size})" if streams is None
+                         else "one frame")
+                raise ParallelError(f"training: fewer usable frames than {least} on some rank "
+                                    f"(rank {w.rank} has {usable}); use fewer ranks or smaller "
+                                    "minibatches")
+            if streams is not None:
+                log.info("rank %d: a minibatch is one multi-stream step (%s); at a mix each "
+                         "rank keeps its streams' LSTM state", w.rank, describe_step(streams))
             factor = mopts.lr_factor(w.size)
             upd = dataclasses.replace(update_opts, learn_rate=update_opts.learn_rate * factor)
             log.info("rank %d: %d minibatches agreed (%d local); learning rate %g (x %g)%s",
-                     w.rank, n_agreed, usable // opts.minibatch_size, upd.learn_rate, factor,
+                     w.rank, n_agreed, local, upd.learn_rate, factor,
                      f"; BMUF block momentum {mopts.bmuf_options().eta(w.size):g}, block "
                      f"learning rate {mopts.block_lr:g}, "
                      f"{'Nesterov' if mopts.bmuf_nesterov else 'classical'}"
@@ -260,8 +280,8 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
             utts = read_utterances(feats, targets, targets_kind)
         else:
             utts = _with_targets(shards.read(0), tgt, wd.kick)
-        st = train_epoch(nnet, utts, opts, upd, feature_transform=transform,
-                         hook=mix if w.parallel else hook, num_minibatches=n_agreed, log=log)
+        st = train_pass(nnet, utts, opts, upd, streams=streams, feature_transform=transform,
+                        hook=mix if w.parallel else hook, limit=n_agreed, log=log)
         if mix is not None:
             mix.finish(n_agreed, nnet.params)
         t_aggregate = mix.time if mix is not None else 0.0

@@ -1,5 +1,7 @@
 """One epoch of multi-stream training on one worker: the library behind
-bin/nnet-train-multistream.py (Kaldi's nnet-train-multistream)::
+bin/nnet-train-multistream.py and bin/nnet-train-multistream-perutt.py (Kaldi's
+nnet-train-multistream and nnet-train-multistream-perutt; with PerUttOptions' chunk options,
+seed 002's CSC-BPTT)::
 
     res = multistream_epoch("scp:feats.scp", "ark:post.ark", "nnet.in", "nnet.out",
                             TrainOptions(), StreamOptions(num_streams=4, batch_size=20),
@@ -8,14 +10,16 @@ bin/nnet-train-multistream.py (Kaldi's nnet-train-multistream)::
 It reads the model, the feature transform and the utterances, runs
 :func:`~nnetmix.train.multistream.train_streams_epoch`, and writes the model (training only,
 atomically) and the result file (:func:`~nnetmix.driver.dnn.write_result`, the one a scheduler
-reads), so nnet-train-scheduler.py can run this tool as its ``--train-tool``. No MPI: multi-
-stream training over ranks (model averaging, BMUF) is not built yet.
+reads), so nnet-train-scheduler.py can run these tools as its ``--train-tool``. The stream
+options choose the batch source (:func:`~nnetmix.train.streams.make_stream_source`). One
+worker: over MPI ranks (model averaging, BMUF) nnet-train-mpi.py trains a recurrent network in
+streams (:func:`~nnetmix.driver.dnn.dnn_epoch`, :mod:`nnetmix.driver.batches`).
 """
 from __future__ import annotations
 
 import logging
 import time
-from typing import Optional
+from typing import Optional, Union
 
 from nnetmix.driver.dnn import EpochResult, write_result
 from nnetmix.kernels import get_backend
@@ -23,6 +27,7 @@ from nnetmix.nnet import NnetTrainOptions, read_nnet
 from nnetmix.train.data import read_utterances
 from nnetmix.train.multistream import train_streams_epoch
 from nnetmix.train.options import TrainOptions
+from nnetmix.train.seqstreams import PerUttOptions
 from nnetmix.train.streams import StreamOptions
 
 __all__ = ["multistream_epoch"]
@@ -31,7 +36,8 @@ logger = logging.getLogger(__name__)
 
 
 def multistream_epoch(feats: str, targets: str, model_in: str, model_out: Optional[str],
-                      train_opts: TrainOptions, stream_opts: StreamOptions,
+                      train_opts: TrainOptions,
+                      stream_opts: Union[StreamOptions, PerUttOptions],
                       update_opts: NnetTrainOptions, *, feature_transform: str = "",
                       backend: str = "cpu", targets_kind: str = "post", binary: bool = True,
                       result_file: str = "",

@@ -110,10 +110,10 @@ class StackedGmms:
 
 
 def _lazy_njit(fn):
-    """``numba.njit(cache=True)(fn)``, made on the first call. Importing numba and loading a
-    cached kernel cost about 0.9 s per process, and most processes that import this module
-    (gmm-est, gmm-sum-accs, gmm-boost-silence: a monophone training runs ~150 of them) never
-    call a kernel."""
+    """``numba.njit(cache=True, nogil=True)(fn)``, made on the first call. Importing numba and
+    loading a cached kernel cost about 0.9 s per process, and most processes that import this
+    module (gmm-est, gmm-sum-accs, gmm-boost-silence: a monophone training runs ~150 of them)
+    never call a kernel. nogil: decoding threads (gmm-latgen-faster-parallel) run them at once."""
     jitted = None
 
     @functools.wraps(fn)
@@ -121,7 +121,7 @@ def _lazy_njit(fn):
         nonlocal jitted
         if jitted is None:
             import numba
-            jitted = numba.njit(cache=True)(fn)
+            jitted = numba.njit(cache=True, nogil=True)(fn)
         return jitted(*args)
 
     return call

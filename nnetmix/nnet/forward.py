@@ -10,6 +10,9 @@ Kaldi's nnet-forward (src/nnetbin/nnet-forward.cc) with PdfPrior (src/nnet/nnet-
   FLT_MAX/2 (so their log-likelihood is about -1.7e38: never chosen, no NaN), as Kaldi does.
 * NaN or Inf in the features, the transformed features or the output is an error naming the
   utterance (:class:`~nnetmix.nnet.NnetError`).
+* A recurrent network (<LstmProjected>, <BlstmProjected>) runs each utterance as one stream from
+  a reset state, or in context-sensitive chunks with :class:`ChunkOptions` (``--chunk-size``
+  ...; :mod:`nnetmix.nnet.chunked`); the feature transform still sees the whole utterance.
 
 Inference lives beside the network code; training (nnetmix.train) shares the network, not this.
 """
@@ -25,11 +28,12 @@ import numpy as np
 from nnetmix.feat.pipeline import open_features
 from nnetmix.kaldi import TableWriter, read_object
 from nnetmix.kernels import get_backend
+from nnetmix.nnet.chunked import ChunkOptions, is_recurrent, recurrent_forward
 from nnetmix.nnet.components import Softmax
 from nnetmix.nnet.network import Nnet, read_nnet
 from nnetmix.nnet.options import NnetError
 
-__all__ = ["ForwardOptions", "PdfPrior", "nnet_forward", "forward_table"]
+__all__ = ["ForwardOptions", "ChunkOptions", "PdfPrior", "nnet_forward", "forward_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +97,9 @@ def _finite(a: np.ndarray, what: str, key: str) -> None:
 
 def nnet_forward(nnet: Nnet, feats: np.ndarray, opts: ForwardOptions,
                  transform: Optional[Nnet] = None, prior: Optional[PdfPrior] = None,
-                 key: str = "") -> np.ndarray:
-    """The output matrix (host float32) for one utterance's features."""
+                 key: str = "", chunk: Optional[ChunkOptions] = None) -> np.ndarray:
+    """The output matrix (host float32) for one utterance's features; ``chunk`` applies to
+    recurrent networks only (None: each utterance whole)."""
     if opts.apply_log and opts.no_softmax:
         raise NnetError("Cannot use both --apply-log=true --no-softmax=true, use only one of "
                          "the two!")
@@ -112,9 +117,12 @@ def nnet_forward(nnet: Nnet, feats: np.ndarray, opts: ForwardOptions,
                          f"is {nnet.input_dim}")
     be = nnet._be()
     soft = isinstance(nnet.components[-1], Softmax) if nnet.components else False
-    y = be.to_host(nnet.propagate(be.asarray(x, dtype=nnet.dtype),
-                                  through_softmax=not (opts.no_softmax and soft)))
-    y = np.asarray(y, dtype=np.float32)
+    through = not (opts.no_softmax and soft)
+    if is_recurrent(nnet):
+        y = recurrent_forward(nnet, x, chunk or ChunkOptions(), through_softmax=through)
+    else:
+        y = np.asarray(be.to_host(nnet.propagate(be.asarray(x, dtype=nnet.dtype),
+                                                 through_softmax=through)), dtype=np.float32)
     _finite(y, "nn-output", key)
     if opts.apply_log:
         if not (y.min() >= 0.0 and y.max() <= 1.0):
@@ -127,12 +135,23 @@ def nnet_forward(nnet: Nnet, feats: np.ndarray, opts: ForwardOptions,
 
 
 def forward_table(model: str, feature_rspecifier: str, feature_wspecifier: str,
-                  opts: ForwardOptions, backend: str = "cpu") -> int:
+                  opts: ForwardOptions, backend: str = "cpu",
+                  chunk: Optional[ChunkOptions] = None) -> int:
     """nnet-forward over a table; returns the number of utterances written."""
     if opts.apply_log and opts.no_softmax:
         raise NnetError("Cannot use both --apply-log=true --no-softmax=true, use only one of "
                          "the two!")
+    if chunk is not None:
+        chunk.check()
     nnet = read_nnet(model).to_backend(get_backend(backend))
+    if chunk is not None and chunk.chunk_size > 0:
+        if is_recurrent(nnet):
+            logger.info("Forwarding in chunks of %d frames, context %d left %d right, overlap %d",
+                        chunk.chunk_size, chunk.chunk_left_context, chunk.chunk_right_context,
+                        chunk.chunk_overlap)
+        else:
+            logger.info("--chunk-size=%d ignored: %s has no recurrent component", chunk.chunk_size,
+                        model)
     if opts.no_softmax:
         if nnet.components and isinstance(nnet.components[-1], Softmax):
             logger.info("Removing <Softmax> from the nnet %s", model)
@@ -151,7 +170,7 @@ def forward_table(model: str, feature_rspecifier: str, feature_wspecifier: str,
     with open_features(feature_rspecifier) as reader, \
             TableWriter(feature_wspecifier, "mat") as writer:
         for key, mat in reader:
-            writer.write(key, nnet_forward(nnet, mat, opts, transform, prior, key))
+            writer.write(key, nnet_forward(nnet, mat, opts, transform, prior, key, chunk))
             done += 1
             frames += int(mat.shape[0])
     el = max(time.perf_counter() - t0, 1e-9)

@@ -11,7 +11,9 @@ of minibatches; it runs :class:`MinibatchLoop` (:mod:`nnetmix.train.loop`), the 
 every trainer shares, DNN and RBM. Whole epochs on one worker or N ranks and the schedule over
 epochs are one layer up, in :mod:`nnetmix.driver`. :func:`train_streams_epoch`
 (:mod:`nnetmix.train.multistream`) is the same loop and update rule for recurrent networks, fed
-by a :class:`StreamBatcher` (truncated BPTT over parallel utterances). Inference (nnet-forward)
+by a stream batch source (:func:`make_stream_source`): a :class:`StreamBatcher` (truncated BPTT
+over parallel utterances), or whole utterances or CSC-BPTT chunks (:class:`PerUttOptions`,
+:mod:`nnetmix.train.seqstreams`). Inference (nnet-forward)
 is nnetmix.nnet's :func:`~nnetmix.nnet.nnet_forward`.
 """
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
@@ -23,7 +25,8 @@ from nnetmix.train.prefetch import Prefetcher
 from nnetmix.train.randomizer import FrameRandomizer, num_minibatches
 from nnetmix.train.stats import EpochStats, parse_report
 from nnetmix.train.trainer import train_epoch
-from nnetmix.train.streams import StreamBatch, StreamBatcher, StreamOptions
+from nnetmix.train.streams import StreamBatch, StreamBatcher, StreamOptions, make_stream_source
+from nnetmix.train.seqstreams import ChunkBatcher, PerUttOptions, UttBatcher
 from nnetmix.train.multistream import train_streams_epoch
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "read_utterances", "posterior_to_targets", "TARGET_KINDS",
     "train_epoch", "Hook", "MinibatchLoop", "EpochStats", "parse_report",
     "train_streams_epoch", "StreamOptions", "StreamBatcher", "StreamBatch",
+    "make_stream_source", "PerUttOptions", "UttBatcher", "ChunkBatcher",
     "NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
     "kaldi_round",
 ]

@@ -27,18 +27,31 @@ Kaldi takes, since Kaldi too refills only empty streams) and then returns for mo
 out, with empty streams left empty, until no frame is left: that is the one change the loop
 needed, since a frame randomizer never had to know that the data had ended. ``randomize`` does
 nothing: streams keep the order of the data (Kaldi's --randomize is a dummy option here).
+
+The batch-source interface (what :mod:`nnetmix.train.multistream` consumes; the sources of
+:mod:`nnetmix.train.seqstreams` have it too, and :func:`make_stream_source` picks one from the
+options, for the one-worker and the MPI trainers alike):
+
+* ``add(feats, targets)``, ``is_full()``, ``done()``, ``end_of_data()``, ``randomize()`` as
+  above; ``minibatches()`` yields ``(x (rows, D) float32, StreamBatch)``, rows ``t*S + s``;
+* ``randomized``: whether the source reorders the data (the summary line's RANDOMIZED);
+* ``max_rows``: no step has more rows (the rule sizes its buffers with it);
+* ``max_sequence``: None, or the longest utterance the source takes (the rule skips longer
+  ones with a warning and a count, as Kaldi's perutt tool skips them);
+* ``summary()``: the lines the trainer logs after the pass (counts of what was padded/cut).
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Iterator
+from typing import Iterator, Optional
 
 import numpy as np
 
-from nnetmix.train.options import TrainError
+from nnetmix.train.options import TrainError, TrainOptions
 
-__all__ = ["StreamOptions", "StreamBatch", "StreamBatcher"]
+__all__ = ["StreamOptions", "StreamBatch", "StreamBatcher", "check_utterance",
+           "make_stream_source"]
 
 
 def _f(default, help: str):
@@ -67,20 +80,36 @@ class StreamBatch:
     targets: np.ndarray   #: (T*S,) int32; 0 on padding rows
     mask: np.ndarray      #: (T*S,) bool; True on real frames
     lengths: list         #: S ints: real frames of each stream in this step
-    resets: list          #: S ints: 1 where a stream starts a new utterance in this step
+    resets: list          #: S ints: 1 where a stream starts a new sequence in this step
 
     @property
     def num_frames(self) -> int:
-        return int(sum(self.lengths))
+        """The frames trained on (a CSC step's context frames are computed, not counted)."""
+        return int(np.count_nonzero(self.mask))
+
+
+def check_utterance(feats: np.ndarray, targets: np.ndarray, dim) -> int:
+    """A source's checks on one utterance; returns the feature dim the streams hold."""
+    n = int(feats.shape[0])
+    if int(targets.shape[0]) != n:
+        raise TrainError(f"stream batcher: {n} feature rows but {targets.shape[0]} targets")
+    if dim is not None and feats.shape[1] != dim:
+        raise TrainError(f"stream batcher: feature dim {feats.shape[1]}, the streams hold "
+                         f"dim {dim}")
+    return int(feats.shape[1])
 
 
 class StreamBatcher:
     """See the module docstring."""
 
+    randomized = False
+    max_sequence = None
+
     def __init__(self, opts: StreamOptions):
         opts.check()
         self.opts = opts
         S = opts.num_streams
+        self.max_rows = opts.batch_size * S
         self._queue: collections.deque = collections.deque()
         self._feats: list = [None] * S      # the rest of each stream's utterance
         self._targets: list = [None] * S
@@ -95,15 +124,8 @@ class StreamBatcher:
     # -- the loop's source interface ---------------------------------------------------------
     def add(self, feats: np.ndarray, targets: np.ndarray) -> None:
         """Queue one utterance: feats (N, D), targets (N,) int32, N > 0."""
-        n = int(feats.shape[0])
-        if int(targets.shape[0]) != n:
-            raise TrainError(f"stream batcher: {n} feature rows but {targets.shape[0]} targets")
-        if self._dim is None:
-            self._dim = int(feats.shape[1])
-        elif feats.shape[1] != self._dim:
-            raise TrainError(f"stream batcher: feature dim {feats.shape[1]}, the streams hold "
-                             f"dim {self._dim}")
-        if n > 0:
+        self._dim = check_utterance(feats, targets, self._dim)
+        if int(feats.shape[0]) > 0:
             self._queue.append((np.asarray(feats, dtype=np.float32),
                                 np.asarray(targets, dtype=np.int32)))
         self._ended = False  # a loop run again (a later pass) feeds it afresh
@@ -160,3 +182,27 @@ class StreamBatcher:
                     self._targets[s] = self._targets[s][n:]
             resets, self._new = self._new, [0] * S
             yield x, StreamBatch(y, mask, lengths, resets)
+
+    def summary(self) -> list[str]:
+        """Nothing to add: the epoch's own lines say it all."""
+        return []
+
+
+def make_stream_source(opts, train_opts: TrainOptions, feat_dim: Optional[int] = None):
+    """The batch source for a recurrent trainer's options: :class:`StreamOptions` gives a
+    :class:`StreamBatcher` (nnet-train-multistream), :class:`~nnetmix.train.seqstreams.
+    PerUttOptions` whole utterances (nnet-train-multistream-perutt) or, with ``chunk_size``,
+    CSC-BPTT chunks; ``train_opts`` gives the seed and the chunk buffer's size
+    (--randomizer-seed, --randomizer-size). ``feat_dim`` (the network's input dim): the
+    per-utterance buffer counts its size from it, so a dry run over zero-width features
+    (counting an MPI rank's steps) takes the same steps as the pass; the other sources' steps
+    depend on the frame counts alone."""
+    if isinstance(opts, StreamOptions):
+        return StreamBatcher(opts)
+    from nnetmix.train import seqstreams  # cycle: seqstreams builds on StreamBatch
+    if not isinstance(opts, seqstreams.PerUttOptions):
+        raise TrainError(f"no stream batch source for options of type {type(opts).__name__}")
+    if opts.chunk_size > 0:
+        return seqstreams.ChunkBatcher(opts, train_opts.randomizer_seed,
+                                       train_opts.randomizer_size)
+    return seqstreams.UttBatcher(opts, train_opts.randomizer_seed, feat_dim)

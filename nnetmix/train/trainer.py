@@ -288,9 +288,11 @@ def train_epoch(nnet: Nnet, utterances: Iterable[Utterance], opts: TrainOptions,
     check_xent_network(nnet, feature_transform)
     recurrent = [c.marker for c in nnet.components if isinstance(c, MultistreamComponent)]
     if recurrent:  # frames in shuffled order are no sequence: the recurrence would be garbage
+        tool = "nnet-train-multistream-perutt.py" if "<BlstmProjected>" in recurrent \
+            else "nnet-train-multistream.py"
         raise TrainError(f"the network has {recurrent[0]}: frame-shuffled training cannot "
                          "train a recurrent network (it needs whole sequences or chunks: "
-                         "nnet-train-multistream.py)")
+                         f"{tool})")
     if not opts.cross_validate and update_opts is None:
         raise TrainError("train_epoch: training needs update options (NnetTrainOptions)")
     rule = DnnRule(nnet, opts, update_opts, feature_transform, log)

@@ -5,6 +5,9 @@
 # delta_opts on each job's split; feature transform, pre-softmax outputs minus log-priors from
 # ali_train_pdf.counts) piped into latgen-faster-mapped.py, lattices in <decode-dir>/lat.JOB.gz,
 # then local/score.sh. The model directory is <decode-dir>/.. (or --srcdir). Run from the recipe dir.
+# A recurrent network (train.sh --network-type lstm|blstm) is forwarded per utterance, or with
+# --chunk-size N (and --chunk-left-context, --chunk-right-context, --chunk-overlap) in
+# context-sensitive chunks, as a CSC-BPTT model was trained (seed 002: 64, 21, 21, overlap 32).
 
 # Begin configuration section.
 nj=4                  # number of parallel jobs
@@ -20,12 +23,17 @@ prior_cutoff=1e-10    # classes whose frame count is below this are never chosen
                       # otherwise boosts them by -log(0.5/frames))
 no_softmax=true       # decode the pre-softmax activations (same lattices as log-posteriors)
 backend=cpu           # compute backend of nnet-forward.py: cpu, cuda or auto
+chunk_size=0          # recurrent networks: forward in chunks of N frames (0: whole utterances)
+chunk_left_context=0  # with --chunk-size: left context frames run before each chunk
+chunk_right_context=0 # with --chunk-size: right context frames run after each chunk
+chunk_overlap=0       # with --chunk-size: frames shared by consecutive chunks (outputs averaged)
 acwt=0.1              # acoustic scale used in decoding and lattice generation
 beam=13.0             # decoding beam
 lattice_beam=8.0      # lattice generation beam
 max_active=7000       # maximum active states
 min_active=200        # minimum active states
 decoder=simple        # search: faster (Kaldi's LatticeFasterDecoder: max/min-active apply) or simple
+num_threads=1         # decoding threads per job: >1 runs latgen-faster-mapped-parallel.py (as Kaldi)
 skip_scoring=false    # if true, do not run local/score.sh
 scoring_opts="--min-lmwt 4 --max-lmwt 15"  # options passed to local/score.sh
 stage=0               # 0: decode, 1: score
@@ -51,11 +59,16 @@ Options:
   --lattice-beam <float>           # lattice beam (default: $lattice_beam)
   --max-active <n>                 # max active states (default: $max_active)
   --decoder <faster|simple>        # search (default: $decoder)
+  --num-threads <n>                # decoding threads per job (default: $num_threads)
   --prior-scale <float>            # scale of the log-priors (default: $prior_scale)
   --prior-cutoff <float>           # count below which a class is never chosen (default: $prior_cutoff)
   --scoring-opts <opts>            # options to local/score.sh (default: $scoring_opts)
   --skip-scoring <true|false>      # skip scoring (default: $skip_scoring)
   --backend <cpu|cuda|auto>        # compute backend (default: $backend)
+  --chunk-size <n>                 # recurrent nets: chunks of n frames (default: $chunk_size = whole utterances)
+  --chunk-left-context <n>         # context frames before each chunk (default: $chunk_left_context)
+  --chunk-right-context <n>        # context frames after each chunk (default: $chunk_right_context)
+  --chunk-overlap <n>              # frames shared by consecutive chunks (default: $chunk_overlap)
 EOT
   exit 1
 fi
@@ -95,12 +108,17 @@ if [ $stage -le 0 ]; then
     # each job's feature chain: the model's cmvn_opts and delta_opts on its split of the data
     steps/make_feature_pipelines.sh --opts-from $srcdir $data $nj $dir >/dev/null
     feats="pipeline:$dir/feats.JOB.json"
+    chunk_opts=
+    [ $chunk_size -gt 0 ] && chunk_opts="--chunk-size=$chunk_size --chunk-left-context=$chunk_left_context --chunk-right-context=$chunk_right_context --chunk-overlap=$chunk_overlap"
     echo "$0: decoding $(wc -l < $data/feats.scp) utterances of $data with $nnet in $nj jobs (logs in $dir/log)"
-    $cmd JOB=1:$nj $dir/log/decode.JOB.log \
-      nnet-forward.py --backend=$backend --no-softmax=$no_softmax \
+    # more than one thread: the -parallel tool, and the job wrapper reserves the threads
+    latgen=latgen-faster-mapped.py
+    [ $num_threads -gt 1 ] && latgen="latgen-faster-mapped-parallel.py --num-threads=$num_threads"
+    $cmd --num-threads $num_threads JOB=1:$nj $dir/log/decode.JOB.log \
+      nnet-forward.py --backend=$backend --no-softmax=$no_softmax $chunk_opts \
         --feature-transform=$feature_transform --class-frame-counts=$class_frame_counts \
         --prior-scale=$prior_scale --prior-cutoff=$prior_cutoff $nnet "$feats" ark:- \| \
-      latgen-faster-mapped.py --decoder=$decoder --max-active=$max_active --min-active=$min_active \
+      $latgen --decoder=$decoder --max-active=$max_active --min-active=$min_active \
         --beam=$beam --lattice-beam=$lattice_beam --acoustic-scale=$acwt --allow-partial=true \
         --word-symbol-table=$graphdir/words.txt $model $graphdir/HCLG.fst ark:- \
         "ark:|gzip -c > $dir/lat.JOB.gz"

@@ -5,6 +5,12 @@
 # as $dir/feats_{tr,cv}.json), feature transform (splice +/-N, global CMVN), network prototype
 # and initialisation (optionally behind a pretrained DBN), priors, then the Newbob (or
 # exponential) scheduler in nnetmix/train.
+# --network-type lstm|blstm (Kaldi's): the prototype comes from make-lstm-proto.py or
+# make-blstm-proto.py (--proto-opts, e.g. "--cell-dim=320 --proj-dim=200 --num-layers=2"), the
+# features are not spliced unless --splice says so, and each epoch runs as a job of the
+# --train-tool (lstm: nnet-train-multistream.py, truncated BPTT; blstm:
+# nnet-train-multistream-perutt.py, whole utterances) with --train-tool-opts, e.g.
+# "--num-streams=4 --batch-size=20" (Kaldi's defaults).
 # Run from the recipe directory. Skips everything when <exp-dir>/final.nnet exists; a killed run
 # resumes after the last finished epoch.
 
@@ -12,14 +18,15 @@
 config=               # config file with options (sourced by parse_options.sh)
 cmd=utils/run.py      # how to run the training job (run.pl convention; cuda_cmd for a GPU)
 # topology, initialization,
+network_type=dnn      # dnn (make-nnet-proto.py), lstm (make-lstm-proto.py) or blstm (make-blstm-proto.py)
 hid_layers=4          # nr. of hidden layers (before softmax); use 0 with --dbn
 hid_dim=1024          # number of neurons per hidden layer
 dbn=                  # (optional) pretrained DBN prepended to the initialized network
-proto_opts=           # extra options to make-nnet-proto.py
+proto_opts=           # extra options to make-nnet-proto.py (lstm, blstm: make-lstm-proto.py, make-blstm-proto.py)
 nnet_init=            # (optional) use this pre-initialized network
 nnet_proto=           # (optional) initialize from this prototype
 # feature processing,
-splice=5              # splice features +/-N frames in the feature transform
+splice=               # splice features +/-N frames in the feature transform (default: 5 for dnn, 0 for lstm/blstm)
 cmvn_opts=            # options of apply-cmvn.py (default: <ali-train>/cmvn_opts, else --norm-means=true --norm-vars=false)
 delta_opts=           # options of add-deltas.py (empty: no deltas; splice +/-5 gives the context)
 feature_transform=    # (optional) use this feature transform instead of building one
@@ -32,7 +39,9 @@ minibatch_size=256    # frames per minibatch
 randomizer_size=32768 # frames in the shuffling buffer
 randomizer_seed=777   # seed of the frame shuffling
 targets_kind=post     # post: pdf posteriors (ali-to-post, as Kaldi); ali: pdf alignments (faster to read)
-train_tool_opts=      # extra options for the scheduler/trainer (--name=value)
+train_tool=           # per-epoch training tool, run as a job (default: dnn in process; lstm:
+                      # nnet-train-multistream.py; blstm: nnet-train-multistream-perutt.py)
+train_tool_opts=      # extra options for the training tool (--name=value; dnn without --train-tool: for the scheduler)
 # learning-rate schedule,
 scheduler=newbob      # newbob (Kaldi's train_scheduler.sh) or exponential
 max_iters=20          # newbob: maximum number of epochs
@@ -78,16 +87,20 @@ Usage: $0 [options] <data-train> <data-cv> <lang-dir> <ali-train> <ali-cv> <exp-
  note: <ali-train>,<ali-cv> can point to the same directory.
 main options (for others, see top of script file)
   --config <config-file>          # config containing options
+  --network-type <dnn|lstm|blstm> # type of neural network (default: $network_type)
   --hid-layers <n>                # number of hidden layers (default: $hid_layers)
   --hid-dim <n>                   # neurons per hidden layer (default: $hid_dim)
   --dbn <file>                    # prepend this pretrained DBN (then use --hid-layers 0)
   --nnet-proto <file>             # use this network prototype
   --proto-opts <string>           # make-nnet-proto.py options, e.g. "--activation-type=<ParametricRelu> --with-dropout"
+                                  # (lstm/blstm: make-(b)lstm-proto.py's, e.g. "--cell-dim=320 --proj-dim=200")
   --feature-transform <file>      # re-use this input feature transform
   --cmvn-opts <string>            # options of apply-cmvn.py
   --delta-opts <string>           # add add-deltas.py with these options
-  --splice <n>                    # splice +/-n frames (default: $splice)
+  --splice <n>                    # splice +/-n frames (default: 5 for dnn, 0 for lstm/blstm)
   --learn-rate <float>            # initial learning rate (default: $learn_rate)
+  --train-tool <tool>             # per-epoch training tool (default: see top of script file)
+  --train-tool-opts <string>      # its options, e.g. "--num-streams=4 --batch-size=20"
   --scheduler <newbob|exponential> # learning-rate schedule (default: $scheduler)
   --max-iters <n>                 # newbob: maximum epochs (default: $max_iters)
   --num-epochs <n>                # exponential: epochs (default: $num_epochs)
@@ -116,6 +129,30 @@ done
 [ -z "$dbn" ] || [ -f "$dbn" ] || { echo "$0: no such file $dbn" >&2; exit 1; }
 [ -z "$feature_transform" ] || [ -f "$feature_transform" ] || \
   { echo "$0: no such file $feature_transform" >&2; exit 1; }
+case $network_type in
+  dnn) [ -n "$splice" ] || splice=5 ;;
+  lstm|blstm)
+    [ -n "$splice" ] || splice=0  # the recurrence gives the context (Kaldi's LSTM recipes)
+    if [ -n "$dbn" ]; then echo "$0: --dbn is for --network-type dnn only" >&2; exit 1; fi
+    if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ] || [ "$optimizer" != sgd ]; then
+      echo "$0: --network-type $network_type trains with SGD on one worker here" \
+           "(got --num-workers $num_workers --use-mpi $use_mpi --optimizer $optimizer)" >&2
+      exit 1
+    fi
+    if [ -z "$train_tool" ]; then
+      train_tool=nnet-train-multistream.py
+      [ $network_type = blstm ] && train_tool=nnet-train-multistream-perutt.py
+    fi ;;
+  *) echo "$0: unknown --network-type $network_type (expected dnn, lstm or blstm)" >&2; exit 1 ;;
+esac
+if [ -n "$train_tool" ]; then
+  command -v ${train_tool%% *} >/dev/null || \
+    { echo "$0: no such training tool ${train_tool%% *} (--train-tool)" >&2; exit 1; }
+  if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
+    echo "$0: --train-tool with --num-workers $num_workers: give the MPI tool's options instead" >&2
+    exit 1
+  fi
+fi
 
 . utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
 echo "$0: training a neural network in $dir"
@@ -230,7 +267,10 @@ else
   num_fea=$(nnet-info.py --print-args=false $feature_transform 2>/dev/null | awk '/^output-dim/{print $2}')
   [ -n "$dbn" ] && num_fea=$(nnet-info.py --print-args=false "$dbn" 2>/dev/null | awk '/^output-dim/{print $2}')
   nnet_proto=$dir/nnet.proto
-  make-nnet-proto.py --print-args=false $proto_opts $num_fea $num_pdf $hid_layers $hid_dim > $nnet_proto
+  case $network_type in
+    dnn) make-nnet-proto.py --print-args=false $proto_opts $num_fea $num_pdf $hid_layers $hid_dim > $nnet_proto ;;
+    *) make-${network_type}-proto.py --print-args=false $proto_opts $num_fea $num_pdf > $nnet_proto ;;
+  esac
   nnet_init=$dir/nnet.init
   [ -f $nnet_init ] || nnet-initialize.py --seed=$seed $nnet_proto $nnet_init 2>$dir/log/nnet_initialize.log
   if [ -n "$dbn" ]; then
@@ -238,7 +278,11 @@ else
       2>>$dir/log/nnet_initialize.log
     nnet_init=$dir/nnet_dbn_dnn.init
   fi
-  echo "$0: network $num_fea -> ${hid_layers}x$hid_dim -> $num_pdf${dbn:+ behind the DBN $dbn} in $nnet_init"
+  if [ $network_type = dnn ]; then
+    echo "$0: network $num_fea -> ${hid_layers}x$hid_dim -> $num_pdf${dbn:+ behind the DBN $dbn} in $nnet_init"
+  else
+    echo "$0: $network_type network $num_fea -> $num_pdf (prototype $nnet_proto) in $nnet_init"
+  fi
 fi
 
 ###### TRAINING ######
@@ -246,7 +290,14 @@ fi
 # CV pass) as a job, NG-SGD's state travelling with each epoch's model as <model>.ngsgd.npz.
 optim_opts="--optimizer=$optimizer $ngsgd_opts"
 mpi_opts=
-if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
+sched_tool_opts=$train_tool_opts
+if [ -n "$train_tool" ]; then
+  # each epoch (and each CV pass) is a job of the tool: $cmd log/iterNN.tr.log <tool> ...
+  sched_tool_opts=
+  mpi_opts="--train-cmd=$cmd|--train-tool=$train_tool $train_tool_opts|--pass-epoch=false"
+  [ "$optimizer" != sgd ] && mpi_opts="$mpi_opts|--tr-tool-opts=$optim_opts"
+  echo "$0: each epoch runs as a job: $train_tool $train_tool_opts"
+elif [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   # each epoch (and each CV pass) is its own MPI job: $cmd --num-tasks N log/iterNN.tr.log
   # nnet-train-mpi.py ..., ranks logging to log/iterNN.tr.rankR.log; the scheduler reads the
   # losses back from the job log and keeps a BMUF checkpoint with each epoch's model.
@@ -274,7 +325,7 @@ if ! $cmd $dir/log/train_scheduler.log \
     --keep-lr-iters=$keep_lr_iters --start-halving-impr=$start_halving_impr \
     --end-halving-impr=$end_halving_impr --halving-factor=$halving_factor \
     --num-epochs=$num_epochs --backend=$backend --targets-kind=$targets_kind \
-    --feature-transform=$feature_transform $scheduler_opts $train_tool_opts \
+    --feature-transform=$feature_transform $scheduler_opts $sched_tool_opts \
     ${mpi_args[@]+"${mpi_args[@]}"} \
     $nnet_init "$feats_tr" "$feats_cv" $labels_tr $labels_cv $dir 2>$dir/log/train_cmd.err; then
   grep -h -e "^ERROR" -e "^  consequence:" $dir/log/train_scheduler.log >&2 || true

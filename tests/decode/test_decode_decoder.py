@@ -9,9 +9,9 @@ from nnetmix.decode.graph import add_self_loops, make_clg, make_h, make_hclga, m
 from nnetmix.decode.latio import iter_compact_lattices
 from nnetmix.decode.lattice import best_path
 from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
-from nnetmix.kaldi import SequentialReader, TableWriter, read_gmm_model
+from nnetmix.kaldi import SequentialReader, TableWriter
 
-from helpers import (clat_paths, load_bin, loglikes_for, pdfs_of_phone, synth_feats, tiny_system,
+from helpers import (clat_paths, load_bin, loglikes_for, pdfs_of_phone, tiny_system, yesno_items,
                      yesno_text)
 
 
@@ -80,22 +80,10 @@ def test_pdf_to_tid_matrix_and_errors(tiny):
     assert res.partial
 
 
-def _yesno_items(fixtures, n, noise=0.5):
-    tm, am = read_gmm_model(str(fixtures / "yesno" / "40.mdl"))
-    rng = np.random.default_rng(5)
-    items = []
-    with SequentialReader(f"ark:gunzip -c {fixtures / 'yesno' / 'ali.1.gz'}|", "ivec") as r:
-        for key, ali in r:
-            items.append((key, synth_feats(am, tm, ali, rng, noise)))
-            if len(items) == n:
-                break
-    return tm, am, items
-
-
 def _yesno_tables(fixtures, tmp_path, n):
-    """_yesno_items, written to tmp_path/feats.ark and (their GMM log-likelihoods)
+    """yesno_items, written to tmp_path/feats.ark and (their GMM log-likelihoods)
     tmp_path/loglikes.ark."""
-    tm, am, items = _yesno_items(fixtures, n)
+    tm, am, items = yesno_items(fixtures, n)
     with TableWriter(f"ark:{tmp_path}/feats.ark") as w:
         for k, f in items:
             w[k] = f

@@ -2,6 +2,7 @@
 graph with features synthesised along the alignments: the feature chain is written once per set
 as a pipeline (feats_tr.json, feats_cv.json, decode/feats.JOB.json) that every tool reads."""
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
+import gzip
 
 from nnetmix.feat import FeaturePipeline
 
@@ -36,3 +37,13 @@ def test_train_and_decode_nnet_with_pipelines(kaldi_fixtures, tmp_path):
             f"data/split2/{n}/feats.scp", f"scp:data/split2/{n}/cmvn.scp", "--delta-order=2")
         assert "Done 4 utterances" in (dec / "log" / f"decode.{n}.log").read_text()
     assert (dec / "wer_10_0.0").read_text().startswith("%WER")
+    # --num-threads 2: latgen-faster-mapped-parallel.py, the same lattices
+    proc = run_script(["steps/nnet/decode.sh", "--nj", "2", "--num-threads", "2",
+                       "--skip-scoring", "true", "mono/graph", "data", "exp/dnn/decode_par"],
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    par = dnn / "decode_par"
+    assert "Decoded with 2 threads." in (par / "log" / "decode.1.log").read_text()
+    for n in (1, 2):
+        assert gzip.decompress((par / f"lat.{n}.gz").read_bytes()) == \
+            gzip.decompress((dec / f"lat.{n}.gz").read_bytes())

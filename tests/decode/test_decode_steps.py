@@ -2,6 +2,7 @@
 synthesised from the model's Gaussians along the fixture's alignments (13 static dims; the
 script's apply-cmvn + add-deltas make the model's 39)."""
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
+import gzip
 
 from helpers import run_script, yesno_recipe
 
@@ -37,3 +38,14 @@ def test_decode_and_score_yesno(kaldi_fixtures, tmp_path):
     assert "--decoder=faster" in (mono / "decode_faster" / "log" / "decode.1.log").read_text()
     assert (mono / "decode_faster" / "wer_10_0.0").read_text().startswith(
         "%WER 0.00 [ 0 / 32, 0 ins, 0 del, 0 sub ]")
+    # --num-threads 2: gmm-latgen-faster-parallel.py, the same lattices
+    par = run_script(["steps/decode.sh", "--nj", "2", "--decoder", "faster", "--num-threads", "2",
+                      "--skip-scoring", "true", "mono/graph", "data", "mono/decode_par"],
+                     cwd=tmp_path)
+    assert par.returncode == 0, par.stdout + par.stderr
+    log = (mono / "decode_par" / "log" / "decode.1.log").read_text()
+    assert "gmm-latgen-faster-parallel.py --num-threads=2" in log
+    assert "Decoded with 2 threads." in log
+    for n in (1, 2):
+        assert gzip.decompress((mono / "decode_par" / f"lat.{n}.gz").read_bytes()) == \
+            gzip.decompress((mono / "decode_faster" / f"lat.{n}.gz").read_bytes())

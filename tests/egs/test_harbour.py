@@ -168,7 +168,9 @@ def test_run_sh_help_and_options(tmp_path):
     for option, default in (("num-train-utts", "5100"), ("mono-subset", "1000"), ("beam", "11.0"),
                             ("dnn-hid-dim", "512"), ("dnn-max-epochs", "20"),
                             ("dnn-num-workers", "2"), ("lms", '"wp tg"'), ("tri1-leaves", "1800"),
-                            ("tri3-gauss", "9000"), ("dnn-input", "fmllr")):
+                            ("tri3-gauss", "9000"), ("dnn-input", "fmllr"), ("dnn-type", "dnn"),
+                            ("dnn-activation", "sigmoid"), ("rnn-layers", "2"),
+                            ("rnn-cell-dim", "256"), ("rnn-decode-opts", "")):
         assert re.search(rf"^  --{option} +{re.escape(default)}  # ", p.stderr, re.M), option
     assert "3 monophone GMM" in p.stderr and "7 tri3 (speaker-adaptive training" in p.stderr
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
@@ -177,6 +179,8 @@ def test_run_sh_help_and_options(tmp_path):
     assert p.returncode == 1 and "--feat-type must be mfcc, plp, mfcc_pitch or plp_pitch" in p.stderr
     p = run_script(["./run.sh", "--dnn-input", "plp"], cwd=s5)
     assert p.returncode == 1 and "--dnn-input must be fmllr or mfcc, got 'plp'" in p.stderr
+    p = run_script(["./run.sh", "--dnn-type", "lstm", "--dnn-activation", "relu"], cwd=s5)
+    assert p.returncode == 1 and "(relu with dnn only), got 'lstm' 'relu'" in p.stderr
     p = run_script(["./run.sh", "--stage", "1", "--corpus", tmp_path / "none"], cwd=s5)
     assert p.returncode == 1 and "stage 1 needs" in p.stderr and "run stage 0" in p.stderr
 

@@ -44,7 +44,7 @@ def _env(tmpdir: Path) -> dict:
     return e
 
 
-def _scheduler(task, exp: Path, lr: float = 0.02, iters: int = 3) -> list:
+def _scheduler(task, exp: Path, lr: float = 0.02, iters: int = 2) -> list:
     _, tr, cv, init = task
     return [sys.executable, str(ROOT / "bin" / "nnet-train-scheduler.py"), "--minibatch-size=16",
             "--randomizer-size=64", f"--learn-rate={lr}", f"--max-iters={iters}",

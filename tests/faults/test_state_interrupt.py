@@ -140,12 +140,16 @@ def _assert_one_interrupt_line(rc: int, err: str, d: Path, while_starting: bool)
 
 
 def test_ctrl_c_while_compiling(task):
-    """SIGINT to the process group as soon as training starts (numba compiles its kernels)."""
+    """SIGINT to the process group as soon as training starts (numba compiles its kernels) and
+    the feature pipe's copy-feats.py has started up (it prints its command line): a Ctrl-C
+    reaches the processes that run when it is pressed; a pipe still inside Python's own start-up
+    prints Python's traceback, and one started a moment later only sees its reader gone."""
     p = _start(task)
     seen = []
     for line in p.stderr:
         seen.append(line)
-        if "TRAINING STARTED" in line:
+        if any("TRAINING STARTED" in ln for ln in seen) and \
+                any(ln.startswith("copy-feats.py ") for ln in seen):
             break
     assert p.poll() is None, "".join(seen)
     rc, err = _ctrl_c(p, "".join(seen))

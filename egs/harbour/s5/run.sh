@@ -14,6 +14,9 @@
 #   ./run.sh --feat-type plp_pitch                    # PLP + Kaldi pitch (seed 001's GMM input)
 #   local/make_results.py                             # RESULTS.md from exp/ (stage 12 runs it)
 #   ./run.sh --stage 10 --dnn-max-epochs 4            # stop (or resume) the DNN after epoch 4
+#   ./run.sh --stage 10 --dnn-activation relu          # a ReLU DNN (<ParametricRelu>, no RBMs)
+#   ./run.sh --stage 10 --dnn-type blstm --rnn-layers 5 --rnn-cell-dim 256   # seed 002's DBLSTM shape
+#   ./run.sh --stage 10 --dnn-type blstm --rnn-decode-opts "--chunk-size 64 --chunk-left-context 21 --chunk-right-context 21 --chunk-overlap 32"
 #
 # Stages: 0 corpus (local/synth_harbour.py), 1 data/{train,test}, data/local/dict (CMUdict),
 # data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 features (--feat-type:
@@ -28,6 +31,14 @@
 # nnet1 Switchboard recipe) and decodes with tri3's graphs, or with `--dnn-input mfcc` on the
 # monophone's alignments and MFCCs with the monophone's graphs. `local/make_results.py --record`
 # keeps the run in exp/ as a row of RESULTS.md's calibration table (local/calibration.jsonl).
+# Other networks for stages 10-11 (issue 19; none of them run at full size yet, and RESULTS.md
+# has no row for them): --dnn-activation relu trains a ReLU DNN (Kaldi's rm ReLU recipe:
+# <ParametricRelu>, zero hidden biases, weights N(0, 0.02), learning rate 0.001, random
+# initialisation: no stage 9 RBMs); --dnn-type lstm|blstm trains an LSTM or BLSTM
+# (steps/nnet/train.sh --network-type, --rnn-* options; unspliced features, SGD with momentum 0.9
+# on one worker; the BLSTM's default tool is nnet-train-multistream-perutt.py, whole utterances;
+# --rnn-train-opts go to the tool, e.g. CSC-BPTT's chunk options) and decodes it per utterance
+# or, with --rnn-decode-opts, in context-sensitive chunks (seed 002: 21-64+21, 32-frame overlap).
 #
 # Everything is written under data/, exp/, mfcc/ (plp/) and the corpus directory: deleting them
 # and running again starts from scratch. Each stage skips what is already done: stage 2
@@ -79,6 +90,14 @@ dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD; sgd: plain
 dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
+dnn_type=dnn           # stages 10-11's network: dnn (feed-forward), lstm or blstm (train.sh --network-type)
+dnn_activation=sigmoid # dnn: sigmoid (RBM-pretrained with --pretrain true) or relu (<ParametricRelu>, random init)
+rnn_layers=2           # lstm/blstm: recurrent layers (seed 002's DBLSTM: 5)
+rnn_cell_dim=256       # lstm/blstm: memory cells per direction (seed 002: 256 forward + 256 backward)
+rnn_proj_dim=128       # lstm/blstm: recurrent projection per direction
+rnn_learn_rate=0.0001  # lstm/blstm: learning rate (Kaldi's rm LSTM recipe's), with momentum 0.9
+rnn_train_opts=        # lstm/blstm: the training tool's options, e.g. "--num-streams=10 --batch-size=20"
+rnn_decode_opts=       # lstm/blstm: steps/nnet/decode.sh options, e.g. "--chunk-size 64 --chunk-left-context 21 ..."
 results=RESULTS.md     # stage 12 writes this (local/make_results.py --out)
 # End configuration section.
 
@@ -137,6 +156,14 @@ case $dnn_input in
         pretrain_dir=exp/dnn_pretrain ;;
   *) echo "$0: --dnn-input must be fmllr or mfcc, got '$dnn_input'" >&2; exit 1 ;;
 esac
+case $dnn_type:$dnn_activation in
+  dnn:sigmoid|dnn:relu|lstm:sigmoid|blstm:sigmoid) ;;
+  *) echo "$0: --dnn-type must be dnn, lstm or blstm and --dnn-activation sigmoid or relu" \
+          "(relu with dnn only), got '$dnn_type' '$dnn_activation'" >&2; exit 1 ;;
+esac
+# RBM pretraining (stage 9) only for the sigmoid DNN
+use_rbm=$pretrain
+[ $dnn_type == dnn ] && [ $dnn_activation == sigmoid ] || use_rbm=false
 # the test set's speaker transforms come from tri3's decoding with this grammar (the trigram's
 # when decoded, as Kaldi's swbd takes its tg decode's)
 fmllr_lm=tg
@@ -328,20 +355,24 @@ if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
   # A DBN of dnn_hid_layers x dnn_hid_dim RBMs (CD-1, rbm_iter epochs each) on spliced +/-5
   # frames of the fMLLR features (or per-speaker mean-normalised MFCCs with --dnn-input mfcc);
   # stage 10 puts a softmax on top.
-  if $pretrain; then
+  if $use_rbm; then
     log "Stage 9: RBM pretraining ($pretrain_dir, $dnn_hid_layers x $dnn_hid_dim, $dnn_input features)"
     need 9 $dnn_data/train/feats.scp "features: run stage 2"
     steps/nnet/pretrain_dbn.sh --cmd "$train_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
       --rbm-iter $rbm_iter --cmvn-opts "$dnn_cmvn" $dnn_data/train $pretrain_dir
   else
-    log "Stage 9: skipped (--pretrain false); stage 10 initialises randomly"
+    log "Stage 9: no RBMs (--pretrain $pretrain --dnn-type $dnn_type --dnn-activation $dnn_activation); stage 10 initialises randomly"
   fi
   stage_done 9 $t0
 fi
 
 # As egs/digits/s5: the DNN's directory names its initialisation, workers and optimizer.
-dnn_dir=exp/dnn_$([ $dnn_input == mfcc ] || echo fmllr_)$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}
+# (relu: exp/dnn_fmllr_relu_w2; lstm/blstm: exp/dnn_fmllr_blstm2x256, one worker, SGD)
+dnn_init=$($use_rbm && echo rbm || echo rand)
+[ $dnn_activation == relu ] && dnn_init=relu
+dnn_dir=exp/dnn_$([ $dnn_input == mfcc ] || echo fmllr_)${dnn_init}_w${dnn_num_workers}
 [ $dnn_optimizer == ngsgd ] || dnn_dir=${dnn_dir}_$dnn_optimizer
+[ $dnn_type == dnn ] || dnn_dir=exp/dnn_$([ $dnn_input == mfcc ] || echo fmllr_)${dnn_type}${rnn_layers}x${rnn_cell_dim}
 dnn_dir=${dnn_dir}${dnn_tag:+_$dnn_tag}
 
 if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
@@ -355,16 +386,29 @@ if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
   [ -f $dnn_data/train_cv10/feats.scp ] && [ $dnn_data/train_cv10/feats.scp -nt $dnn_data/train/feats.scp ] || \
     utils/subset_data_dir_tr_cv.sh $dnn_data/train $dnn_data/train_tr90 $dnn_data/train_cv10
   dbn_opts=()
-  if $pretrain; then   # stage 9's RBMs, with a new softmax layer on top
+  if $use_rbm; then   # stage 9's RBMs, with a new softmax layer on top
     need 10 $pretrain_dir/final.dbn "the RBMs: run stage 9"
     dbn_opts=(--dbn $pretrain_dir/final.dbn --hid-layers 0 --feature-transform $pretrain_dir/final.feature_transform)
   elif [ -z "$dnn_cmvn" ]; then
     dbn_opts=(--cmvn-opts "--norm-means=false --norm-vars=false")  # fMLLR: no per-speaker CMVN
   fi
-  steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
-    --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim --learn-rate 0.008 "${dbn_opts[@]}" \
-    --max-iters $dnn_max_epochs --optimizer $dnn_optimizer $dnn_opts \
-    $dnn_data/train_tr90 $dnn_data/train_cv10 data/lang $ali $ali $dnn_dir
+  if [ $dnn_type != dnn ]; then
+    # issue 19: an LSTM or BLSTM on unspliced features, one worker, SGD with momentum 0.9
+    rnn_proto="--cell-dim=$rnn_cell_dim --proj-dim=$rnn_proj_dim --num-layers=$rnn_layers"
+    [ $dnn_type == blstm ] && rnn_proto="$rnn_proto --proj-dim-last=$rnn_proj_dim"
+    steps/nnet/train.sh --cmd "$train_cmd" --network-type $dnn_type --proto-opts "$rnn_proto" \
+      --learn-rate $rnn_learn_rate --momentum 0.9 ${rnn_train_opts:+--train-tool-opts "$rnn_train_opts"} \
+      "${dbn_opts[@]}" --max-iters $dnn_max_epochs $dnn_opts \
+      $dnn_data/train_tr90 $dnn_data/train_cv10 data/lang $ali $ali $dnn_dir
+  else
+    act_opts=(--learn-rate 0.008)
+    [ $dnn_activation == relu ] && act_opts=(--learn-rate 0.001 --proto-opts \
+      "--activation-type=<ParametricRelu> --param-stddev-factor=0.02 --hid-bias-mean=0 --hid-bias-range=0 --no-glorot-scaled-stddev --no-smaller-input-weights")
+    steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
+      --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim "${act_opts[@]}" "${dbn_opts[@]}" \
+      --max-iters $dnn_max_epochs --optimizer $dnn_optimizer $dnn_opts \
+      $dnn_data/train_tr90 $dnn_data/train_cv10 data/lang $ali $ali $dnn_dir
+  fi
   stage_done 10 $t0 $dnn_dir
 fi
 
@@ -377,7 +421,9 @@ if [ $stage -le 11 ] && [ $stop_stage -ge 11 ]; then
   for lm in $lms; do
     need 11 exp/$dnn_gmm/graph_$lm/HCLG.fst "the graphs: run stage $([ $dnn_gmm == mono ] && echo 4 || echo 8)"
     need 11 $dnn_dir/final.nnet "the DNN: run stage 10"
-    steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
+    decode_opts=
+    [ $dnn_type == dnn ] || decode_opts=$rnn_decode_opts
+    steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff $decode_opts \
       --beam $beam --lattice-beam $lattice_beam --max-active $max_active \
       exp/$dnn_gmm/graph_$lm $dnn_data/test $dnn_dir/decode_test_$lm
     grep -H WER $dnn_dir/decode_test_$lm/wer_* | utils/best_wer.sh

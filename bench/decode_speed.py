@@ -11,7 +11,8 @@ Decodes the same utterances with, side by side in one run and at the same beam:
 * ``kaldi-hmm-gmm C++ faster``: Kaldi's LatticeFasterDecoder through kaldi-hmm-gmm's
   decode_utterance_lattice_faster (Decode, then GetBestPath: raw lattice + shortest path);
 * ``kaldi-decoder simple``: kaldi-decoder's LatticeSimpleDecoder (decode + get_best_path);
-* ``nnetmix determinize``: determinize_lattice_pruned (Python) on the faster decoder's raw
+* ``nnetmix determinize``: determinize_lattice_pruned (compiled; bench/determinize_speed.py times
+  it against the Python reference) on the faster decoder's raw
   lattices, timed on its own;
 * ``LatticeDecoder.decode faster|simple``: the whole per-utterance call the latgen tools make
   (search, best path, determinized lattice, acoustic rescaling).

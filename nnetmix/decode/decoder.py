@@ -26,8 +26,10 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
   LatticeFasterDecoder binds only the best path, which the faster search gives too (tested at
   several max-active / min-active settings).
 * Lattice: the raw state-level lattice is determinized with lattice-beam by
-  :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (not bound; written here), then the
-  acoustic costs are divided by acoustic_scale, as gmm-latgen-faster does before writing.
+  :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (not bound; written here, compiled
+  with numba in :mod:`nnetmix.decode.detlat`, ``--determinize-impl python`` for the reference),
+  then the acoustic costs are divided by acoustic_scale, as gmm-latgen-faster does before
+  writing.
 """
 from __future__ import annotations
 
@@ -44,8 +46,8 @@ import numpy as np
 from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search
 from nnetmix.decode.fstarrays import ConstFstError, graph_arrays, parse_const_fst
 from nnetmix.decode.gmmframes import GmmFrames
-from nnetmix.decode.lattice import (CompactLattice, LatticeError, RawLattice,
-                                    determinize_lattice_pruned)
+from nnetmix.decode.lattice import (IMPLS, CompactLattice, LatticeError, RawLattice,
+                                    determinize_lattice_pruned_status)
 from nnetmix.decode.latrescore import raw_to_compact
 from nnetmix.errors import NnetmixError
 from nnetmix.kaldi.transition_model import TransitionModel
@@ -93,6 +95,12 @@ class LatticeDecoderConfig:
         "help": "Search: 'faster' (Kaldi's LatticeFasterDecoder, compiled here: beam, "
                 "max-active, min-active, adaptive beam) or 'simple' (kaldi-decoder's "
                 "LatticeSimpleDecoder: beam only)"})
+    max_mem: int = field(default=50000000, metadata={
+        "help": "Maximum approximate memory usage in determinization (real usage might be many "
+                "times this)."})
+    determinize_impl: str = field(default="compiled", metadata={
+        "help": "Lattice determinization: 'compiled' (numba, nnetmix/decode/detlat.py) or "
+                "'python' (the reference it is tested equal to)"})
 
 
 @dataclass
@@ -199,6 +207,9 @@ class LatticeDecoder:
             raise DecodeError(f"--acoustic-scale={config.acoustic_scale}: must be > 0")
         if config.decoder not in ("faster", "simple"):
             raise DecodeError(f"--decoder={config.decoder}: expected faster or simple")
+        if config.determinize_impl not in IMPLS:
+            raise DecodeError(f"--determinize-impl={config.determinize_impl}: expected one of "
+                              f"{', '.join(IMPLS)}")
         self.hclg = hclg
         self.tm = trans_model
         self.config = config
@@ -276,7 +287,12 @@ class LatticeDecoder:
         if lattice:
             try:
                 if cfg.determinize_lattice:
-                    clat = determinize_lattice_pruned(raw, cfg.lattice_beam, key=key)
+                    clat, ok = determinize_lattice_pruned_status(
+                        raw, cfg.lattice_beam, max_mem=cfg.max_mem, key=key,
+                        impl=cfg.determinize_impl)
+                    if not ok:
+                        logger.warning("Determinization finished earlier than the beam for "
+                                       "utterance %s", key)
                 else:
                     clat = raw_to_compact(raw)
             except LatticeError as e:

@@ -20,8 +20,8 @@ from typing import Callable, Iterable, Iterator, Optional
 import numpy as np
 
 from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
-from nnetmix.decode.lattice import (CompactLattice, LatticeError, RawLattice,
-                                    determinize_lattice_pruned)
+from nnetmix.decode.lattice import (IMPLS, CompactLattice, LatticeError, RawLattice,
+                                    determinize_lattice_pruned_status)
 from nnetmix.errors import UsageError
 
 __all__ = ["compact_to_raw", "raw_to_compact", "lattice_state_times", "acoustic_rescore",
@@ -198,12 +198,16 @@ def rescore_lattices(lats_rspecifier: str, features: Iterable[tuple[str, np.ndar
 
 
 def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_scale: float = 1.0,
-                         beam: float = 10.0, max_states: int = -1) -> tuple[int, int]:
+                         beam: float = 10.0, max_states: int = -1, max_mem: int = 50000000,
+                         impl: str = "compiled") -> tuple[int, int]:
     """lattice-determinize-pruned's table loop: scale the acoustic costs, determinize with
-    pruning at ``beam`` (:func:`nnetmix.decode.lattice.determinize_lattice_pruned`), scale back.
+    pruning at ``beam`` (:func:`nnetmix.decode.lattice.determinize_lattice_pruned`, ``impl``
+    compiled or python), scale back.
     Returns (lattices written, lattices whose determinization stopped short of the beam)."""
     if acoustic_scale == 0.0:
         raise UsageError("Do not use a zero acoustic scale (cannot be inverted)")
+    if impl not in IMPLS:
+        raise UsageError(f"--determinize-impl={impl}: expected one of {', '.join(IMPLS)}")
     done = warned = 0
     with CompactLatticeWriter(lats_wspecifier) as writer:
         for key, clat in iter_compact_lattices(lats_rspecifier):
@@ -215,7 +219,13 @@ def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_sc
                 det = CompactLattice()
             else:
                 try:
-                    det = determinize_lattice_pruned(raw, beam, max_states, key=key)
+                    det, ok = determinize_lattice_pruned_status(raw, beam, max_states, max_mem,
+                                                                key=key, impl=impl)
+                    if not ok:
+                        logger.warning("For key %s, determinization did not succeed(partial "
+                                       "output will be pruned tighter than the specified beam.)",
+                                       key)
+                        warned += 1
                 except LatticeError as e:
                     logger.warning("For key %s, determinization did not succeed(partial output "
                                    "will be pruned tighter than the specified beam.) (%s)", key, e)

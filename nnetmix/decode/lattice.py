@@ -11,10 +11,12 @@ What the bindings lack and is written here (kaldifst 1.7.17 / kaldi-decoder 0.2.
 CompactLattice and no lattice determinization):
 
 * :func:`determinize_lattice_pruned` -- DeterminizeLatticePruned (src/lat/determinize-lattice-
-  pruned.cc) on the word labels: subset construction whose subsets carry residual weights and
-  transition-id strings, word-epsilon closure keeping the best path into each state, output arcs
-  carrying the common weight and the longest common string prefix, and pruning of subsets whose
-  best path is more than ``beam`` worse than the lattice's best. The result has one path per word
+  pruned.cc) on the word labels, written here in Python (``impl="python"``, the reference) and
+  compiled with numba in :mod:`nnetmix.decode.detlat` (the default; the same lattices): subset
+  construction whose subsets carry residual weights and transition-id strings, word-epsilon
+  closure keeping the best path into each state, output arcs carrying the common weight and the
+  longest common string prefix, and pruning of subsets whose best path is more than ``beam``
+  worse than the lattice's best; Kaldi's --max-mem count and effective-beam retries. The result has one path per word
   sequence within the beam, carrying that sequence's best alignment -- what Kaldi's decoders
   write after DeterminizeLatticePhonePruned (the phone pass is an efficiency step only).
 * lattice-scale, lattice-add-penalty and lattice-best-path on CompactLattices.
@@ -31,6 +33,7 @@ import numpy as np
 from nnetmix.errors import NnetmixError
 
 __all__ = ["RawLattice", "CompactLattice", "LatticeError", "determinize_lattice_pruned",
+           "determinize_lattice_pruned_status", "IMPLS",
            "prune_raw_lattice", "prune_compact_lattice", "best_path"]
 
 INF = math.inf
@@ -307,36 +310,103 @@ def _better(x: tuple, y: tuple) -> bool:
     return x[2] < y[2]
 
 
-class _Budget(Exception):
-    """Determinization did more work than allowed; retried with a smaller beam."""
+_RETRY_CUTOFF = 0.5     # Kaldi's DeterminizeLatticePrunedOptions::retry_cutoff
+_MAX_ITERS = 10         # DeterminizeLatticePruned's max_num_iters
+IMPLS = ("compiled", "python")
 
 
 def determinize_lattice_pruned(raw: RawLattice, beam: float, max_states: int = -1,
-                               max_work: int = 3_000_000, key: str = "") -> CompactLattice:
-    """Word-level pruned determinization of a raw (acyclic) lattice into a CompactLattice.
+                               max_mem: int = 50_000_000, key: str = "",
+                               impl: str = "compiled") -> CompactLattice:
+    """Word-level pruned determinization of a raw (acyclic) lattice into a CompactLattice
+    (:func:`determinize_lattice_pruned_status` without the status)."""
+    return determinize_lattice_pruned_status(raw, beam, max_states, max_mem, key, impl)[0]
+
+
+def determinize_lattice_pruned_status(raw: RawLattice, beam: float, max_states: int = -1,
+                                      max_mem: int = 50_000_000, key: str = "",
+                                      impl: str = "compiled") -> tuple[CompactLattice, bool]:
+    """Word-level pruned determinization; returns (lattice, reached the requested beam).
 
     The costs keep the scale they have in ``raw`` (scaled acoustics when they come from a
-    decoder); see the module docstring for the algorithm. ``max_work`` bounds the closure steps
-    (our stand-in for Kaldi's --max-mem): past it the beam is shrunk to 3/4 and determinization
-    starts again, with a warning naming the effective beam, as Kaldi does."""
+    decoder); see the module docstring for the algorithm. ``impl`` is "compiled"
+    (:mod:`nnetmix.decode.detlat`, numba) or "python" (the reference, :func:`_determinize`); both
+    give the same lattice. ``max_mem`` (bytes, <= 0: no limit) is Kaldi's --max-mem, counted as
+    Kaldi counts it: when determinization stops early on it and the effective beam is below half
+    the beam, the raw lattice is pruned with a smaller beam and determinized again, with Kaldi's
+    warning (DeterminizeLatticePruned's retry loop, at most 10 tries)."""
     import logging
-    b = beam
-    while True:
-        try:
-            return _determinize(raw, b, max_states, max_work)
-        except _Budget:
-            b *= 0.75
-            logging.getLogger(__name__).warning(
-                "Effective beam %g was less than beam %g * cutoff 0.5, pruning raw lattice "
-                "with new beam %g and retrying%s", b, beam, b, f" (utterance {key})" if key else "")
-            if b < 0.05:
-                raise LatticeError("lattice determinization did not finish even with a tiny "
-                                   "beam") from None
-
-
-def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -> CompactLattice:
+    log = logging.getLogger(__name__)
+    if impl not in IMPLS:
+        raise LatticeError(f"determinization implementation {impl!r}: expected one of {IMPLS}")
     if raw.start < 0 or raw.num_states == 0:
-        return CompactLattice()
+        return CompactLattice(), True
+    run = _determinize_compiled if impl == "compiled" else _determinize
+    b = float(beam)
+    for it in range(_MAX_ITERS):
+        clat, info = run(raw, b, max_states, max_mem)
+        if info is None:
+            return clat, True
+        eff, repo, arcs, elems, new_repo = info
+        log.warning("Did not reach requested beam in determinize-lattice: size exceeds maximum "
+                    "%d bytes; (repo,arcs,elems) = (%d,%d,%d), after rebuilding, repo size was "
+                    "%d, effective beam was %g vs. requested beam %g%s", max_mem, repo, arcs,
+                    elems, new_repo, eff, b, f" (utterance {key})" if key else "")
+        if eff >= b * _RETRY_CUTOFF or b == INF or it + 1 == _MAX_ITERS:
+            return clat, False
+        new_beam = max(b * math.sqrt(max(eff, 0.0) / b), 0.5 * b)
+        log.warning("Effective beam %g was less than beam %g * cutoff %g, pruning raw lattice "
+                    "with new beam %g and retrying.", max(eff, 0.0), b, _RETRY_CUTOFF, new_beam)
+        b = new_beam
+    raise AssertionError("unreachable")
+
+
+_REPO_BYTES, _ARC_BYTES, _ELEM_BYTES = 32, 32, 24   # as nnetmix.decode.detlat counts
+
+
+def _determinize_compiled(raw: RawLattice, beam: float, max_states: int, max_mem: int):
+    """The numba determinizer on ``raw``; (lattice, None) or, stopped by max_mem, (partial
+    lattice, (effective beam, repo, arcs, elems, repo after rebuild in bytes))."""
+    from nnetmix.decode import detlat  # optional: numba loads only when determinizing
+    f64 = np.float64
+    status, arcs, w, fstr, fw, start, tpar, tlab, info = detlat.determinize_arrays(
+        int(raw.num_states), int(raw.start), np.asarray(raw.src, np.int64),
+        np.asarray(raw.dst, np.int64), np.asarray(raw.ilabel, np.int64),
+        np.asarray(raw.olabel, np.int64), np.asarray(raw.g, f64), np.asarray(raw.a, f64),
+        np.asarray(raw.g + raw.a, f64), np.asarray(raw.final_g + raw.final_a, f64),
+        np.asarray(raw.final_g, f64), np.asarray(raw.final_a, f64), float(beam),
+        int(max_states), int(max_mem))
+    if status == detlat.STATUS_CYCLE:
+        raise LatticeError("the raw lattice has a cycle (epsilon loop in the graph?)")
+    if status == detlat.STATUS_NO_PATH:
+        raise LatticeError("the lattice has no successful path")
+    if status == detlat.STATUS_MAX_STATES:
+        raise LatticeError(f"lattice determinization passed max-states={max_states}")
+    flat, offs = detlat.strings_to_flat(np.concatenate([arcs[:, 2], fstr]), tpar, tlab)
+    flat, offs = flat.tolist(), offs.tolist()
+    strs = [tuple(flat[offs[j]:offs[j + 1]]) for j in range(len(offs) - 1)]
+    n = len(fstr)
+    out = CompactLattice(start, [[] for _ in range(n)], [None] * n)
+    for j, (s, lab, _sid, nxt) in enumerate(arcs.tolist()):
+        out.arcs[s].append((lab, w[j, 0].item(), w[j, 1].item(), strs[j], nxt))
+    k = len(arcs)
+    for s, (fs, (g, a)) in enumerate(zip(fstr.tolist(), fw.tolist())):
+        if fs >= 0:
+            out.finals[s] = (g, a, strs[k + s])
+    clat = prune_compact_lattice(_connect_and_sort(out), beam)
+    if status == detlat.STATUS_MEMORY:
+        eff, repo, arcb, elemb, new_repo = info.tolist()
+        return clat, (eff, int(repo), int(arcb), int(elemb), int(new_repo))
+    return clat, None
+
+
+def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
+    """The reference (Python) determinizer; returns what :func:`_determinize_compiled` does.
+
+    The memory count mirrors Kaldi's: ``repo`` is the set of (non-empty) transition-id strings
+    kept so far in subsets and on output arcs, with all their prefixes (the trie entries of
+    Kaldi's LatticeStringRepository; the strings of a closure's paths live only during the
+    closure), rebuilt to those still needed when the total passes ``max_mem``."""
     lat, _alpha, beta_arr = prune_raw_lattice(raw, beam)
     order = lat.topo_order()
     n = lat.num_states
@@ -353,7 +423,11 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
         (word_out if ol != 0 else eps_out)[s].append((il, ol, g, a, d))
     fin_g, fin_a = lat.final_g.tolist(), lat.final_a.tolist()
 
-    work = [0]
+    repo: set = set()
+    counts = [0, 0]     # output arcs (with final weights), subset elements
+
+    def keep_strings(strings: list) -> None:
+        repo.update(t[:j] for t in strings for j in range(1, len(t) + 1))
 
     def closure(elems: dict[int, tuple], base: float) -> dict[int, tuple]:
         """Follow word-epsilon arcs in topological order, keeping the best path per state and
@@ -369,9 +443,6 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
             if s in done:
                 continue
             done.add(s)
-            work[0] += 1
-            if work[0] > max_work:
-                raise _Budget()
             g0, a0, t0 = elems[s]
             for il, _ol, g, a, d in eps_out[s]:
                 if g0 + g + a0 + a + beta[d] > limit:
@@ -395,6 +466,7 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
             k += 1
         cg, ca = best[0], best[1]
         prefix = strings[0][:k]
+        keep_strings([prefix] + [t[k:] for t in strings])
         return (cg, ca, prefix), {s: (g - cg, a - ca, t[k:]) for s, (g, a, t) in elems.items()}
 
     def key(elems: dict[int, tuple]) -> tuple:
@@ -406,6 +478,7 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
 
     out = CompactLattice()
     start_elems = closure({lat.start: (0.0, 0.0, ())}, 0.0)
+    keep_strings([t for _g, _a, t in start_elems.values()])
     ids: dict[tuple, int] = {}
     subsets: list[dict[int, tuple]] = []
     fwd: list[float] = []
@@ -417,6 +490,7 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
             sid = out.add_state()
             ids[k] = sid
             subsets.append(elems)
+            counts[1] += len(elems)
             fwd.append(f)
             heapq.heappush(queue, (f + future(elems), sid))
         elif f < fwd[sid]:
@@ -427,6 +501,21 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
     out.start = state_for(start_elems, 0.0)
     expanded = [False]
     while queue:
+        if max_mem > 0 and out.num_states % 10 == 0:
+            total = len(repo) * _REPO_BYTES + counts[0] * _ARC_BYTES + counts[1] * _ELEM_BYTES
+            if total > max_mem:
+                before = len(repo)
+                needed = [t for e in subsets for _g, _a, t in e.values()]
+                needed += [arc[3] for arcs in out.arcs for arc in arcs]
+                needed += [f[2] for f in out.finals if f is not None]
+                repo = {t[:j] for t in needed for j in range(1, len(t) + 1)}
+                new_total = len(repo) * _REPO_BYTES + counts[0] * _ARC_BYTES \
+                    + counts[1] * _ELEM_BYTES
+                if new_total > int(max_mem * 0.8):
+                    info = (queue[0][0] - best_total, before * _REPO_BYTES,
+                            counts[0] * _ARC_BYTES, counts[1] * _ELEM_BYTES,
+                            len(repo) * _REPO_BYTES)
+                    return prune_compact_lattice(_connect_and_sort(out), beam), info
         prio, sid = heapq.heappop(queue)
         if sid < len(expanded) and expanded[sid]:
             continue
@@ -456,6 +545,7 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
                     group[d] = cand
         if best_fin is not None:
             out.set_final(sid, *best_fin)
+            counts[0] += 1
         for word in sorted(by_word):
             new = closure(by_word[word], fwd[sid])
             if not new:
@@ -466,7 +556,8 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_work: int) -
                 continue
             nxt = state_for(norm, f)
             out.add_arc(sid, word, cg, ca, prefix, nxt)
-    return prune_compact_lattice(_connect_and_sort(out), beam)
+            counts[0] += 1
+    return prune_compact_lattice(_connect_and_sort(out), beam), None
 
 
 def prune_compact_lattice(clat: CompactLattice, beam: float) -> CompactLattice:

@@ -1,0 +1,730 @@
+"""Pruned lattice determinization compiled with numba: the same algorithm, step for step and
+float operation for float operation, as the Python reference in
+:func:`nnetmix.decode.lattice.determinize_lattice_pruned` (``impl="python"``), so that both give
+the same CompactLattice.
+
+Why a second copy: the Python version spends its time in per-arc dictionaries and tuples (on
+harbour's tri1 lattices it took longer than the search that made them; bench/determinize_speed.py).
+Here everything is arrays:
+
+* transition-id strings are interned in a trie (Kaldi's LatticeStringRepository): a string is a
+  node id, its parent the string without its last element, so two strings are equal exactly when
+  their ids are, appending a label looks through the node's few children (the root's are indexed
+  by label), and the longest common prefix of a subset's strings is the lowest common ancestor
+  of their nodes;
+* a subset (determinized state) is stored sorted by raw state with quantized weights (Kaldi's
+  delta, 1/1024) and string ids, hashed, and compared element by element on a hash hit;
+* the word-epsilon closure runs on scratch arrays indexed by raw state, stamped per call; a
+  state's string there is its predecessor's plus the arc's label (pointers, no interning), and
+  only the states kept in the subset get theirs written out, split into the common prefix (the
+  output arc's) and the residuals, which are interned.
+
+Memory is counted as Kaldi's CheckMemoryUsage counts it (repository entries, output arcs and
+subset elements at 32, 32 and 24 bytes; checked every time the number of output states is a
+multiple of 10): past ``max_mem`` the repository is rebuilt to the strings still needed, and if
+that does not bring the total under 80% of ``max_mem`` determinization stops and reports the
+effective beam (the priority of the next state minus the best cost), from which the caller
+prunes and retries as Kaldi's DeterminizeLatticePruned does.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict
+
+__all__ = ["determinize_arrays", "strings_to_flat", "STATUS_OK", "STATUS_MEMORY",
+           "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
+           "ARC_BYTES", "ELEM_BYTES"]
+
+_JIT = dict(cache=True, nogil=True)   # no fastmath: the reference's float operations, in order
+_QUANT = 1024.0
+REPO_ENTRY_BYTES, ARC_BYTES, ELEM_BYTES = 32, 32, 24   # Kaldi's sizeof(Entry) * 2, TempArc, Element
+STATUS_OK, STATUS_MEMORY, STATUS_MAX_STATES, STATUS_CYCLE, STATUS_NO_PATH = 0, 1, 2, 3, 4
+
+
+# -- string repository (trie) -------------------------------------------------------------------
+# tr[node] = parent, last label, length, first child, next sibling; node 0 is the empty string,
+# whose children are looked up by label in ``root`` (a node has few children, the root many)
+_PAR, _LAB, _DEP, _CHILD, _SIB = 0, 1, 2, 3, 4
+
+
+@njit(**_JIT)
+def _intern(parent, label, tr, alive, root, meta):
+    """The node of string ``parent`` + (label,), or -1 if the trie is full (grow and call again).
+    A node created, or revived after a rebuild dropped it, counts in meta[1] (the repository
+    size, as the reference's set of strings counts it); meta[0] is the number of nodes."""
+    if parent == 0:
+        c = root[label]
+    else:
+        c = tr[parent, _CHILD]
+        while c >= 0 and tr[c, _LAB] != label:
+            c = tr[c, _SIB]
+    if c >= 0:
+        if not alive[c]:
+            alive[c] = True
+            meta[1] += 1
+        return c
+    n = meta[0]
+    if n == tr.shape[0]:
+        return -1
+    tr[n, _PAR] = parent
+    tr[n, _LAB] = label
+    tr[n, _DEP] = tr[parent, _DEP] + 1
+    tr[n, _CHILD] = -1
+    if parent == 0:
+        tr[n, _SIB] = -1
+        root[label] = n
+    else:
+        tr[n, _SIB] = tr[parent, _CHILD]
+        tr[parent, _CHILD] = n
+    alive[n] = True
+    meta[0] += 1
+    meta[1] += 1
+    return n
+
+
+@njit(**_JIT)
+def _grow_trie(tr, alive):
+    t2 = np.empty((tr.shape[0] * 2, tr.shape[1]), np.int64)
+    t2[:tr.shape[0]] = tr
+    a2 = np.zeros(tr.shape[0] * 2, np.bool_)
+    a2[:tr.shape[0]] = alive
+    return t2, a2
+
+
+@njit(**_JIT)
+def _labels(x, extra, tr):
+    """The string of node x, followed by ``extra`` unless it is 0 (an epsilon input)."""
+    n = tr[x, _DEP]
+    out = np.empty(n + (1 if extra != 0 else 0), np.int64)
+    if extra != 0:
+        out[n] = extra
+    for i in range(n - 1, -1, -1):
+        out[i] = tr[x, _LAB]
+        x = tr[x, _PAR]
+    return out
+
+
+@njit(**_JIT)
+def _str_less(x, lx, y, ly, tr):
+    """Python's tuple order on the strings node x (+ lx) and node y (+ ly)."""
+    if x == y and lx == ly:
+        return False
+    bx = _labels(x, lx, tr)
+    by = _labels(y, ly, tr)
+    for i in range(min(bx.shape[0], by.shape[0])):
+        if bx[i] != by[i]:
+            return bx[i] < by[i]
+    return bx.shape[0] < by.shape[0]
+
+
+@njit(inline="always", **_JIT)
+def _better(g1, a1, s1, l1, g2, a2, s2, l2, tr):
+    """The reference's _better: total cost, then graph cost, then the string."""
+    t1 = g1 + a1
+    t2 = g2 + a2
+    if t1 != t2:
+        return t1 < t2
+    if g1 != g2:
+        return g1 < g2
+    return _str_less(s1, l1, s2, l2, tr)
+
+
+@njit(**_JIT)
+def _intern_seq(lb, b, e, tr, alive, root, meta):
+    """The node of string lb[b:e], interned from the root, or -1 if the trie might fill up on
+    the way (grow and call again)."""
+    if meta[0] + (e - b) > tr.shape[0]:
+        return -1
+    node = np.int64(0)
+    for i in range(b, e):
+        node = _intern(node, lb[i], tr, alive, root, meta)
+    return node
+
+
+@njit(**_JIT)
+def _path_len(x, w_pred, w_il, w_base, tr):
+    """Length of the string of closure state x (see determinize_arrays)."""
+    n = 0
+    while w_pred[x] >= 0:
+        if w_il[x] != 0:
+            n += 1
+        x = w_pred[x]
+    return n + (1 if w_il[x] != 0 else 0) + tr[w_base[x], _DEP]
+
+
+@njit(**_JIT)
+def _path_labels(x, w_pred, w_il, w_base, tr, lb, b, e):
+    """Write the string of closure state x into lb[b:e]."""
+    p = e - 1
+    while w_pred[x] >= 0:
+        if w_il[x] != 0:
+            lb[p] = w_il[x]
+            p -= 1
+        x = w_pred[x]
+    if w_il[x] != 0:
+        lb[p] = w_il[x]
+        p -= 1
+    s = w_base[x]
+    while p >= b:
+        lb[p] = tr[s, _LAB]
+        s = tr[s, _PAR]
+        p -= 1
+
+
+@njit(**_JIT)
+def _seq_less(lb, b1, e1, b2, e2):
+    """Python's tuple order on lb[b1:e1] and lb[b2:e2]."""
+    for i in range(min(e1 - b1, e2 - b2)):
+        if lb[b1 + i] != lb[b2 + i]:
+            return lb[b1 + i] < lb[b2 + i]
+    return e1 - b1 < e2 - b2
+
+
+@njit(**_JIT)
+def _path_less(s, il, d, w_pred, w_il, w_base, tr):
+    """String of closure state s plus label il (0: none) before the string of state d?"""
+    n1 = _path_len(s, w_pred, w_il, w_base, tr) + (1 if il != 0 else 0)
+    n2 = _path_len(d, w_pred, w_il, w_base, tr)
+    lb = np.empty(n1 + n2, np.int64)
+    if il != 0:
+        lb[n1 - 1] = il
+        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1 - 1)
+    else:
+        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1)
+    _path_labels(d, w_pred, w_il, w_base, tr, lb, n1, n1 + n2)
+    return _seq_less(lb, 0, n1, n1, n1 + n2)
+
+
+@njit(**_JIT)
+def _mark_needed(x, tr, alive):
+    """Revive x and its prefixes after a rebuild; returns how many were revived."""
+    c = 0
+    while x != 0 and not alive[x]:
+        alive[x] = True
+        c += 1
+        x = tr[x, _PAR]
+    return c
+
+
+# -- the raw lattice: topological order, forward/backward costs ---------------------------------
+@njit(**_JIT)
+def _topo(n, src, dst, keep):
+    """The reference's RawLattice.topo_order (Kahn with a stack, arcs in order) on the arcs with
+    keep[i]; returns (order, ok)."""
+    indeg = np.zeros(n, np.int64)
+    cnt = np.zeros(n + 1, np.int64)
+    for i in range(src.shape[0]):
+        if keep[i]:
+            indeg[dst[i]] += 1
+            cnt[src[i] + 1] += 1
+    for s in range(n):
+        cnt[s + 1] += cnt[s]
+    out = np.empty(cnt[n], np.int64)
+    pos = cnt[:n].copy()
+    for i in range(src.shape[0]):
+        if keep[i]:
+            out[pos[src[i]]] = i
+            pos[src[i]] += 1
+    stack = []
+    for s in range(n):
+        if indeg[s] == 0:
+            stack.append(s)
+    order = np.empty(n, np.int64)
+    m = 0
+    while len(stack) > 0:
+        s = stack.pop()
+        order[m] = s
+        m += 1
+        for j in range(cnt[s], cnt[s + 1]):
+            d = dst[out[j]]
+            indeg[d] -= 1
+            if indeg[d] == 0:
+                stack.append(d)
+    return order, m == n
+
+
+# -- the determinizer ------------------------------------------------------------------------------
+@njit(**_JIT)
+def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cost, final_g,
+                       final_a, beam, max_states, max_mem):
+    """Pruned determinization of a raw lattice given as arrays (g, a, final_g, final_a as
+    float64; ``cost`` and ``final_cost`` the per-arc and final g + a summed in the lattice's own
+    dtype, as the reference sums them).
+
+    Returns (status, out_arcs (k x 4 int64: source, word, string node, next),
+    out_arc_w (k x 2: g, a), final_str (per output state, -1 where not final), final_w
+    (per output state: g, a), start_state, trie parents, trie labels, info) with info =
+    (effective beam, repository bytes, arc bytes, element bytes, repository bytes after the
+    rebuild) when status is STATUS_MEMORY."""
+    info = np.zeros(5)
+    empty_i = np.zeros((0, 4), np.int64)
+    empty_f = np.zeros((0, 2))
+    e1 = np.zeros(0, np.int64)
+    m = src.shape[0]
+    all_arcs = np.ones(m, np.bool_)
+    order0, ok = _topo(n, src, dst, all_arcs)
+    if not ok:
+        return STATUS_CYCLE, empty_i, empty_f, e1, empty_f, -1, e1, e1, info
+    # forward / backward (PruneLattice)
+    alpha = np.full(n, np.inf)
+    alpha[start] = 0.0
+    cnt = np.zeros(n + 1, np.int64)
+    for i in range(m):
+        cnt[src[i] + 1] += 1
+    for s in range(n):
+        cnt[s + 1] += cnt[s]
+    by_src = np.empty(m, np.int64)
+    pos = cnt[:n].copy()
+    for i in range(m):
+        by_src[pos[src[i]]] = i
+        pos[src[i]] += 1
+    for s in order0:
+        a0 = alpha[s]
+        if a0 == np.inf:
+            continue
+        for j in range(cnt[s], cnt[s + 1]):
+            i = by_src[j]
+            c = a0 + cost[i]
+            if c < alpha[dst[i]]:
+                alpha[dst[i]] = c
+    beta = final_cost.copy()
+    for r in range(n - 1, -1, -1):
+        s = order0[r]
+        b = beta[s]
+        for j in range(cnt[s], cnt[s + 1]):
+            i = by_src[j]
+            c = cost[i] + beta[dst[i]]
+            if c < b:
+                b = c
+        beta[s] = b
+    best_total = beta[start]
+    if not np.isfinite(best_total):
+        return STATUS_NO_PATH, empty_i, empty_f, e1, empty_f, -1, e1, e1, info
+    cutoff = best_total + beam
+    keep = np.empty(m, np.bool_)
+    for i in range(m):
+        keep[i] = alpha[src[i]] + g[i] + a[i] + beta[dst[i]] <= cutoff
+    fin_g = np.full(n, np.inf)
+    fin_a = np.full(n, np.inf)
+    for s in range(n):
+        if alpha[s] + final_g[s] + final_a[s] <= cutoff:
+            fin_g[s] = final_g[s]
+            fin_a[s] = final_a[s]
+    order, ok = _topo(n, src, dst, keep)
+    rank = np.empty(n, np.int64)
+    for r in range(n):
+        rank[order[r]] = r
+    # kept arcs by source, epsilon (no word) and word arcs apart, each in arc order
+    ecnt = np.zeros(n + 1, np.int64)
+    wcnt = np.zeros(n + 1, np.int64)
+    for i in range(m):
+        if keep[i]:
+            if olabel[i] != 0:
+                wcnt[src[i] + 1] += 1
+            else:
+                ecnt[src[i] + 1] += 1
+    for s in range(n):
+        ecnt[s + 1] += ecnt[s]
+        wcnt[s + 1] += wcnt[s]
+    eps_arcs = np.empty(ecnt[n], np.int64)
+    word_arcs = np.empty(wcnt[n], np.int64)
+    epos = ecnt[:n].copy()
+    wpos = wcnt[:n].copy()
+    for j in range(m):
+        i = by_src[j]
+        if keep[i]:
+            s = src[i]
+            if olabel[i] != 0:
+                word_arcs[wpos[s]] = i
+                wpos[s] += 1
+            else:
+                eps_arcs[epos[s]] = i
+                epos[s] += 1
+    minimal = np.empty(n, np.bool_)
+    for s in range(n):
+        minimal[s] = wcnt[s + 1] > wcnt[s] or fin_g[s] != np.inf
+    tol = cutoff + 1e-6 * abs(cutoff)
+
+    # the string repository; node 0 is the empty string
+    num_labels = max(1, ilabel.max() if m else 1) + 1
+    tr = np.empty((1024, 5), np.int64)
+    tr[0, _PAR], tr[0, _LAB], tr[0, _DEP], tr[0, _CHILD], tr[0, _SIB] = -1, 0, 0, -1, -1
+    alive = np.zeros(1024, np.bool_)
+    alive[0] = True
+    root = np.full(num_labels, -1, np.int64)
+    meta = np.zeros(2, np.int64)
+    meta[0] = 1
+
+    # scratch: the working subset of a closure
+    w_gen = np.zeros(n, np.int64)
+    w_done = np.zeros(n, np.int64)
+    w_g = np.zeros(n)
+    w_a = np.zeros(n)
+    gen = 0
+
+    # output states: subsets sorted by raw state
+    el_state = [np.int64(0)][:0]
+    el_qg = [0.0][:0]
+    el_qa = [0.0][:0]
+    el_g = [0.0][:0]
+    el_a = [0.0][:0]
+    el_s = [np.int64(0)][:0]
+    sub_start = [np.int64(0)][:0]
+    sub_len = [np.int64(0)][:0]
+    sub_chain = [np.int64(0)][:0]
+    fwd = [0.0][:0]
+    fin_str = [np.int64(0)][:0]
+    fin_wg = [0.0][:0]
+    fin_wa = [0.0][:0]
+    sub_map = Dict.empty(key_type=types.int64, value_type=types.int64)
+    arc_src = [np.int64(0)][:0]
+    arc_word = [np.int64(0)][:0]
+    arc_str = [np.int64(0)][:0]
+    arc_nxt = [np.int64(0)][:0]
+    arc_g = [0.0][:0]
+    arc_a = [0.0][:0]
+    num_elems = 0
+    num_arcs = 0
+    queue = [(0.0, np.int64(0))][:0]
+
+    w_pred = np.zeros(n, np.int64)  # closure: predecessor state (-1: an initial element)
+    w_il = np.zeros(n, np.int64)    # label of the arc from it (initial: the word arc's)
+    w_base = np.zeros(n, np.int64)  # initial elements: the string before that label
+    lb = np.empty(1024, np.int64)   # the kept states' strings, flat
+    lo = np.empty(n + 1, np.int64)
+    wl = [np.int64(0)][:0]          # working subset's states in insertion order
+    nl = np.empty(n, np.int64)      # minimal (normalized) subset, scratch
+    ng = np.empty(n)
+    na = np.empty(n)
+    ns = np.empty(n, np.int64)
+    status = STATUS_OK
+    cw_l = [np.int64(0)][:0]        # an expansion's word-arc candidates
+    cd_l = [np.int64(0)][:0]
+    cg_l = [0.0][:0]
+    ca_l = [0.0][:0]
+    cs_l = [np.int64(0)][:0]        # the string before the arc's input label
+    ci_l = [np.int64(0)][:0]        # the arc's input label
+    pre = np.int64(0)
+    cg0 = 0.0
+    ca0 = 0.0
+
+    for it in range(-1, 1 << 62):
+        if it == -1:
+            # the start subset: closure of {start} with base 0, not normalized
+            gen += 1
+            wl.clear()
+            w_gen[start] = gen
+            w_g[start] = 0.0
+            w_a[start] = 0.0
+            w_pred[start], w_base[start], w_il[start] = -1, 0, 0
+            wl.append(start)
+            base = 0.0
+            cur = -1
+            words = np.zeros(1, np.int64)
+            cand_order = np.zeros(0, np.int64)
+            cw = np.zeros(0, np.int64)
+        else:
+            if len(queue) == 0:
+                break
+            nstates = len(sub_start)
+            if max_mem > 0 and nstates % 10 == 0:
+                total = (meta[1] * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES
+                         + num_elems * ELEM_BYTES)
+                if total > max_mem:
+                    repo_before = meta[1]
+                    alive[:] = False
+                    alive[0] = True
+                    c = 0
+                    for x in range(len(el_s)):
+                        c += _mark_needed(el_s[x], tr, alive)
+                    for x in range(len(arc_str)):
+                        c += _mark_needed(arc_str[x], tr, alive)
+                    for x in range(len(fin_str)):
+                        if fin_str[x] >= 0:
+                            c += _mark_needed(fin_str[x], tr, alive)
+                    meta[1] = c
+                    new_total = c * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES \
+                        + num_elems * ELEM_BYTES
+                    if new_total > np.int64(max_mem * 0.8):
+                        info[0] = queue[0][0] - best_total
+                        info[1] = repo_before * REPO_ENTRY_BYTES
+                        info[2] = num_arcs * ARC_BYTES
+                        info[3] = num_elems * ELEM_BYTES
+                        info[4] = c * REPO_ENTRY_BYTES
+                        status = STATUS_MEMORY
+                        break
+            prio, cur = heapq.heappop(queue)
+            base = fwd[cur]
+            st, ln = sub_start[cur], sub_len[cur]
+            fut = np.inf
+            for x in range(st, st + ln):
+                v = el_g[x] + el_a[x] + beta[el_state[x]]
+                if v < fut:
+                    fut = v
+            if base + fut > tol:
+                continue
+            if max_states > 0 and nstates > max_states:
+                status = STATUS_MAX_STATES
+                break
+            # final weight and word arcs out of the subset
+            have_fin = False
+            bfg = 0.0
+            bfa = 0.0
+            bfs = np.int64(0)
+            cw_l.clear()
+            cd_l.clear()
+            cg_l.clear()
+            ca_l.clear()
+            cs_l.clear()
+            ci_l.clear()
+            for x in range(st, st + ln):
+                s = el_state[x]
+                g0, a0, t0 = el_g[x], el_a[x], el_s[x]
+                if fin_g[s] != np.inf:
+                    fg = g0 + fin_g[s]
+                    fa = a0 + fin_a[s]
+                    if not have_fin or _better(fg, fa, t0, 0, bfg, bfa, bfs, 0, tr):
+                        have_fin = True
+                        bfg, bfa, bfs = fg, fa, t0
+                for j in range(wcnt[s], wcnt[s + 1]):
+                    i = word_arcs[j]
+                    d = dst[i]
+                    if base + g0 + g[i] + a0 + a[i] + beta[d] > tol:
+                        continue
+                    cw_l.append(olabel[i])
+                    cd_l.append(d)
+                    cg_l.append(g0 + g[i])
+                    ca_l.append(a0 + a[i])
+                    cs_l.append(t0)
+                    ci_l.append(ilabel[i])
+            if have_fin:
+                fin_str[cur] = bfs
+                fin_wg[cur] = bfg
+                fin_wa[cur] = bfa
+                num_arcs += 1
+            k = len(cw_l)
+            cw = np.empty(k, np.int64)
+            for x in range(k):
+                cw[x] = cw_l[x]
+            cand_order = np.argsort(cw, kind="mergesort")
+            nw = 0
+            words = np.empty(k, np.int64)
+            for x in range(k):
+                w = cw[cand_order[x]]
+                if nw == 0 or words[nw - 1] != w:
+                    words[nw] = w
+                    nw += 1
+            words = words[:nw]
+        # one closure per word (the start: one closure)
+        p = 0
+        for wi in range(words.shape[0]):
+            if cur >= 0:
+                word = words[wi]
+                gen += 1
+                wl.clear()
+                while p < cand_order.shape[0] and cw[cand_order[p]] == word:
+                    x = cand_order[p]
+                    p += 1
+                    d = cd_l[x]
+                    if w_gen[d] == gen and not _better(cg_l[x], ca_l[x], cs_l[x], ci_l[x],
+                                                       w_g[d], w_a[d], w_base[d], w_il[d], tr):
+                        continue
+                    if w_gen[d] != gen:
+                        w_gen[d] = gen
+                        wl.append(d)
+                    w_g[d], w_a[d] = cg_l[x], ca_l[x]
+                    w_pred[d], w_base[d], w_il[d] = -1, cs_l[x], ci_l[x]
+            # word-epsilon closure in topological order; a state's string is its predecessor's
+            # plus the arc's label (w_pred, w_il), made into a string only for the states kept
+            limit = cutoff - base + 1e-6 * abs(cutoff)
+            heap = [np.int64(0)][:0]
+            for s in wl:
+                heap.append(rank[s])
+            heapq.heapify(heap)
+            while len(heap) > 0:
+                s = order[heapq.heappop(heap)]
+                if w_done[s] == gen:
+                    continue
+                w_done[s] = gen
+                g0, a0 = w_g[s], w_a[s]
+                for j in range(ecnt[s], ecnt[s + 1]):
+                    i = eps_arcs[j]
+                    d = dst[i]
+                    if g0 + g[i] + a0 + a[i] + beta[d] > limit:
+                        continue
+                    cg_ = g0 + g[i]
+                    ca_ = a0 + a[i]
+                    if w_gen[d] == gen:
+                        t1 = cg_ + ca_
+                        t2 = w_g[d] + w_a[d]
+                        if t1 > t2 or (t1 == t2 and (cg_ > w_g[d] or (
+                                cg_ == w_g[d] and not _path_less(s, ilabel[i], d, w_pred, w_il,
+                                                                 w_base, tr)))):
+                            continue
+                    else:
+                        w_gen[d] = gen
+                        wl.append(d)
+                    w_g[d], w_a[d] = cg_, ca_
+                    w_pred[d], w_il[d] = s, ilabel[i]
+                    heapq.heappush(heap, rank[d])
+            # keep the states with a word arc out or a final weight, with their strings
+            cnt_n = 0
+            tot = 0
+            for s in wl:
+                if minimal[s]:
+                    nl[cnt_n] = s
+                    ng[cnt_n] = w_g[s]
+                    na[cnt_n] = w_a[s]
+                    ln = _path_len(s, w_pred, w_il, w_base, tr)
+                    lo[cnt_n] = tot
+                    lo[cnt_n + 1] = tot + ln
+                    tot += ln
+                    cnt_n += 1
+            if cnt_n == 0:
+                continue
+            if lb.shape[0] < tot:
+                lb = np.empty(2 * tot, np.int64)
+            for x in range(cnt_n):
+                _path_labels(nl[x], w_pred, w_il, w_base, tr, lb, lo[x], lo[x + 1])
+            kpre = 0
+            if cur >= 0:
+                # normalize: the best element's weight and the common string prefix go out
+                b = 0
+                for x in range(1, cnt_n):
+                    t1 = ng[x] + na[x]
+                    t2 = ng[b] + na[b]
+                    if t1 < t2 or (t1 == t2 and (ng[x] < ng[b] or (
+                            ng[x] == ng[b] and _seq_less(lb, lo[x], lo[x + 1], lo[b],
+                                                         lo[b + 1])))):
+                        b = x
+                kpre = lo[1] - lo[0]
+                for x in range(1, cnt_n):
+                    k = 0
+                    while k < kpre and k < lo[x + 1] - lo[x] and lb[lo[x] + k] == lb[lo[0] + k]:
+                        k += 1
+                    kpre = k
+                pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
+                while pre < 0:
+                    tr, alive = _grow_trie(tr, alive)
+                    pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
+                cg0, ca0 = ng[b], na[b]
+                for x in range(cnt_n):
+                    ng[x] = ng[x] - cg0
+                    na[x] = na[x] - ca0
+            for x in range(cnt_n):
+                sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
+                while sx < 0:
+                    tr, alive = _grow_trie(tr, alive)
+                    sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
+                ns[x] = sx
+            if cur >= 0:
+                f = base + cg0 + ca0
+            else:
+                f = 0.0
+            fut = np.inf
+            for x in range(cnt_n):
+                v = ng[x] + na[x] + beta[nl[x]]
+                if v < fut:
+                    fut = v
+            if cur >= 0 and f + fut > tol:
+                continue
+            # sort by raw state (insertion sort: subsets are small), then hash
+            for x in range(1, cnt_n):
+                y = x
+                while y > 0 and nl[y - 1] > nl[y]:
+                    nl[y - 1], nl[y] = nl[y], nl[y - 1]
+                    ng[y - 1], ng[y] = ng[y], ng[y - 1]
+                    na[y - 1], na[y] = na[y], na[y - 1]
+                    ns[y - 1], ns[y] = ns[y], ns[y - 1]
+                    y -= 1
+            h = np.int64(cnt_n)
+            for x in range(cnt_n):
+                qg = np.rint(ng[x] * _QUANT)
+                qa = np.rint(na[x] * _QUANT)
+                h = h * np.int64(1000003) + nl[x]
+                h = h * np.int64(1000003) + np.int64(qg) if np.isfinite(qg) else h
+                h = h * np.int64(1000003) + np.int64(qa) if np.isfinite(qa) else h
+                h = h * np.int64(1000003) + ns[x]
+            sid = sub_map[h] if h in sub_map else np.int64(-1)
+            while sid >= 0:
+                st2 = sub_start[sid]
+                if sub_len[sid] == cnt_n:
+                    same = True
+                    for x in range(cnt_n):
+                        if (el_state[st2 + x] != nl[x] or el_s[st2 + x] != ns[x]
+                                or el_qg[st2 + x] != np.rint(ng[x] * _QUANT)
+                                or el_qa[st2 + x] != np.rint(na[x] * _QUANT)):
+                            same = False
+                            break
+                    if same:
+                        break
+                sid = sub_chain[sid]
+            if sid < 0:
+                sid = len(sub_start)
+                sub_chain.append(sub_map[h] if h in sub_map else np.int64(-1))
+                sub_map[h] = sid
+                sub_start.append(len(el_state))
+                sub_len.append(cnt_n)
+                for x in range(cnt_n):
+                    el_state.append(nl[x])
+                    el_g.append(ng[x])
+                    el_a.append(na[x])
+                    el_qg.append(np.rint(ng[x] * _QUANT))
+                    el_qa.append(np.rint(na[x] * _QUANT))
+                    el_s.append(ns[x])
+                num_elems += cnt_n
+                fwd.append(f)
+                fin_str.append(-1)
+                fin_wg.append(0.0)
+                fin_wa.append(0.0)
+                heapq.heappush(queue, (f + fut, sid))
+            elif f < fwd[sid]:
+                fwd[sid] = f
+            if cur >= 0:
+                arc_src.append(cur)
+                arc_word.append(words[wi])
+                arc_str.append(pre)
+                arc_nxt.append(sid)
+                arc_g.append(cg0)
+                arc_a.append(ca0)
+                num_arcs += 1
+
+    k = len(arc_src)
+    out_arcs = np.empty((k, 4), np.int64)
+    out_w = np.empty((k, 2))
+    for x in range(k):
+        out_arcs[x, 0], out_arcs[x, 1] = arc_src[x], arc_word[x]
+        out_arcs[x, 2], out_arcs[x, 3] = arc_str[x], arc_nxt[x]
+        out_w[x, 0], out_w[x, 1] = arc_g[x], arc_a[x]
+    ns_out = len(sub_start)
+    f_str = np.empty(ns_out, np.int64)
+    f_w = np.empty((ns_out, 2))
+    for x in range(ns_out):
+        f_str[x] = fin_str[x]
+        f_w[x, 0], f_w[x, 1] = fin_wg[x], fin_wa[x]
+    t_par = tr[:meta[0], _PAR].copy()
+    t_lab = tr[:meta[0], _LAB].copy()
+    return status, out_arcs, out_w, f_str, f_w, 0 if ns_out else -1, t_par, t_lab, info
+
+
+@njit(**_JIT)
+def strings_to_flat(ids, t_par, t_lab):
+    """The strings of trie nodes ``ids`` as one flat array and offsets (len(ids) + 1)."""
+    offs = np.zeros(ids.shape[0] + 1, np.int64)
+    depth = np.zeros(t_par.shape[0], np.int64)
+    for x in range(1, t_par.shape[0]):
+        depth[x] = depth[t_par[x]] + 1        # parents are created before their children
+    for j in range(ids.shape[0]):
+        offs[j + 1] = offs[j] + (depth[ids[j]] if ids[j] >= 0 else 0)
+    flat = np.empty(offs[-1], np.int64)
+    for j in range(ids.shape[0]):
+        s = ids[j]
+        if s < 0:
+            continue
+        for p in range(offs[j + 1] - 1, offs[j] - 1, -1):
+            flat[p] = t_lab[s]
+            s = t_par[s]
+    return flat, offs

@@ -1,0 +1,173 @@
+"""The compiled lattice determinizer (nnetmix/decode/detlat.py) against the Python reference
+(impl="python"): the same CompactLattice (states, arc order, strings, weights), the same status
+and the same warnings, on random raw lattices (word and transition-id epsilons, exact cost ties,
+beams, --max-mem and --max-states budgets hit) and on lattices of the compiled search on the
+digits graph; lattice-determinize-pruned and the decoder give the same output with either."""
+import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
+import logging
+
+import numpy as np
+import pytest
+
+from nnetmix.decode.decoder import LatticeDecoder, LatticeDecoderConfig
+from nnetmix.decode.faster import SearchOptions, lattice_search
+from nnetmix.decode.fstarrays import graph_arrays
+from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
+from nnetmix.decode.latrescore import raw_to_compact
+from nnetmix.decode.lattice import (LatticeError, RawLattice, determinize_lattice_pruned,
+                                    determinize_lattice_pruned_status)
+
+from helpers import digits_system, load_bin, loglikes_for, pdfs_of_phone, random_raw_lattice
+
+LOGGER = "nnetmix.decode.lattice"
+
+
+def _both(caplog, raw, beam, **kw):
+    """(outcome, warnings) of each implementation; outcome is (lattice, reached beam) or the
+    LatticeError's message."""
+    res = []
+    for impl in ("python", "compiled"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            try:
+                out = determinize_lattice_pruned_status(raw, beam, impl=impl, **kw)
+            except LatticeError as e:
+                out = str(e)
+        res.append((out, [r.getMessage() for r in caplog.records if r.name == LOGGER]))
+    return res
+
+
+def _tied(raw: RawLattice) -> RawLattice:
+    """Costs rounded to halves: many paths tie on total and graph cost, so the string order
+    decides between them."""
+    raw.g, raw.a = np.round(raw.g * 2) / 2, np.round(raw.a * 2) / 2
+    fin = np.isfinite(raw.final_g)
+    raw.final_g = np.where(fin, np.round(raw.final_g * 2) / 2, np.inf)
+    return raw
+
+
+@pytest.mark.parametrize("group", range(4))
+def test_random_lattices_equal_reference(caplog, group):
+    rng = np.random.default_rng(1000 + group)
+    for _ in range(40):
+        raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, 10)),
+                                 width=int(rng.integers(1, 5)),
+                                 num_words=int(rng.integers(1, 4)),
+                                 word_prob=float(rng.uniform(0.1, 0.6)))
+        if rng.uniform() < 0.4:
+            raw = _tied(raw)
+        beam = float(rng.choice([np.inf, 1e9, 4.0, 1.5, 0.3, 0.0]))
+        (py, wpy), (c, wc) = _both(caplog, raw, beam)
+        assert py == c and wpy == wc
+
+
+def test_budgets_hit_equal_reference(caplog):
+    """--max-mem small enough to stop determinization (Kaldi's 'Did not reach requested beam'
+    and, below half the beam, prune-and-retry), and --max-states: the same lattices, flags,
+    warnings and errors; the budgets are really hit in some of the cases."""
+    rng = np.random.default_rng(7)
+    stopped = retried = unfinished = states_hit = 0
+    for _ in range(80):
+        raw = random_raw_lattice(rng, num_frames=int(rng.integers(4, 16)),
+                                 width=int(rng.integers(2, 6)))
+        kw = dict(max_mem=int(rng.choice([300, 600, 1000, 2000, 4000, 8000, 16000])),
+                  max_states=int(rng.choice([-1, -1, 3, 6])))
+        (py, wpy), (c, wc) = _both(caplog, raw, float(rng.choice([1e9, 4.0])), **kw)
+        assert py == c and wpy == wc
+        stopped += any("Did not reach requested beam" in m for m in wpy)
+        retried += any("retrying" in m for m in wpy)
+        unfinished += not isinstance(py, str) and not py[1]
+        states_hit += isinstance(py, str) and "max-states" in py
+    assert stopped > 10 and retried > 5 and unfinished > 2 and states_hit > 5
+
+
+def test_max_mem_retry_prunes_tighter(caplog):
+    """A budget hit with a small effective beam: the retried lattice is determinized with a
+    smaller beam, so it has fewer paths than without the budget."""
+    rng = np.random.default_rng(11)
+    raw = random_raw_lattice(rng, num_frames=10, width=4)
+    (full, _), _ = _both(caplog, raw, 1e9)
+    (small, warn), _ = _both(caplog, raw, 1e9, max_mem=1500)
+    assert any("retrying" in m for m in warn)
+    assert 0 < small[0].num_arcs() < full[0].num_arcs()
+
+
+def test_errors_and_empty_equal_reference(caplog):
+    rng = np.random.default_rng(5)
+    raw = random_raw_lattice(rng)
+    nopath = RawLattice(raw.num_states, raw.start, raw.src, raw.dst, raw.ilabel, raw.olabel,
+                        raw.g, raw.a, np.full(raw.num_states, np.inf),
+                        np.full(raw.num_states, np.inf))
+    (py, _), (c, _) = _both(caplog, nopath, 5.0)
+    assert py == c == "the lattice has no successful path"
+    cyc = RawLattice(2, 0, np.array([0, 1]), np.array([1, 0]), np.array([1, 2]),
+                     np.array([1, 0]), np.zeros(2), np.zeros(2), np.array([np.inf, 0.0]),
+                     np.array([np.inf, 0.0]))
+    (py, _), (c, _) = _both(caplog, cyc, 5.0)
+    assert py == c and "cycle" in py
+    empty = RawLattice(0, -1, *[np.zeros(0, np.int64)] * 4, *[np.zeros(0)] * 4)
+    assert determinize_lattice_pruned(empty, 5.0).num_states == 0
+    with pytest.raises(LatticeError, match="expected one of"):
+        determinize_lattice_pruned(raw, 5.0, impl="fortran")
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return digits_system()
+
+
+def _search_lattices(digits, n, seed, lattice_beam=6.0):
+    """Raw lattices of the compiled search on the digits graph."""
+    tm, tree, hclg, _keep, word_phones = digits
+    rng = np.random.default_rng(seed)
+    graph = graph_arrays(hclg)
+    opts = SearchOptions(13.0, 7000, 200, lattice_beam, 25, 0.5)
+    out = []
+    for _ in range(n):
+        seq = []
+        for w in rng.choice(sorted(word_phones), size=int(rng.integers(2, 6))):
+            for p in word_phones[int(w)] + ([1] if rng.uniform() < 0.5 else []):
+                for pdf in pdfs_of_phone(tree, p, 5 if p == 1 else 3):
+                    seq += [pdf] * int(rng.integers(3, 6))
+        ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
+        ll = ll + rng.normal(scale=1.5, size=ll.shape).astype(np.float32)
+        out.append((0.2 * ll).astype(np.float32))
+    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
+    return [lattice_search(graph, m, tid2pdf, opts).lattice for m in out]
+
+
+def test_decoder_lattices_equal_reference(digits, caplog):
+    raws = _search_lattices(digits, 6, 0)
+    r = raws[0]     # float32 costs: g + a summed in float32 by both, as the reference sums them
+    raws.append(RawLattice(r.num_states, r.start, r.src, r.dst, r.ilabel, r.olabel,
+                           r.g.astype(np.float32), r.a.astype(np.float32),
+                           r.final_g.astype(np.float32), r.final_a.astype(np.float32)))
+    sizes = []
+    for raw in raws:
+        for beam in (6.0, 2.0):
+            (py, wpy), (c, wc) = _both(caplog, raw, beam)
+            assert py == c and wpy == wc and py[1]
+            sizes.append(py[0].num_arcs())
+    assert max(sizes) > 10      # lattices with alternatives, not only the best path
+
+
+def test_tool_and_decoder_give_the_same_output(digits, tmp_path):
+    tm, _tree, hclg, _keep, _wp = digits
+    raws = _search_lattices(digits, 3, 1)
+    lats = tmp_path / "raw.ark"
+    with CompactLatticeWriter(f"ark:{lats}") as w:
+        for i, raw in enumerate(raws):
+            w.write(f"u{i}", raw_to_compact(raw))
+    tool = load_bin("lattice-determinize-pruned.py")
+    for impl in ("python", "compiled"):
+        assert tool.main([f"--determinize-impl={impl}", "--acoustic-scale=1.0", "--beam=5.0",
+                          f"ark:{lats}", f"ark:{tmp_path}/{impl}.ark"]) == 0
+    assert (tmp_path / "python.ark").read_bytes() == (tmp_path / "compiled.ark").read_bytes()
+    assert len(list(iter_compact_lattices(f"ark:{tmp_path}/compiled.ark"))) == 3
+    assert tool.main(["--determinize-impl=fortran", f"ark:{lats}", f"ark:{tmp_path}/x.ark"]) != 0
+    rng = np.random.default_rng(2)
+    ll = rng.normal(scale=2.0, size=(40, tm.num_pdfs)).astype(np.float32)
+    res = [LatticeDecoder(hclg, tm, LatticeDecoderConfig(
+        decoder="faster", beam=13.0, lattice_beam=5.0, acoustic_scale=0.2, allow_partial=True,
+        determinize_impl=impl)).decode(ll, "u") for impl in ("python", "compiled")]
+    assert res[0].lattice == res[1].lattice and res[0].lattice.num_arcs() > 1

@@ -52,12 +52,15 @@ __all__ = ["epoch_streams", "describe_step", "stream_steps", "train_pass"]
 StreamOpts = Any
 
 
-def epoch_streams(nnet: Nnet, stream_opts: Optional[StreamOpts]) -> Optional[StreamOpts]:
+def epoch_streams(nnet: Nnet, stream_opts: Optional[StreamOpts],
+                  always: bool = False) -> Optional[StreamOpts]:
     """The stream options the epoch trains with: ``stream_opts`` for a network with a
-    recurrent component, None (shuffled frames) otherwise or when the tool gives none."""
+    recurrent component (for any network with ``always``: the multistream tools train a
+    feed-forward one in streams too, as Kaldi's do, with a warning), None (shuffled frames)
+    otherwise or when the tool gives none."""
     if stream_opts is None:
         return None
-    if not any(isinstance(c, MultistreamComponent) for c in nnet.components):
+    if not always and not any(isinstance(c, MultistreamComponent) for c in nnet.components):
         return None
     stream_opts.check()
     return stream_opts

@@ -2,14 +2,19 @@
 chunks on every rank, mixed by model averaging or BMUF (a block counted in steps of chunks). On
 one rank it is nnet-train-multistream-perutt.py; over two ranks the BLSTM learns the look-ahead
 task (tests/train/test_perutt_csc.py's, which a past-only LSTM cannot learn)."""
+import dataclasses
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from helpers import ROOT, memory_blstm, memory_utts, mpi_env, mpiexec, run_mpi, write_data
+from helpers import (ROOT, load_bin, memory_blstm, memory_lstm, memory_utts, mpi_env, mpiexec,
+                     run_mpi, tiny_net, write_data)
 
-from nnetmix.train import parse_report
+from nnetmix.nnet import NnetTrainOptions, read_nnet
+from nnetmix.train import (PerUttOptions, StreamOptions, TrainOptions, parse_report,
+                           train_streams_epoch)
+from nnetmix.train.data import read_utterances
 
 PERUTT = ROOT / "bin" / "nnet-train-multistream-perutt.py"
 #: the label is the sign of the input 3 frames ahead
@@ -101,3 +106,30 @@ def test_two_ranks_csc_learn_the_look_ahead_task(task, tag, extra, least):
         cvs.append(parse_report(p.stderr)["frame_accuracy"])
     assert all(b > a for a, b in zip(accs, accs[1:])), accs
     assert cvs[0] < 65 and cvs[1] > least, (accs, cvs)
+
+
+@pytest.mark.parametrize("tool,opts,init", [
+    ("nnet-train-multistream.py", StreamOptions(batch_size=10, num_streams=4), "lstm"),
+    ("nnet-train-multistream.py", StreamOptions(batch_size=10, num_streams=4), "ff"),
+    ("nnet-train-multistream-perutt.py",
+     PerUttOptions(num_streams=8, chunk_size=10, chunk_left_context=4, chunk_right_context=4),
+     "blstm")], ids=["multistream", "feed-forward", "csc"])
+def test_the_one_worker_tools_are_the_stream_loop(task, tmp_path, tool, opts, init):
+    """The single-worker tools run dnn_epoch (the MPI tool's epoch driver) on one worker: their
+    model is byte for byte the stream loop's own (train_streams_epoch over the table, as
+    multistream_epoch ran it before), a feed-forward network trained in streams too."""
+    d, tr, _, _ = task
+    nets = {"lstm": memory_lstm, "blstm": memory_blstm, "ff": lambda: tiny_net(
+        np.random.default_rng(0), dim=1, hid=4, num_classes=2)}
+    nets[init]().write(str(tmp_path / "init"))
+    flags = [f"--{f.name.replace('_', '-')}={getattr(opts, f.name)}"
+             for f in dataclasses.fields(opts)]
+    rc = load_bin(tool).main([*TRAIN, *flags, tr["feats"], tr["targets"],
+                              str(tmp_path / "init"), str(tmp_path / "tool.nnet")])
+    assert rc == 0
+    ref = read_nnet(str(tmp_path / "init"))
+    train_streams_epoch(ref, read_utterances(tr["feats"], tr["targets"], "post"), TrainOptions(),
+                        opts, NnetTrainOptions(learn_rate=0.01, momentum=0.5))
+    ref.write(str(tmp_path / "ref.nnet"))
+    assert (tmp_path / "tool.nnet").read_bytes() == (tmp_path / "ref.nnet").read_bytes()
+    assert (tmp_path / "ref.nnet").read_bytes() != (tmp_path / "init").read_bytes()

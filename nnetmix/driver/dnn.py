@@ -8,7 +8,8 @@ communicator) and the in-process epochs of :mod:`nnetmix.driver.scheduler`::
                     MpiTrainOptions(average_every=10))
 
 Both run the one minibatch loop: :func:`nnetmix.train.train_epoch` on shuffled frames or, for a
-recurrent network given ``stream_opts`` (nnet-train-mpi.py's --num-streams/--batch-size),
+recurrent network given ``stream_opts`` (nnet-train-mpi.py's stream options; the
+single-worker nnet-train-multistream*.py tools run here too, :mod:`nnetmix.driver.multistream`),
 multi-stream steps (:mod:`nnetmix.driver.batches`, where a minibatch below is one step and what
 happens to each rank's LSTM state at a mix is said). What N ranks add, in order (every step a
 collective; DESIGN.md "Parallel semantics"):

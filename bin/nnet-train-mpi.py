@@ -13,32 +13,40 @@ A recurrent network (<LstmProjected>, <BlstmProjected>) is trained as nnet-train
 trains it, with its --num-streams and --batch-size: each rank runs --num-streams utterances of its
 shard in parallel, a minibatch is one step of --batch-size frames of each, and --average-every
 (a BMUF block too) counts these steps. A mix mixes the parameters only: each rank keeps the LSTM
-state of its own streams. Only --optimizer=sgd for these."""
+state of its own streams. With --stream-mode=perutt it is trained as
+nnet-train-multistream-perutt.py trains it, with that tool's options: --num-streams whole
+utterances per step (--max-frames, --matrix-buffer-size), or with --chunk-size (and
+--chunk-left-context, --chunk-right-context) CSC-BPTT chunks, --num-streams chunks per step
+(note that --num-streams defaults to 4 here, the multistream tool's default, where the perutt
+tool's is 20). --average-every and a BMUF block then count these steps of utterances or
+chunks. Only --optimizer=sgd for these."""
 import logging
 import sys
 
 from nnetmix.cli import OptionParser
+from nnetmix.cli.streams import mpi_stream_options, register_mpi_stream_options
 from nnetmix.cli.training import check_epoch_args, register_frmshuff_options, run_mpi_tool
 from nnetmix.driver import dnn_epoch
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.parallel import MpiTrainOptions
 from nnetmix.train.options import OptimizerOptions, TrainOptions
-from nnetmix.train.streams import StreamOptions
 
 USAGE = """Perform one iteration (epoch) of Neural Network training with mini-batch Stochastic
 Gradient Descent on N MPI ranks with model averaging (every --average-every minibatches:
 allreduce, butterfly or ring mixing) or blockwise model-update filtering (--bmuf=true).
-A recurrent network (LSTM, BLSTM) trains in multi-stream steps (--num-streams, --batch-size).
+A recurrent network (LSTM, BLSTM) trains in multi-stream steps (--num-streams, --batch-size),
+or with --stream-mode=perutt on whole utterances or CSC-BPTT chunks (--chunk-size, ...).
 The training targets are usually pdf-posteriors, prepared by ali-to-post.
 Usage:  mpiexec -n N nnet-train-mpi.py [options] <feature-rspecifier> <targets-rspecifier> <model-in> [<model-out>]
-e.g.: mpiexec -n 2 nnet-train-mpi.py --average-every=10 --utt2num-frames=data/train/utt2num_frames scp:feats.scp ark:posterior.ark nnet.init nnet.iter1"""
+e.g.: mpiexec -n 2 nnet-train-mpi.py --average-every=10 --utt2num-frames=data/train/utt2num_frames scp:feats.scp ark:posterior.ark nnet.init nnet.iter1
+e.g.: mpiexec -n 2 nnet-train-mpi.py --bmuf=true --stream-mode=perutt --num-streams=20 --chunk-size=64 --chunk-left-context=21 --chunk-right-context=21 scp:feats.scp ark:posterior.ark blstm.init blstm.iter1"""
 
 
 def make_parser() -> OptionParser:
     p = OptionParser(USAGE, prog="nnet-train-mpi.py")
     register_frmshuff_options(p)  # every option of nnet-train-frmshuff.py
     p.register_group(MpiTrainOptions)
-    p.register_group(StreamOptions)  # nnet-train-multistream.py's, for a recurrent network
+    register_mpi_stream_options(p)  # the multistream tools', for a recurrent network
     return p
 
 
@@ -55,7 +63,7 @@ def main(argv=None) -> int:
                         optim_opts=parser.group(OptimizerOptions, opts),
                         ngsgd_state_in=opts.ngsgd_state_in, ngsgd_state_out=opts.ngsgd_state_out,
                         result_file=opts.result_file,
-                        stream_opts=parser.group(StreamOptions, opts))
+                        stream_opts=mpi_stream_options(opts))
         if comm.Get_rank() == 0:
             log.info("%s", res.stats.summary_line())
             log.info("%s", res.stats.report())
@@ -63,7 +71,8 @@ def main(argv=None) -> int:
         return 0
 
     return run_mpi_tool(parser, (3, 4), work, argv,
-                        check=lambda opts, args: check_epoch_args(parser, opts, args),
+                        check=lambda opts, args: (check_epoch_args(parser, opts, args),
+                                                  mpi_stream_options(opts)),
                         output=lambda opts, args: args[3] if len(args) > 3 else None)
 
 

@@ -541,6 +541,17 @@ def memory_lstm(seed: int = 3) -> Nnet:
     return Nnet(init_components(MEMORY_LSTM_PROTO, seed=seed), backend=get_backend("cpu"))
 
 
+#: a one-layer BLSTM for :func:`memory_utts` with a negative k (the look-ahead task)
+MEMORY_BLSTM_PROTO = ("<BlstmProjected> <InputDim> 1 <OutputDim> 8 <CellDim> 8 <ParamRange> 0.3\n"
+                      "<AffineTransform> <InputDim> 8 <OutputDim> 2 <ParamStddev> 0.3\n"
+                      "<Softmax> <InputDim> 2 <OutputDim> 2\n")
+
+
+def memory_blstm(seed: int = 3) -> Nnet:
+    """:data:`MEMORY_BLSTM_PROTO` initialised with ``seed``, on the cpu backend."""
+    return Nnet(init_components(MEMORY_BLSTM_PROTO, seed=seed), backend=get_backend("cpu"))
+
+
 def write_targets(path: Path, utts, post: bool = True, drop: tuple = ()) -> str:
     """The labels of (key, feats, labels) triples as one-hot posteriors (``post``) or pdf
     alignments, leaving out the keys in ``drop``; returns the rspecifier."""

@@ -1,18 +1,27 @@
 """The command line nnet-train-multistream.py and nnet-train-multistream-perutt.py share: the
 epoch tools' options plus one group of stream options (which chooses the batch source), the
 argument check, one epoch through :func:`~nnetmix.driver.multistream.multistream_epoch`, and
-the epoch tools' closing lines."""
+the epoch tools' closing lines; and the stream options of nnet-train-mpi.py, which takes both
+tools' (:func:`register_mpi_stream_options`, :func:`mpi_stream_options`)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from nnetmix.cli.binary import OptionParser, run_tool
 from nnetmix.cli.training import check_epoch_args, log_epoch, register_epoch_options
 from nnetmix.driver.multistream import multistream_epoch
+from nnetmix.errors import UsageError
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train.options import TrainOptions
+from nnetmix.train.seqstreams import PerUttOptions
+from nnetmix.train.streams import StreamOptions
 
-__all__ = ["stream_tool_parser", "run_stream_tool"]
+__all__ = ["stream_tool_parser", "run_stream_tool", "register_mpi_stream_options",
+           "mpi_stream_options"]
+
+#: --stream-mode's values: nnet-train-multistream.py's source, nnet-train-multistream-perutt.py's
+STREAM_MODES = ("multistream", "perutt")
 
 
 def stream_tool_parser(usage: str, prog: str, stream_group: type) -> OptionParser:
@@ -39,3 +48,38 @@ def run_stream_tool(parser: OptionParser, stream_group: type, argv=None) -> int:
         return 0
 
     return run_tool(parser, (3, 4), body, argv)
+
+
+def register_mpi_stream_options(p: OptionParser) -> None:
+    """nnet-train-mpi.py's stream options: --stream-mode, nnet-train-multistream.py's
+    (--batch-size, --num-streams) and nnet-train-multistream-perutt.py's other options
+    (--max-frames, --matrix-buffer-size, --chunk-size, --chunk-left-context,
+    --chunk-right-context). --num-streams is one option for both modes (one name, so one
+    default: the multistream tool's 4)."""
+    p.register("stream-mode", "multistream",
+               "How a recurrent network is trained: multistream (nnet-train-multistream.py: "
+               "--num-streams streams of --batch-size frames, state carried) or perutt "
+               "(nnet-train-multistream-perutt.py: whole utterances, or CSC-BPTT chunks with "
+               "--chunk-size)")
+    p.register_group(StreamOptions)
+    for f in dataclasses.fields(PerUttOptions):
+        if f.name != "num_streams":
+            p.register(f.name, f.default, f.metadata.get("help", ""), type(f.default))
+
+
+def mpi_stream_options(opts) -> StreamOptions | PerUttOptions:
+    """The stream options --stream-mode chooses (make_stream_source's input); a per-utterance
+    option given in multistream mode is a UsageError rather than silently unused."""
+    if opts.stream_mode not in STREAM_MODES:
+        raise UsageError(f"--stream-mode must be one of {', '.join(STREAM_MODES)}, "
+                         f"got {opts.stream_mode}")
+    perutt = PerUttOptions(**{f.name: getattr(opts, f.name)
+                              for f in dataclasses.fields(PerUttOptions)})
+    if opts.stream_mode == "perutt":
+        return perutt
+    given = [f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(PerUttOptions)
+             if f.name != "num_streams" and getattr(perutt, f.name) != f.default]
+    if given:
+        raise UsageError(f"{', '.join(given)}: per-utterance/CSC-BPTT options, which need "
+                         f"--stream-mode=perutt")
+    return StreamOptions(batch_size=opts.batch_size, num_streams=opts.num_streams)

@@ -15,11 +15,12 @@ and reach every mix together::
 
 The batch source is :func:`~nnetmix.train.streams.make_stream_source`'s, for the count as for
 the pass, so the count holds for whichever source the stream options choose (nnet-train-mpi.py
-passes :class:`~nnetmix.train.streams.StreamOptions`; the per-utterance and CSC options of
-nnet-train-multistream-perutt.py would count the same way).
+passes :class:`~nnetmix.train.streams.StreamOptions`, or with --stream-mode=perutt
+:class:`~nnetmix.train.seqstreams.PerUttOptions`).
 
-An MPI step is one multi-stream step (T = --batch-size frames of each of S = --num-streams
-utterances, one chunk per stream): --average-every counts these, and so does a BMUF block.
+An MPI step is one step of the source (T = --batch-size frames of each of S = --num-streams
+utterances; or up to S whole utterances, or S CSC-BPTT chunks with their context):
+--average-every counts these, and so does a BMUF block.
 
 At a mix (model averaging, or a BMUF block's sync) only the parameters are mixed. Each rank's
 LSTM state, the cell and recurrent projection carried from the last frame of each of its
@@ -52,12 +53,15 @@ __all__ = ["epoch_streams", "describe_step", "stream_steps", "train_pass"]
 StreamOpts = Any
 
 
-def epoch_streams(nnet: Nnet, stream_opts: Optional[StreamOpts]) -> Optional[StreamOpts]:
+def epoch_streams(nnet: Nnet, stream_opts: Optional[StreamOpts],
+                  always: bool = False) -> Optional[StreamOpts]:
     """The stream options the epoch trains with: ``stream_opts`` for a network with a
-    recurrent component, None (shuffled frames) otherwise or when the tool gives none."""
+    recurrent component (for any network with ``always``: the multistream tools train a
+    feed-forward one in streams too, as Kaldi's do, with a warning), None (shuffled frames)
+    otherwise or when the tool gives none."""
     if stream_opts is None:
         return None
-    if not any(isinstance(c, MultistreamComponent) for c in nnet.components):
+    if not always and not any(isinstance(c, MultistreamComponent) for c in nnet.components):
         return None
     stream_opts.check()
     return stream_opts

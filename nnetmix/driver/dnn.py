@@ -8,7 +8,8 @@ communicator) and the in-process epochs of :mod:`nnetmix.driver.scheduler`::
                     MpiTrainOptions(average_every=10))
 
 Both run the one minibatch loop: :func:`nnetmix.train.train_epoch` on shuffled frames or, for a
-recurrent network given ``stream_opts`` (nnet-train-mpi.py's --num-streams/--batch-size),
+recurrent network given ``stream_opts`` (nnet-train-mpi.py's stream options; the
+single-worker nnet-train-multistream*.py tools run here too, :mod:`nnetmix.driver.multistream`),
 multi-stream steps (:mod:`nnetmix.driver.batches`, where a minibatch below is one step and what
 happens to each rank's LSTM state at a mix is said). What N ranks add, in order (every step a
 collective; DESIGN.md "Parallel semantics"):
@@ -52,14 +53,14 @@ from nnetmix.parallel.agree import params_digest
 from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.options import MpiTrainOptions
-from nnetmix.driver.batches import describe_step, epoch_streams, stream_steps, train_pass
+from nnetmix.driver.batches import (StreamOpts, describe_step, epoch_streams, stream_steps,
+                                    train_pass)
 from nnetmix.driver.ranks import Workers
 from nnetmix.train.loop import Hook
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
 from nnetmix.train.ngsgd import setup_optimizer, state_path
 from nnetmix.train.options import OptimizerOptions, TrainError, TrainOptions
 from nnetmix.train.stats import EpochStats
-from nnetmix.train.streams import StreamOptions
 from nnetmix.utils.state import read_json, write_json
 
 __all__ = ["EpochResult", "dnn_epoch", "write_result", "read_result"]
@@ -194,13 +195,15 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
               optim_opts: Optional[OptimizerOptions] = None, ngsgd_state_in: str = "",
               ngsgd_state_out: str = "", result_file: str = "",
               hook: Optional[Hook] = None,
-              stream_opts: Optional[StreamOptions] = None) -> EpochResult:
+              stream_opts: Optional[StreamOpts] = None,
+              streams_always: bool = False) -> EpochResult:
     """One epoch (training, or CV with ``train_opts.cross_validate``) on one worker
     (``comm=None``) or the ranks of ``comm``; see the module docstring. ``hook``: one worker
     only, the caller's after-minibatch hook (N ranks have theirs: the mixing).
     ``stream_opts``: a recurrent network is trained in multi-stream steps of these
     (:mod:`nnetmix.driver.batches`); without them it is refused, as nnet-train-frmshuff.py
-    refuses it."""
+    refuses it; ``streams_always``: a feed-forward network too is trained in these steps
+    (the multistream tools, :func:`~nnetmix.driver.multistream.multistream_epoch`)."""
     log = log or logger
     w = Workers(comm, log)
     if w.parallel and mopts is None:
@@ -218,7 +221,7 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
     transform = read_nnet(feature_transform).to_backend(get_backend("cpu")) \
         if feature_transform else None
     nnet = w.read_model(model_in, be)
-    streams = epoch_streams(nnet, stream_opts)
+    streams = epoch_streams(nnet, stream_opts, streams_always)
     if streams is not None and not cv and optim_opts.optimizer != "sgd":
         raise TrainError(f"--optimizer={optim_opts.optimizer} is for feed-forward networks: "
                          "a recurrent network trains with --optimizer=sgd")

@@ -7,10 +7,11 @@ seed 002's CSC-BPTT)::
                             TrainOptions(), StreamOptions(num_streams=4, batch_size=20),
                             NnetTrainOptions(learn_rate=1e-4))
 
-It reads the model, the feature transform and the utterances, runs
-:func:`~nnetmix.train.multistream.train_streams_epoch`, and writes the model (training only,
-atomically) and the result file (:func:`~nnetmix.driver.dnn.write_result`, the one a scheduler
-reads), so nnet-train-scheduler.py can run these tools as its ``--train-tool``. The stream
+It is :func:`~nnetmix.driver.dnn.dnn_epoch` on one worker with the stream options (one epoch
+driver for frames, streams, one worker and MPI ranks), a feed-forward network trained in streams
+too (as Kaldi's tools do, with a warning): it writes the model (training only, atomically) and
+the result file (:func:`~nnetmix.driver.dnn.write_result`, the one a scheduler reads), so
+nnet-train-scheduler.py can run these tools as its ``--train-tool``. The stream
 options choose the batch source (:func:`~nnetmix.train.streams.make_stream_source`). One
 worker: over MPI ranks (model averaging, BMUF) nnet-train-mpi.py trains a recurrent network in
 streams (:func:`~nnetmix.driver.dnn.dnn_epoch`, :mod:`nnetmix.driver.batches`).
@@ -18,14 +19,10 @@ streams (:func:`~nnetmix.driver.dnn.dnn_epoch`, :mod:`nnetmix.driver.batches`).
 from __future__ import annotations
 
 import logging
-import time
 from typing import Optional, Union
 
-from nnetmix.driver.dnn import EpochResult, write_result
-from nnetmix.kernels import get_backend
-from nnetmix.nnet import NnetTrainOptions, read_nnet
-from nnetmix.train.data import read_utterances
-from nnetmix.train.multistream import train_streams_epoch
+from nnetmix.driver.dnn import EpochResult, dnn_epoch
+from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train.options import TrainOptions
 from nnetmix.train.seqstreams import PerUttOptions
 from nnetmix.train.streams import StreamOptions
@@ -43,20 +40,7 @@ def multistream_epoch(feats: str, targets: str, model_in: str, model_out: Option
                       result_file: str = "",
                       log: Optional[logging.Logger] = None) -> EpochResult:
     """One epoch (or CV pass with ``train_opts.cross_validate``); see the module docstring."""
-    log = log or logger
-    t0 = time.perf_counter()
-    cv = bool(train_opts.cross_validate)
-    transform = read_nnet(feature_transform).to_backend(get_backend("cpu")) \
-        if feature_transform else None
-    nnet = read_nnet(model_in).to_backend(get_backend(backend))
-    st = train_streams_epoch(nnet, read_utterances(feats, targets, targets_kind), train_opts,
-                             stream_opts, None if cv else update_opts,
-                             feature_transform=transform, log=log)
-    wall = time.perf_counter() - t0
-    res = EpochResult(st, st, 1, st.minibatches, st.time_optimize, 0.0,
-                      st.time_total if cv else 0.0, st.time_io, wall)
-    if not cv and model_out:
-        nnet.write(model_out, binary=binary)
-    if result_file:
-        write_result(result_file, res)
-    return res
+    return dnn_epoch(None, feats, targets, model_in, model_out, train_opts, update_opts,
+                     feature_transform=feature_transform, backend=backend,
+                     targets_kind=targets_kind, binary=binary, log=log or logger,
+                     result_file=result_file, stream_opts=stream_opts, streams_always=True)

@@ -10,7 +10,10 @@
 # features are not spliced unless --splice says so, and each epoch runs as a job of the
 # --train-tool (lstm: nnet-train-multistream.py, truncated BPTT; blstm:
 # nnet-train-multistream-perutt.py, whole utterances) with --train-tool-opts, e.g.
-# "--num-streams=4 --batch-size=20" (Kaldi's defaults).
+# "--num-streams=4 --batch-size=20" (Kaldi's defaults). With --num-workers N > 1 (or --use-mpi)
+# each epoch is nnet-train-mpi.py over N ranks instead, training the same way (--stream-mode
+# multistream for lstm, perutt for blstm) with the --train-tool-opts, mixed by model averaging
+# or --bmuf every --average-every steps (of streams, utterances or CSC chunks).
 # Run from the recipe directory. Skips everything when <exp-dir>/final.nnet exists; a killed run
 # resumes after the last finished epoch.
 
@@ -41,7 +44,9 @@ randomizer_seed=777   # seed of the frame shuffling
 targets_kind=post     # post: pdf posteriors (ali-to-post, as Kaldi); ali: pdf alignments (faster to read)
 train_tool=           # per-epoch training tool, run as a job (default: dnn in process; lstm:
                       # nnet-train-multistream.py; blstm: nnet-train-multistream-perutt.py)
-train_tool_opts=      # extra options for the training tool (--name=value; dnn without --train-tool: for the scheduler)
+train_tool_opts=      # extra options for the training tool (--name=value; dnn without --train-tool: for the scheduler;
+                      # lstm|blstm with --num-workers > 1: the stream options of nnet-train-mpi.py, whose
+                      # --stream-mode is multistream for lstm, perutt for blstm)
 # learning-rate schedule,
 scheduler=newbob      # newbob (Kaldi's train_scheduler.sh) or exponential
 max_iters=20          # newbob: maximum number of epochs
@@ -134,12 +139,13 @@ case $network_type in
   lstm|blstm)
     [ -n "$splice" ] || splice=0  # the recurrence gives the context (Kaldi's LSTM recipes)
     if [ -n "$dbn" ]; then echo "$0: --dbn is for --network-type dnn only" >&2; exit 1; fi
-    if [ $num_workers -gt 1 ] || [ "$use_mpi" = true ] || [ "$optimizer" != sgd ]; then
-      echo "$0: --network-type $network_type trains with SGD on one worker here" \
-           "(got --num-workers $num_workers --use-mpi $use_mpi --optimizer $optimizer)" >&2
+    if [ "$optimizer" != sgd ]; then
+      echo "$0: --network-type $network_type trains with SGD here (got --optimizer $optimizer)" >&2
       exit 1
     fi
-    if [ -z "$train_tool" ]; then
+    # the blstm default: whole utterances (CSC-BPTT with --chunk-size in --train-tool-opts)
+    stream_mode=multistream; [ $network_type = blstm ] && stream_mode=perutt
+    if [ -z "$train_tool" ] && [ $num_workers -le 1 ] && [ "$use_mpi" != true ]; then
       train_tool=nnet-train-multistream.py
       [ $network_type = blstm ] && train_tool=nnet-train-multistream-perutt.py
     fi ;;
@@ -304,6 +310,10 @@ elif [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   tool="nnet-train-mpi.py --average-every=$average_every --mixing=$mixing --allreduce=$allreduce"
   tool="$tool --bmuf=$bmuf --block-momentum=$block_momentum --block-lr=$block_lr"
   tool="$tool --bmuf-nesterov=$bmuf_nesterov --scale-lr-by-workers=$scale_lr_by_workers"
+  if [ $network_type != dnn ]; then
+    # the single-worker tool's stream options (--train-tool-opts) go to every epoch and CV pass
+    tool="$tool --stream-mode=$stream_mode $train_tool_opts"; sched_tool_opts=
+  fi
   tr_opts="$optim_opts"; cv_opts=
   [ -f $data/utt2num_frames ] && tr_opts="$tr_opts --utt2num-frames=$data/utt2num_frames"
   [ -f $data_cv/utt2num_frames ] && cv_opts="--utt2num-frames=$data_cv/utt2num_frames"

@@ -1,7 +1,8 @@
 """steps/nnet/train.sh --network-type lstm|blstm trains a recurrent network from
 make-(b)lstm-proto.py's prototype with its default --train-tool (nnet-train-multistream.py,
 nnet-train-multistream-perutt.py), and steps/nnet/decode.sh decodes and scores with it, per
-utterance and in context-sensitive chunks.
+utterance and in context-sensitive chunks; with --num-workers 2, nnet-train-mpi.py trains the
+BLSTM in CSC-BPTT chunks over 2 MPI ranks with BMUF.
 The Kaldi yesno model, alignments and graph, with features synthesised along the alignments."""
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 
@@ -92,7 +93,9 @@ def test_train_sh_blstm_csc_bptt_and_bad_options(kaldi_fixtures, tmp_path):
     assert _wer(exp / "decode_chunked") < 25   # 0.00% (32 words)
     print(f"\nBLSTM (CSC 8-32+8) on yesno: CV frame accuracy by epoch {accs}; WER "
           f"{_wer(exp / 'decode_chunked')}% in chunks")
-    for extra, what in ((["--num-workers", "2"], "one worker"),
+    for extra, what in ((["--optimizer", "ngsgd"], "trains with SGD here"),
+                        (["--num-workers", "2", "--train-tool", "nnet-train-multistream.py"],
+                         "give the MPI tool's options instead"),
                         (["--dbn", "mono/final.mdl"], "--dbn is for --network-type dnn"),
                         (["--train-tool", "no-such-tool.py"], "no such training tool")):
         proc = _train(tmp_path, "blstm", *extra)
@@ -100,3 +103,33 @@ def test_train_sh_blstm_csc_bptt_and_bad_options(kaldi_fixtures, tmp_path):
     proc = run_script(["steps/nnet/train.sh", "--network-type", "rnn", "data", "data", "lang",
                        "mono", "mono", "exp/rnn"], cwd=tmp_path)
     assert proc.returncode == 1 and "unknown --network-type rnn" in proc.stderr
+
+
+@pytest.mark.slow
+def test_train_sh_blstm_csc_bmuf_over_two_workers(kaldi_fixtures, tmp_path):
+    """train.sh --network-type blstm --num-workers 2 --bmuf true: each epoch is
+    nnet-train-mpi.py --stream-mode=perutt over 2 ranks with the CSC options of
+    --train-tool-opts (BMUF blocks of 4 steps of chunks); it learns and decodes (~2 min)."""
+    yesno_recipe(tmp_path, kaldi_fixtures, num_utts=4, noise=0.5)
+    proc = _train(tmp_path, "blstm", "--num-workers", "2", "--bmuf", "true",
+                  "--average-every", "4", "--train-tool-opts",
+                  "--num-streams=8 --chunk-size=32 --chunk-left-context=8 --chunk-right-context=8")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    exp = tmp_path / "exp" / "blstm"
+    assert "2 MPI workers per epoch (BMUF every 4 minibatches)" in proc.stdout
+    assert isinstance(read_nnet(str(exp / "final.nnet")).components[0], BlstmProjected)
+    log = (exp / "log" / "iter01.tr.log").read_text()
+    assert "nnet-train-mpi.py" in log and "--stream-mode=perutt" in log and "--chunk-size=32" in log
+    assert "MPI summary: 2 ranks" in log
+    assert "one multi-stream step (up to 8 chunks 8-32+8)" in \
+        (exp / "log" / "iter01.tr.rank1.log").read_text()
+    accs = [float(a) for a in re.findall(r"FRAME_ACCURACY tr [\d.]+% cv ([\d.]+)%",
+                                         (exp / "log" / "train_scheduler.log").read_text())]
+    assert len(accs) >= 3 and accs[-1] > 60, accs
+    proc = _decode(tmp_path, "blstm", "decode_chunked", "--chunk-size", "32",
+                   "--chunk-left-context", "8", "--chunk-right-context", "8", "--chunk-overlap",
+                   "16")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _wer(exp / "decode_chunked") < 25
+    print(f"\nBLSTM (CSC 8-32+8, 2 workers, BMUF) on yesno: CV frame accuracy by epoch {accs}; "
+          f"WER {_wer(exp / 'decode_chunked')}% in chunks")

@@ -17,6 +17,8 @@ import math
 import numba
 import numpy as np
 
+from nnetmix.kernels.cpu import one_blas_thread
+
 __all__ = ["LstmCpuKernels"]
 
 _OPTS = dict(cache=True, nogil=True, fastmath=False)
@@ -133,6 +135,10 @@ def clip_k(a, lim):
 
 class LstmCpuKernels:
     """The kernels above behind the interface recurrent.py calls (cuda has the same methods)."""
+
+    def serial(self):
+        """A context in which the recurrence's small per-frame GEMMs run on one BLAS thread."""
+        return one_blas_thread()
 
     def valid(self, mask: np.ndarray):
         """The per-stream 0/1 mask as the kernels take it (host int8)."""

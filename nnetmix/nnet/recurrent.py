@@ -29,7 +29,9 @@ Computation, per direction: ONE GEMM for the input projection of all T*S rows (p
 bias), then per time step a GEMM for the recurrent projection r(t-1) -> gates, one fused
 kernel for the gates/peepholes/cell/clipping (``nnetmix.kernels.lstm_cpu``; cuda has the
 same interface in ``lstm_cuda``) and a GEMM for m(t) -> r(t). Backward mirrors it; the weight
-gradients are then GEMMs over the whole chunk. Gradients are SUMS over frames, as Kaldi's.
+gradients are then GEMMs over the whole chunk. The per-frame GEMMs (S rows) run on one BLAS
+thread (``serial()``): OpenBLAS's threads synchronising on every small call made a step 5x
+slower at 2 threads on the loaded 2-core machine; the chunk-wide GEMMs keep every thread. Gradients are SUMS over frames, as Kaldi's.
 
 Clipping, as Kaldi's: ``<CellClip>`` clips the cell values in the forward pass; ``<DiffClip>``
 clips the gate derivatives of each frame before they flow to the previous frame (the path
@@ -196,12 +198,13 @@ class _ProjectedLstm(MultistreamComponent):
         be.gemm(x, P[d + "w_gifo_x"], gates, trans_b=True)
         be.add_bias(gates, P[d + "bias"])
         pi, pf, po = P[d + "peephole_i_c"], P[d + "peephole_f_c"], P[d + "peephole_o_c"]
-        for t in (range(1, T + 1) if step > 0 else range(T, 0, -1)):
-            y, prev = p.block(p.y, t), t - step
-            be.gemm(p.block(p.r, prev), P[d + "w_gifo_r"], y, trans_b=True, beta=1.0)
-            k.step_fwd(y, p.block(p.c, prev), p.block(p.c, t), p.block(p.h, t),
-                       p.block(p.m, t), pi, pf, po, cc, self._valid_now[t - 1])
-            be.gemm(p.block(p.m, t), P[d + "w_r_m"], p.block(p.r, t), trans_b=True)
+        with k.serial():
+            for t in (range(1, T + 1) if step > 0 else range(T, 0, -1)):
+                y, prev = p.block(p.y, t), t - step
+                be.gemm(p.block(p.r, prev), P[d + "w_gifo_r"], y, trans_b=True, beta=1.0)
+                k.step_fwd(y, p.block(p.c, prev), p.block(p.c, t), p.block(p.h, t),
+                           p.block(p.m, t), pi, pf, po, cc, self._valid_now[t - 1])
+                be.gemm(p.block(p.m, t), P[d + "w_r_m"], p.block(p.r, t), trans_b=True)
 
     def _backward_dir(self, be, d: str, step: int) -> None:
         """BPTT of one direction; ``p.dr`` rows 1..T already hold dL/d(output)."""
@@ -209,15 +212,16 @@ class _ProjectedLstm(MultistreamComponent):
         T = p.T
         pi, pf, po = P[d + "peephole_i_c"], P[d + "peephole_f_c"], P[d + "peephole_o_c"]
         dclip, cdclip = float(self.diff_clip), float(self.cell_diff_clip)
-        for t in (range(T, 0, -1) if step > 0 else range(1, T + 1)):
-            nxt, prev = t + step, t - step
-            dr, dm = p.block(p.dr, t), p.block(p.dm, t)
-            be.gemm(p.block(p.d, nxt), P[d + "w_gifo_r"], dr, beta=1.0)
-            be.gemm(dr, P[d + "w_r_m"], dm)
-            k.step_bwd(dm, p.block(p.y, t), p.block(p.h, t), p.block(p.c, prev),
-                       p.block(p.d, nxt), p.block(p.y, nxt), p.block(p.dc, nxt), pi, pf, po,
-                       p.block(p.d, t), p.block(p.dc, t), p.block(p.dh, t), dr, dclip, cdclip,
-                       self._valid_now[t - 1])
+        with k.serial():
+            for t in (range(T, 0, -1) if step > 0 else range(1, T + 1)):
+                nxt, prev = t + step, t - step
+                dr, dm = p.block(p.dr, t), p.block(p.dm, t)
+                be.gemm(p.block(p.d, nxt), P[d + "w_gifo_r"], dr, beta=1.0)
+                be.gemm(dr, P[d + "w_r_m"], dm)
+                k.step_bwd(dm, p.block(p.y, t), p.block(p.h, t), p.block(p.c, prev),
+                           p.block(p.d, nxt), p.block(p.y, nxt), p.block(p.dc, nxt), pi, pf,
+                           po, p.block(p.d, t), p.block(p.dc, t), p.block(p.dh, t), dr, dclip,
+                           cdclip, self._valid_now[t - 1])
 
     def _input_diff(self, be, dx) -> None:
         for n, d in enumerate(self.directions):

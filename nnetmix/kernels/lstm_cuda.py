@@ -12,7 +12,6 @@ written out (40 x 512 cells, one thread), as numba then no longer optimises the 
 """
 from __future__ import annotations
 
-import contextlib
 import math
 from functools import lru_cache
 from types import SimpleNamespace
@@ -157,9 +156,10 @@ class LstmCudaKernels:
     def _go(self, kern, n: int):
         return self.be._go(kern, blocks_for(max(1, n)), TPB)
 
-    def serial(self):
-        """lstm_cpu's one-BLAS-thread context; cuBLAS has no host threads to hold back."""
-        return contextlib.nullcontext()
+    def run_recurrences(self, fns) -> None:
+        """One after the other: they queue on the backend's one stream."""
+        for f in fns:
+            f()
 
     def valid(self, mask: np.ndarray):
         return cuda.to_device(np.ascontiguousarray(mask, dtype=np.int8))

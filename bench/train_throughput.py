@@ -29,9 +29,20 @@ step recorded once as a CUDA graph (Backend.capture), which is how nnetmix's tra
 plain-SGD step on a GPU. Neither side reads the loss back inside a step (torch's loss stays a
 tensor; ours is collected every xent_defer steps, as the trainer does).
 
+Recurrent rows (--nets blstm,lstm,blstm-small,lstm-small; RNETS): one CSC-BPTT training step
+as nnet-train-multistream-perutt takes it, --streams chunks of --chunk frames (seed 002's
+21-64+21, 40 streams) through <BlstmProjected>/<LstmProjected> layers, an affine layer and the
+softmax cross-entropy of the center frames (the context frames' derivative is zeroed), BPTT
+and nnet1's update; beside it torch.nn.LSTM (num_layers, bidirectional, proj_size) + Linear
+from the same initial weights, cross_entropy over the center frames, SGD with momentum. Each
+row first checks that both compute the same outputs when our peepholes are zeroed and cell
+clipping is off (what torch lacks). Frames per second count every frame of a chunk, context
+included.
+
 This machine is shared and noisy: per-step times are medians, and ratios measured side by side
 in one run are what to read.
 Usage: bench/train_throughput.py [--quick] [--backend cpu] [--threads 1,2] [--minibatch 256,1024]
+       bench/train_throughput.py --nets blstm,lstm --threads 1 [--streams 40] [--chunk 21-64+21]
 """
 from __future__ import annotations
 
@@ -52,7 +63,12 @@ def get_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true",
                    help="small network, minibatch 256, 2 timed steps (a smoke run)")
-    p.add_argument("--nets", default="large,small", help="comma list of: " + ", ".join(NETS))
+    p.add_argument("--nets", default="large,small", help="comma list of: "
+                   + ", ".join(list(NETS) + list(RNETS)))
+    p.add_argument("--streams", type=int, default=40,
+                   help="recurrent rows: chunks (streams) per step")
+    p.add_argument("--chunk", default="21-64+21", help="recurrent rows: left-center+right "
+                   "frames of each chunk (CSC-BPTT, seed 002's 21-64+21)")
     p.add_argument("--minibatch", default="256,1024", help="comma list of minibatch sizes")
     p.add_argument("--threads", default="1,2", help="comma list of thread counts")
     p.add_argument("--steps", type=int, default=4, help="timed steps per block")
@@ -197,6 +213,184 @@ def time_block(fn, steps: int, sync=lambda: None) -> list[float]:
     return out
 
 
+# ---------------------------------------------------------------- recurrent rows
+
+#: seed 002's DBLSTM (5 layers of 512 memory blocks: 256 forward + 256 backward, each direction
+#: projected to 128 as nnet1's <BlstmProjected> does; 9304 tied states), the uni-directional LSTM
+#: of the same 512 blocks (projection 256), and small rows the 2-core machine finishes quickly.
+#: The input is 40-dim filterbank frames (seed 002 does not say; Kaldi's BLSTM recipes use 40).
+RNETS = {
+    "blstm": {"kind": "Blstm", "input": 40, "layers": 5, "cell": 256, "proj": 128, "out": 9304},
+    "lstm": {"kind": "Lstm", "input": 40, "layers": 5, "cell": 512, "proj": 256, "out": 9304},
+    "blstm-small": {"kind": "Blstm", "input": 40, "layers": 2, "cell": 128, "proj": 64,
+                    "out": 500},
+    "lstm-small": {"kind": "Lstm", "input": 40, "layers": 2, "cell": 256, "proj": 128,
+                   "out": 500},
+}
+
+
+def rnn_proto(net: dict) -> str:
+    """nnet1's prototype of a row's network: the recurrent layers, an affine layer, a softmax."""
+    dirs = 2 if net["kind"] == "Blstm" else 1
+    width = dirs * net["proj"]
+    lines = [f"<{net['kind']}Projected> <InputDim> {net['input'] if k == 0 else width} "
+             f"<OutputDim> {width} <CellDim> {net['cell']}" for k in range(net["layers"])]
+    lines.append(f"<AffineTransform> <InputDim> {width} <OutputDim> {net['out']} "
+                 "<ParamStddev> 0.1 <BiasMean> 0 <BiasRange> 0")
+    lines.append(f"<Softmax> <InputDim> {net['out']} <OutputDim> {net['out']}")
+    return "\n".join(lines)
+
+
+class OursRnn:
+    """One CSC-BPTT training step as nnet-train-multistream-perutt takes it: S chunks of
+    left + center + right frames as S streams (row t*S + s), forward over every row, softmax
+    cross-entropy whose derivative is zeroed on the context frames, backward, nnet1's update."""
+
+    def __init__(self, B, np, net: dict, streams: int, chunk: tuple[int, int, int],
+                 lr=1e-5, momentum=0.9):
+        from nnetmix.nnet import Nnet, NnetTrainOptions, init_components
+        self.B, self.S = B, streams
+        self.left, self.center, self.right = chunk
+        self.T = sum(chunk)
+        self.nnet = Nnet(init_components(rnn_proto(net)), backend=B)
+        self.nparams = sum(int(np.prod(s)) for c in self.nnet.components if c.updatable
+                           for _, s in c.param_specs())
+        self.opts = NnetTrainOptions(learn_rate=lr, momentum=momentum)
+        rows = self.S * self.T
+        self.probs = B.empty((rows, net["out"]))
+        self.grad = B.empty((rows, net["out"]))
+
+    def step(self, x, targets) -> None:
+        S, nnet, B = self.S, self.nnet, self.B
+        nnet.set_seq_lengths([self.T] * S)
+        nnet.reset_streams([1] * S)        # every chunk is a sequence of its own
+        logits = nnet.propagate(x, through_softmax=False)
+        B.softmax_xent_rows(logits, targets, self.probs, self.grad)
+        B.fill(self.grad[:self.left * S], 0.0)                  # context frames: no loss
+        B.fill(self.grad[(self.left + self.center) * S:], 0.0)
+        nnet.backpropagate(self.grad, input_diff=False)
+        nnet.update(self.opts, int(x.shape[0]))
+
+
+class TorchRnn:
+    """The same network in PyTorch: one nn.LSTM (num_layers, bidirectional, proj_size), a
+    Linear, cross_entropy (sum) over the center frames only, SGD with momentum. It starts from
+    our initial weights (gate blocks reordered from nnet1's g,i,f,o to torch's i,f,g,o; the bias
+    in bias_ih, bias_hh zero). Differences: torch has no peepholes and no clipping (nnet1's
+    <CellClip> 50, <DiffClip> 1 and the <GradClip> 250 of the update are left out)."""
+
+    def __init__(self, torch, np, net: dict, ours, chunk: tuple[int, int, int],
+                 lr=1e-5, momentum=0.9, device="cpu"):
+        bi = net["kind"] == "Blstm"
+        self.torch = torch
+        self.left, self.center = chunk[0], chunk[1]
+        self.lstm = torch.nn.LSTM(net["input"], net["cell"], num_layers=net["layers"],
+                                  bidirectional=bi, proj_size=net["proj"])
+        self.out = torch.nn.Linear(net["proj"] * (2 if bi else 1), net["out"])
+        if ours is not None:
+            self.load(np, ours.nnet.host_params(), net, bi)
+        self.lstm.to(device)
+        self.out.to(device)
+        self.params = list(self.lstm.parameters()) + list(self.out.parameters())
+        self.opt = torch.optim.SGD(self.params, lr=lr, momentum=momentum)
+
+    def load(self, np, host: list, net: dict, bi: bool) -> None:
+        C = net["cell"]
+        order = np.concatenate([np.arange(C, 2 * C), np.arange(2 * C, 3 * C),
+                                np.arange(0, C), np.arange(3 * C, 4 * C)])
+        sd = {}
+        for k in range(net["layers"]):
+            for d, suffix in ((("f_", ""), ("b_", "_reverse")) if bi else (("", ""),)):
+                p = host[k]
+                sd[f"weight_ih_l{k}{suffix}"] = p[d + "w_gifo_x"][order]
+                sd[f"weight_hh_l{k}{suffix}"] = p[d + "w_gifo_r"][order]
+                sd[f"bias_ih_l{k}{suffix}"] = p[d + "bias"][order]
+                sd[f"bias_hh_l{k}{suffix}"] = np.zeros(4 * C, np.float32)
+                sd[f"weight_hr_l{k}{suffix}"] = p[d + "w_r_m"]
+        self.lstm.load_state_dict({n: self.torch.from_numpy(np.ascontiguousarray(a))
+                                   for n, a in sd.items()})
+        aff = host[net["layers"]]
+        self.out.load_state_dict({"weight": self.torch.from_numpy(aff["W"].copy()),
+                                  "bias": self.torch.from_numpy(aff["b"].copy())})
+
+    def step(self, x, targets):
+        """x (T, S, input), targets (center, S) int64."""
+        self.opt.zero_grad()
+        h, _ = self.lstm(x)
+        logits = self.out(h)[self.left:self.left + self.center]
+        loss = self.torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                      targets.reshape(-1), reduction="sum")
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+def check_same_network(torch, np, B, name: str) -> float:
+    """Max |ours - torch| of the pre-softmax outputs of a row's network on 5 chunks of 3-6+2
+    random frames, with our peepholes zeroed and cell clipping off (what torch lacks): the two
+    compute the same function from the same weights, so the rows time the same network."""
+    net = RNETS[name]
+    ours = OursRnn(B, np, net, 5, (3, 6, 2))
+    for c in ours.nnet.components:
+        if hasattr(c, "cell_clip"):
+            for k in c.params:
+                if "peephole" in k:
+                    B.fill(c.params[k], 0.0)
+            c.cell_clip = np.float32(0.0)
+    tmodel = TorchRnn(torch, np, net, ours, (3, 6, 2))
+    x = np.random.default_rng(0).standard_normal((11 * 5, net["input"])).astype(np.float32)
+    ours.nnet.set_seq_lengths([11] * 5)
+    ours.nnet.reset_streams([1] * 5)
+    y = B.to_host(ours.nnet.propagate(B.asarray(x), through_softmax=False))
+    with torch.no_grad():
+        h, _ = tmodel.lstm(torch.from_numpy(x.reshape(11, 5, -1)))
+        yt = tmodel.out(h).numpy().reshape(y.shape)
+    return float(np.abs(y - yt).max())
+
+
+def rnn_row(spec: dict, name: str, B, torch, np, dev: str, sync_ours, sync_torch) -> dict:
+    """Time one recurrent row: ours and torch alternately on the same chunks."""
+    net = RNETS[name]
+    S, chunk = spec["streams"], tuple(spec["chunk"])
+    T = sum(chunk)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((T * S, net["input"]), dtype=np.float32)
+    t = rng.integers(0, net["out"], T * S).astype(np.int32)
+    row = {"net": name, "rnn": net, "streams": S, "chunk": list(chunk), "frames": T * S,
+           "threads": spec["threads"], "backend": dev}
+    if torch is not None and dev == "cpu":
+        row["max_diff"] = check_same_network(torch, np, B, name)
+    ours = tmodel = None
+    if spec["ours"] or torch is not None:   # torch starts from our initial weights
+        ours = OursRnn(B, np, net, S, chunk)
+        row["params"] = ours.nparams
+        xb, tb = B.asarray(x), B.asarray(t)
+    if torch is not None:
+        tmodel = TorchRnn(torch, np, net, ours, chunk, device=dev)
+        row["torch_params"] = sum(p.numel() for p in tmodel.params)
+        tx = torch.from_numpy(x.reshape(T, S, -1)).to(dev)
+        tt = torch.from_numpy(t.reshape(T, S)[chunk[0]:chunk[0] + chunk[1]]
+                              .astype(np.int64)).to(dev)
+        tmodel.step(tx, tt)
+    if not spec["ours"]:
+        ours = None
+    elif ours is not None:
+        ours.step(xb, tb)                    # the first step compiles the kernels
+    t_ours, t_torch = [], []
+    for _ in range(spec["rounds"]):
+        if ours is not None:
+            t_ours += time_block(lambda: ours.step(xb, tb), spec["steps"], sync_ours)
+        if tmodel is not None:
+            t_torch += time_block(lambda: tmodel.step(tx, tt), spec["steps"], sync_torch)
+    if ours is not None:
+        row["ours_fps"] = T * S / float(np.median(t_ours))
+        row["ours_finite"] = all(bool(B.all_finite(p)) for c in ours.nnet.components
+                                 if c.updatable for p in c.params.values())
+    if tmodel is not None:
+        row["torch_fps"] = T * S / float(np.median(t_torch))
+    return row
+
+
 def worker(args) -> None:
     """Run every row of one thread count; print one JSON line per row."""
     spec = json.loads(args.worker)
@@ -211,17 +405,18 @@ def worker(args) -> None:
             torch = None
     import numpy as np
     sys.path.insert(0, str(ROOT))
-    B = None
-    if use_ours or gpu:
-        from nnetmix.kernels import get_backend
-        B = get_backend(spec.get("backend", "cpu"))
+    from nnetmix.kernels import get_backend
+    B = get_backend(spec.get("backend", "cpu"))
     dev = "cuda" if gpu else "cpu"
     sync_ours = B.synchronize if gpu else (lambda: None)
     sync_torch = torch.cuda.synchronize if (gpu and torch is not None) else (lambda: None)
 
     def gemm_rate(mb):
         return sgemm_rate_gpu(B, np, mb) if gpu else sgemm_rate(np, mb)
-    for net in spec["nets"]:
+    for name in [n for n in spec["nets"] if n in RNETS]:
+        print("ROW " + json.dumps(rnn_row(spec, name, B, torch, np, dev, sync_ours, sync_torch)),
+              flush=True)
+    for net in [n for n in spec["nets"] if n in NETS]:
         dims = NETS[net]
         for mb in spec["minibatch"]:
             rng = np.random.default_rng(3)
@@ -292,15 +487,18 @@ def main(argv=None) -> int:
         args.nets, args.minibatch, args.steps, args.rounds = "small", "256", 2, 1
     nets = [n for n in args.nets.split(",") if n]
     for n in nets:
-        if n not in NETS:
-            raise SystemExit(f"train_throughput.py: unknown net '{n}' (expected {', '.join(NETS)})")
+        if n not in NETS and n not in RNETS:
+            raise SystemExit(f"train_throughput.py: unknown net '{n}' (expected "
+                             f"{', '.join(list(NETS) + list(RNETS))})")
+    chunk = parse_chunk(args.chunk)
     try:
         import torch  # noqa: F401
         have_torch = not args.no_torch
     except ImportError:
         have_torch = False
     spec = {"nets": nets, "minibatch": [int(m) for m in args.minibatch.split(",")],
-            "steps": args.steps, "rounds": args.rounds, "backend": args.backend}
+            "steps": args.steps, "rounds": args.rounds, "backend": args.backend,
+            "streams": args.streams, "chunk": chunk}
     if args.backend == "cuda":
         args.threads = "1"
     rows = []
@@ -317,7 +515,55 @@ def main(argv=None) -> int:
     return 0
 
 
+def parse_chunk(text: str) -> list[int]:
+    """'21-64+21' -> [21, 64, 21] (left context, center, right context)."""
+    try:
+        left, rest = text.split("-", 1)
+        center, right = rest.split("+", 1)
+        out = [int(left), int(center), int(right)]
+    except ValueError:
+        out = []
+    if len(out) != 3 or min(out) < 0 or out[1] < 1:
+        raise SystemExit(f"train_throughput.py: bad --chunk '{text}' (expected L-C+R, e.g. "
+                         "21-64+21)")
+    return out
+
+
+def print_rnn_table(rows: list[dict], have_torch: bool) -> None:
+    """The recurrent rows: frames per second of a whole training step (every frame of every
+    chunk, context included), medians; the ratio is ours over torch's, measured side by side."""
+    print("| network | params | streams x frames | threads | nnetmix fr/s | torch fr/s |"
+          " nnetmix/torch | nnetmix ms/step | torch ms/step |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        n = r["rnn"]
+        dirs = "2x" if n["kind"] == "Blstm" else ""
+        name = (f"{r['net']}: {n['input']}-{n['layers']}x{n['kind']}({dirs}{n['cell']} cells, "
+                f"{dirs}{n['proj']} proj)-{n['out']}")
+        ours = r.get("ours_fps")
+        tfps = r.get("torch_fps") if have_torch else None
+        cl, cc, cr = r["chunk"]
+        flag = "" if r.get("ours_finite", True) else " (NaN!)"
+        cells = [f"{ours:.0f}{flag}" if ours else "-", f"{tfps:.0f}" if tfps else "-",
+                 f"{ours / tfps:.2f}x" if ours and tfps else "-",
+                 f"{1e3 * r['frames'] / ours:.0f}" if ours else "-",
+                 f"{1e3 * r['frames'] / tfps:.0f}" if tfps else "-"]
+        print(f"| {name} | {r.get('params', r.get('torch_params', 0)):,} | {r['streams']} x "
+              f"({cl}+{cc}+{cr}) | {r['threads']} | " + " | ".join(cells) + " |")
+    diffs = [r["max_diff"] for r in rows if "max_diff" in r]
+    if diffs:
+        print(f"\nSame network: with our peepholes zeroed and no cell clipping, ours and torch's "
+              f"outputs from the same weights differ by at most {max(diffs):.2g}.")
+
+
 def print_table(rows: list[dict], have_torch: bool) -> None:
+    rnn = [r for r in rows if "rnn" in r]
+    if rnn:
+        print_rnn_table(rnn, have_torch)
+        print()
+    rows = [r for r in rows if "rnn" not in r]
+    if not rows:
+        return
     graphs = any("graph_fps" in r for r in rows)
     extra = " nnetmix graph fr/s | graph/torch | graph/GEMM-bound |" if graphs else ""
     print("| network | backend | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s | nnetmix fr/s |"

@@ -15,6 +15,7 @@ is imported, numba follows ``NUMBA_NUM_THREADS``; ``set_num_threads`` changes bo
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import os
@@ -28,7 +29,8 @@ from ..errors import NnetmixError  # noqa: E402
 from . import cpu_kernels as K  # noqa: E402
 from .backend import Array, Backend  # noqa: E402
 
-__all__ = ["CpuBackend", "set_num_threads", "SUM_BLOCKS"]
+__all__ = ["CpuBackend", "set_num_threads", "one_blas_thread", "blas_num_threads",
+           "SUM_BLOCKS"]
 
 #: row blocks of a column sum (sum_rows_k): fixed, not the thread count, so that the partial sums
 #: and therefore the bits do not depend on how many threads run them
@@ -60,11 +62,38 @@ def _openblas():
             f.restype = None
         setn.argtypes = [ctypes.c_int]
         setn.restype = None
+        global _LIB
+        _LIB = lib
         return sgemm, dgemm, setn
     return None
 
 
+_LIB = None
 _BLAS = _openblas()
+
+
+def _local_threads():
+    """OpenBLAS's openblas_set_num_threads_local (0.3.27 and newer): sets the calling thread's
+    BLAS thread count and returns the previous one, leaving other threads' alone; else None."""
+    try:
+        f = _LIB.openblas_set_num_threads_local
+    except AttributeError:   # no numpy OpenBLAS found (_LIB None), or an older OpenBLAS
+        return None
+    f.argtypes = [ctypes.c_int]
+    f.restype = ctypes.c_int
+    return f
+
+
+_SET_LOCAL = _local_threads()
+
+
+def blas_num_threads() -> int:
+    """The calling thread's BLAS thread count (1 where numpy's OpenBLAS was not found)."""
+    if _LIB is None:
+        return 1
+    f = _LIB.scipy_openblas_get_num_threads64_
+    f.restype = ctypes.c_int
+    return int(f())
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
@@ -73,6 +102,26 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
     if _BLAS is not None:
         _BLAS[2](int(n))
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """Run the block's GEMMs on one BLAS thread (this Python thread's count only, where OpenBLAS
+    can set it per thread), then restore the count.
+
+    For long runs of small GEMMs, such as an LSTM's per-frame recurrence (40 x 128 x 1024):
+    OpenBLAS's threads synchronise on every call, and on a loaded 2-core machine a call waits
+    for a second core: 32-43 ms per GEMM against 0.05-0.45 ms on one thread (bench/
+    lstm_step_speed.py). The large GEMMs outside the block keep every thread.
+    """
+    if _SET_LOCAL is None:
+        yield
+        return
+    old = _SET_LOCAL(1)
+    try:
+        yield
+    finally:
+        _SET_LOCAL(old)
 
 
 def _flat(a: np.ndarray, what: str, writable: bool = False) -> np.ndarray:

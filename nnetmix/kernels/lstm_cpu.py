@@ -13,9 +13,12 @@ zeroes every buffer of a padded frame, so no state and no gradient leaks through
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
+
+from nnetmix.kernels.cpu import blas_num_threads, one_blas_thread
 
 __all__ = ["LstmCpuKernels"]
 
@@ -131,8 +134,41 @@ def clip_k(a, lim):
         a[k] = min(max(a[k], -lim), lim)
 
 
+_POOL: list = []
+
+
+def _pool() -> ThreadPoolExecutor:
+    """One worker thread for a BLSTM's second direction, made at its first use."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="lstm-direction"))
+    return _POOL[0]
+
+
+def _one_thread(fn) -> None:
+    with one_blas_thread():
+        fn()
+
+
 class LstmCpuKernels:
     """The kernels above behind the interface recurrent.py calls (cuda has the same methods)."""
+
+    def run_recurrences(self, fns) -> None:
+        """Run the callables (one direction's recurrence each), each on one BLAS thread: side
+        by side, the first in this thread and the others in a pool's, when the process has two
+        or more BLAS threads; else one after the other. A recurrence is a long run of small
+        GEMMs (S rows) and step kernels (numba, nogil): OpenBLAS's threads synchronising on
+        each of them lose more than they gain, while a BLSTM's two directions share nothing.
+        Each direction makes the same calls either way, so the results do not change."""
+        others = []
+        if len(fns) > 1 and blas_num_threads() > 1:
+            others = [_pool().submit(_one_thread, f) for f in fns[1:]]
+            fns = fns[:1]
+        try:
+            for f in fns:
+                _one_thread(f)
+        finally:
+            for fut in others:
+                fut.result()
 
     def valid(self, mask: np.ndarray):
         """The per-stream 0/1 mask as the kernels take it (host int8)."""

@@ -156,6 +156,11 @@ class LstmCudaKernels:
     def _go(self, kern, n: int):
         return self.be._go(kern, blocks_for(max(1, n)), TPB)
 
+    def run_recurrences(self, fns) -> None:
+        """One after the other: they queue on the backend's one stream."""
+        for f in fns:
+            f()
+
     def valid(self, mask: np.ndarray):
         return cuda.to_device(np.ascontiguousarray(mask, dtype=np.int8))
 

@@ -29,7 +29,11 @@ Computation, per direction: ONE GEMM for the input projection of all T*S rows (p
 bias), then per time step a GEMM for the recurrent projection r(t-1) -> gates, one fused
 kernel for the gates/peepholes/cell/clipping (``nnetmix.kernels.lstm_cpu``; cuda has the
 same interface in ``lstm_cuda``) and a GEMM for m(t) -> r(t). Backward mirrors it; the weight
-gradients are then GEMMs over the whole chunk. Gradients are SUMS over frames, as Kaldi's.
+gradients are then GEMMs over the whole chunk. The per-frame GEMMs (S rows) run on one BLAS
+thread (``run_recurrences``): OpenBLAS's threads synchronising on every small call made a step
+5x slower at 2 threads on the loaded 2-core machine; with two or more BLAS threads a BLSTM's
+two directions run their recurrences side by side instead (they share nothing), and the
+chunk-wide GEMMs keep every thread. Gradients are SUMS over frames, as Kaldi's.
 
 Clipping, as Kaldi's: ``<CellClip>`` clips the cell values in the forward pass; ``<DiffClip>``
 clips the gate derivatives of each frame before they flow to the previous frame (the path
@@ -188,13 +192,17 @@ class _ProjectedLstm(MultistreamComponent):
     def _on_new_backend(self) -> None:
         """Drop what was kept for another backend or dtype (the LSTM's carried state)."""
 
-    def _forward_dir(self, be, x, d: str, step: int) -> None:
+    def _input_projection(self, be, x, d: str) -> None:
+        """gifo(t) = W_x x(t) + bias for every frame of the call: one chunk-wide GEMM."""
+        p = self._passes[d]
+        gates = p.block(p.y, 1, p.T)
+        be.gemm(x, self.params[d + "w_gifo_x"], gates, trans_b=True)
+        be.add_bias(gates, self.params[d + "bias"])
+
+    def _forward_dir(self, be, d: str, step: int) -> None:
         """One direction's forward recurrence; step +1 runs t = 1..T, -1 runs T..1."""
         p, P, k, cc = self._passes[d], self.params, self._k, float(self.cell_clip)
-        T, S = p.T, p.S
-        gates = p.block(p.y, 1, T)
-        be.gemm(x, P[d + "w_gifo_x"], gates, trans_b=True)
-        be.add_bias(gates, P[d + "bias"])
+        T = p.T
         pi, pf, po = P[d + "peephole_i_c"], P[d + "peephole_f_c"], P[d + "peephole_o_c"]
         for t in (range(1, T + 1) if step > 0 else range(T, 0, -1)):
             y, prev = p.block(p.y, t), t - step
@@ -219,6 +227,13 @@ class _ProjectedLstm(MultistreamComponent):
                        p.block(p.d, t), p.block(p.dc, t), p.block(p.dh, t), dr, dclip, cdclip,
                        self._valid_now[t - 1])
 
+    def _recurrences(self, be, run) -> None:
+        """``run(be, d, step)`` for every direction, through the kernels' run_recurrences (on
+        the cpu: one BLAS thread each, the two directions of a BLSTM side by side when the
+        process has two or more BLAS threads)."""
+        self._k.run_recurrences([
+            (lambda d=d, n=n: run(be, d, 1 - 2 * n)) for n, d in enumerate(self.directions)])
+
     def _input_diff(self, be, dx) -> None:
         for n, d in enumerate(self.directions):
             p = self._passes[d]
@@ -228,8 +243,10 @@ class _ProjectedLstm(MultistreamComponent):
     def propagate(self, be, x, y):
         T, S = self._prepare(be, x)
         self._before_forward(be, S)
+        for d in self.directions:
+            self._input_projection(be, x, d)
+        self._recurrences(be, self._forward_dir)
         for n, d in enumerate(self.directions):
-            self._forward_dir(be, x, d, 1 - 2 * n)
             p = self._passes[d]
             self._k.put_cols(y, p.block(p.r, 1, T), n * self.proj_dim)
         self._after_forward(be)
@@ -246,7 +263,7 @@ class _ProjectedLstm(MultistreamComponent):
         for n, d in enumerate(self.directions):
             p = self._passes[d]
             self._k.get_cols(dy, n * self.proj_dim, p.block(p.dr, 1, p.T))
-            self._backward_dir(be, d, 1 - 2 * n)
+        self._recurrences(be, self._backward_dir)
         if dx is not None:
             self._input_diff(be, dx)
 

@@ -95,3 +95,26 @@ def test_local_rank_from_comm(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     MPI = pytest.importorskip("mpi4py.MPI")
     assert local_rank(MPI.COMM_SELF) == 0
+
+
+def test_one_blas_thread_holds_this_thread_to_one_and_restores():
+    """The LSTM's per-frame GEMMs run inside one_blas_thread(): one BLAS thread there, the
+    process's count again after (also when the block raises)."""
+    import numba
+
+    from nnetmix.kernels.cpu import blas_num_threads, one_blas_thread, set_num_threads
+    before, numba_before = blas_num_threads(), numba.get_num_threads()
+    try:
+        set_num_threads(2)
+        if blas_num_threads() != 2:
+            pytest.skip("numpy's OpenBLAS not found through ctypes")
+        with one_blas_thread():
+            assert blas_num_threads() == 1
+        assert blas_num_threads() == 2
+        with pytest.raises(RuntimeError):
+            with one_blas_thread():
+                raise RuntimeError("inside")
+        assert blas_num_threads() == 2
+    finally:
+        set_num_threads(before)
+        numba.set_num_threads(numba_before)

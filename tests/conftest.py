@@ -19,6 +19,13 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # `make test` runs the suite in two processes (pytest-xdist, --dist loadgroup): a file's tests
+    # stay in one process so its module fixtures (a trained model, a built graph) are made once,
+    # and tests/cluster is one group: its files share the one-node Slurm of cluster_fixtures.py.
+    for item in items:
+        path = Path(str(item.fspath))
+        group = "cluster" if path.parent.name == "cluster" else f"{path.parent.name}/{path.name}"
+        item.add_marker(pytest.mark.xdist_group(group))
     marked = [item for item in items if item.get_closest_marker("cuda_device")]
     if marked and not cuda_device_present():
         skip = pytest.mark.skip(reason="needs NUMBA_ENABLE_CUDASIM=1 before numba is imported, "

@@ -91,7 +91,7 @@ class LatticeDecoderConfig:
         "help": "Scaling factor for acoustic likelihoods"})
     allow_partial: bool = field(default=False, metadata={
         "help": "If true, produce output even if end state was not reached."})
-    decoder: str = field(default="simple", metadata={
+    decoder: str = field(default="faster", metadata={
         "help": "Search: 'faster' (Kaldi's LatticeFasterDecoder, compiled here: beam, "
                 "max-active, min-active, adaptive beam) or 'simple' (kaldi-decoder's "
                 "LatticeSimpleDecoder: beam only)"})

@@ -34,6 +34,7 @@ dnn_average_every=10   # minibatches between model averages (the seeds' averagin
 watchdog_timeout=-1    # MPI jobs: seconds a rank may make no progress before the job ends naming it (0: off; -1: adaptive)
 dnn_optimizer=ngsgd    # ngsgd: natural-gradient SGD (seed 001: what makes averaging work); sgd: plain
 dnn_prior_cutoff=1     # decoding: pdfs with a count below this (no training frames) are never chosen
+decoder=faster         # search: faster (Kaldi's LatticeFasterDecoder) or simple (beam only; RESULTS.md rows before dc723f5)
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants (dnn_opts) apart
 tri1_leaves=200        # tree leaves of tri1 (Kaldi's tidigits: 300/3000 on 8623 utterances; here 300/2000
@@ -96,7 +97,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   # HCLG from data/lang_test (the bigram G); lattices with Kaldi's decode.sh defaults (acwt
   # 0.083333, beam 13, lattice beam 8); local/score.sh sweeps LM weight and insertion penalty.
   utils/mkgraph.sh data/lang_test exp/mono exp/mono/graph
-  steps/decode.sh --nj $nj --cmd "$decode_cmd" ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/mono/graph data/test exp/mono/decode_test
+  steps/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/mono/graph data/test exp/mono/decode_test
   grep -H WER exp/mono/decode_test/wer_* | utils/best_wer.sh
 fi
 
@@ -147,7 +148,7 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   # Pdfs that no training frame was aligned to (count 0.5 after analyze-counts' smoothing: a
   # silence state, spn) would be boosted by -log(prior), about +13; --prior-cutoff 1 excludes
   # them, as Kaldi's PdfPrior excludes classes under its (much smaller) default cutoff.
-  steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
+  steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
     ${scoring_opts:+--scoring-opts "$scoring_opts"} \
     exp/mono/graph data/test $dnn_dir/decode_test
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
@@ -164,7 +165,7 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   steps/train_deltas.sh --cmd "$train_cmd" $tri1_leaves $tri1_gauss data/train data/lang \
     exp/mono_ali exp/tri1
   utils/mkgraph.sh data/lang_test exp/tri1 exp/tri1/graph
-  steps/decode.sh --nj $nj --cmd "$decode_cmd" ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/tri1/graph data/test exp/tri1/decode_test
+  steps/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/tri1/graph data/test exp/tri1/decode_test
   grep -H WER exp/tri1/decode_test/wer_* | utils/best_wer.sh
 fi
 

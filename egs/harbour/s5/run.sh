@@ -78,6 +78,7 @@ tri3_gauss=9000        # Gaussians of tri3
 beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: about 10x slower here, see README)
 lattice_beam=5.0       # lattice beam (Kaldi's 8)
 max_active=7000        # most active states per frame
+decoder=faster         # search: faster (Kaldi's LatticeFasterDecoder) or simple (beam only; RESULTS.md rows before dc723f5)
 dnn_input=fmllr        # fmllr: tri3's alignments and fMLLR features; mfcc: the monophone's and MFCCs
 dnn_hid_layers=2       # DNN hidden layers (the RBMs of stage 9)
 dnn_hid_dim=512        # DNN neurons per hidden layer
@@ -265,7 +266,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
     need 4 data/lang_$lm/G.fst "the grammars: run stage 1"
     need 4 exp/mono/final.mdl "the monophone GMM: run stage 3"
     utils/mkgraph.sh data/lang_$lm exp/mono exp/mono/graph_$lm
-    steps/decode.sh --nj $nj --cmd "$decode_cmd" --beam $beam --lattice-beam $lattice_beam \
+    steps/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder --beam $beam --lattice-beam $lattice_beam \
       --max-active $max_active exp/mono/graph_$lm data/test exp/mono/decode_test_$lm
     grep -H WER exp/mono/decode_test_$lm/wer_* | utils/best_wer.sh
   done
@@ -322,7 +323,7 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
       utils/mkgraph.sh data/lang_$lm exp/$sys exp/$sys/graph_$lm
       decode=steps/decode.sh
       [ $sys == tri3 ] && decode=steps/decode_fmllr.sh
-      $decode --nj $nj --cmd "$decode_cmd" --beam $beam --lattice-beam $lattice_beam \
+      $decode --nj $nj --cmd "$decode_cmd" --decoder $decoder --beam $beam --lattice-beam $lattice_beam \
         --max-active $max_active exp/$sys/graph_$lm data/test exp/$sys/decode_test_$lm
       grep -H WER exp/$sys/decode_test_$lm/wer_* | utils/best_wer.sh
     done
@@ -424,7 +425,7 @@ if [ $stage -le 11 ] && [ $stop_stage -ge 11 ]; then
     decode_opts=
     [ $dnn_type == dnn ] || decode_opts=$rnn_decode_opts
     steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff $dnn_prior_cutoff $decode_opts \
-      --beam $beam --lattice-beam $lattice_beam --max-active $max_active \
+      --decoder $decoder --beam $beam --lattice-beam $lattice_beam --max-active $max_active \
       exp/$dnn_gmm/graph_$lm $dnn_data/test $dnn_dir/decode_test_$lm
     grep -H WER $dnn_dir/decode_test_$lm/wer_* | utils/best_wer.sh
   done

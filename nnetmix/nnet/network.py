@@ -34,9 +34,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from nnetmix.kernels import get_backend
-from nnetmix.nnet.components import AffineTransform, Component, Rbm, Sigmoid, Softmax, Tanh
+from nnetmix.nnet.components import (AddShift, AffineTransform, Component, LinearTransform, Rbm,
+                                     Rescale, Sigmoid, Softmax, Tanh)
 from nnetmix.nnet.nnet_io import encode_components, read_components, write_components
-from nnetmix.nnet.components import AddShift, LinearTransform, Rescale
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
 from nnetmix.nnet.prelu_dropout import Dropout, ParametricRelu
 from nnetmix.nnet.recurrent import MultistreamComponent

@@ -75,29 +75,40 @@ def test_relu_proto_opts_make_a_parametric_relu_dnn(tmp_path):
     assert sum(isinstance(c, ParametricRelu) for c in net.components) == 7
 
 
-@pytest.mark.slow
-def test_stages_12_to_14_train_and_decode_a_tiny_blstm(kaldi_fixtures, tmp_path):
-    """run.sh --stage 12 --dnn-type blstm with --rnn-* sizes of a toy and CSC-BPTT 8-32+8 on one
-    worker, the yesno model's alignments and graph standing in for Kaldi's tri4 (~1 min): the
-    BLSTM trains from train.sh's make-blstm-proto.py prototype, learns, and decodes eval2000 in
-    chunks with the recipe's decoding options."""
+def _standin(tmp_path: Path, fixtures: Path) -> tuple[Path, list]:
+    """A recipe directory whose stage 12-14 inputs are the yesno fixture's: its features as
+    data/fbank/{train,eval2000} and train_nodup, its lang as data/lang_nosp; and the run.sh
+    options that give its model, alignments and graph as a Kaldi tri4's."""
     yes = tmp_path / "yes"
     yes.mkdir()
-    mono = yesno_recipe(yes, kaldi_fixtures, num_utts=6, noise=0.5)
+    mono = yesno_recipe(yes, fixtures, num_utts=6, noise=0.5)
     s5 = link_recipe(RECIPE, tmp_path)
     for d in ("fbank/train", "fbank/eval2000", "train_nodup"):
         shutil.copytree(yes / "data", s5 / "data" / d)
     shutil.copytree(yes / "lang", s5 / "data" / "lang_nosp")
-    p = run_script(["./run.sh", "--stage", "12", "--nj", "1", "--ali-dir", mono, "--graph-dir",
-                    mono / "graph", "--dnn-type", "blstm", "--rnn-layers", "1",
+    return s5, ["--stage", "12", "--nj", "1", "--ali-dir", mono, "--graph-dir", mono / "graph",
+                "--dnn-num-workers", "1", "--dnn-backend", "cpu", "--scoring-opts",
+                "--min-lmwt 10 --max-lmwt 10"]
+
+
+def _wer(decode_dir: Path) -> float:
+    return float((decode_dir / "wer_10_0.0").read_text().split()[1])
+
+
+@pytest.mark.slow
+def test_stages_12_to_14_train_and_decode_a_tiny_blstm(kaldi_fixtures, tmp_path):
+    """run.sh --stage 12 --dnn-type blstm with --rnn-* sizes of a toy and CSC-BPTT 8-32+8 on one
+    worker, the yesno model's alignments and graph standing in for Kaldi's tri4 (~100 s): the
+    BLSTM trains from train.sh's make-blstm-proto.py prototype, learns, and decodes eval2000 in
+    chunks with the recipe's decoding options."""
+    s5, opts = _standin(tmp_path, kaldi_fixtures)
+    p = run_script(["./run.sh", *opts, "--dnn-type", "blstm", "--rnn-layers", "1",
                     "--rnn-cell-dim", "8", "--rnn-proj-dim", "4", "--rnn-learn-rate", "0.01",
-                    "--dnn-num-workers", "1", "--dnn-backend", "cpu",
                     "--rnn-train-opts", "--num-streams=8 --chunk-size=32 "
                     "--chunk-left-context=8 --chunk-right-context=8",
                     "--rnn-decode-opts", "--chunk-size 32 --chunk-left-context 8 "
                     "--chunk-right-context 8 --chunk-overlap 16",
-                    "--dnn-opts", "--max-iters 3", "--scoring-opts",
-                    "--min-lmwt 10 --max-lmwt 10"], cwd=s5)
+                    "--dnn-opts", "--max-iters 3"], cwd=s5)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
     exp = s5 / "exp" / "blstm1x8_w1"
     assert "no RBM pretraining (--pretrain true --dnn-type blstm" in p.stdout
@@ -112,6 +123,24 @@ def test_stages_12_to_14_train_and_decode_a_tiny_blstm(kaldi_fixtures, tmp_path)
     assert len(accs) >= 2 and accs[-1] > accs[0], accs
     dec = exp / "decode_eval2000_graph"
     assert "Forwarding in chunks of 32 frames" in (dec / "log" / "decode.1.log").read_text()
-    wer = float((dec / "wer_10_0.0").read_text().split()[1])
+    wer = _wer(dec)
     assert wer < 50, wer
     print(f"\nswbd run.sh, tiny BLSTM on yesno: CV frame accuracy by epoch {accs}; WER {wer}%")
+
+
+@pytest.mark.slow
+def test_stages_12_to_14_train_and_decode_a_relu_dnn(kaldi_fixtures, tmp_path):
+    """run.sh --stage 12 --dnn-activation relu (seed 002's SWB+Fisher DNN, at a toy's size):
+    no RBMs even with --pretrain true, a <ParametricRelu> network from relu_proto_opts on
+    spliced features, trained and decoded (~1 min)."""
+    s5, opts = _standin(tmp_path, kaldi_fixtures)
+    p = run_script(["./run.sh", *opts, "--dnn-activation", "relu", "--dnn-hid-layers", "2",
+                    "--dnn-hid-dim", "16", "--dnn-minibatch-size", "64", "--dnn-optimizer",
+                    "sgd", "--dnn-learn-rate", "0.001", "--dnn-opts", "--max-iters 2"], cwd=s5)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    assert "no RBM pretraining (--pretrain true --dnn-type dnn --dnn-activation relu)" in p.stdout
+    assert not (s5 / "exp" / "dnn2x16_pretrain").exists()
+    exp = s5 / "exp" / "dnn2x16_relu_w1"
+    final = read_nnet(str(exp / "final.nnet"))
+    assert sum(isinstance(c, ParametricRelu) for c in final.components) == 2
+    assert (exp / "decode_eval2000_graph" / "wer_10_0.0").exists()

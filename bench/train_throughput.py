@@ -35,7 +35,8 @@ as nnet-train-multistream-perutt takes it, --streams chunks of --chunk frames (s
 softmax cross-entropy of the center frames, BPTT and nnet1's update. As the trainer runs it,
 the affine layer and the softmax see the center frames only (Nnet.propagate(rows=...));
 --every-row also times the step that runs them on every frame and zeroes the context frames'
-derivative (the trainer before the change), in the same worker, alternating; beside it torch.nn.LSTM (num_layers, bidirectional, proj_size) + Linear
+derivative (the trainer before the change), in the same worker, alternating; beside it
+torch.nn.LSTM (num_layers, bidirectional, proj_size) + Linear
 from the same initial weights, cross_entropy over the center frames, SGD with momentum. Each
 row first checks that both compute the same outputs when our peepholes are zeroed and cell
 clipping is off (what torch lacks). Frames per second count every frame of a chunk, context
@@ -44,7 +45,8 @@ included.
 This machine is shared and noisy: per-step times are medians, and ratios measured side by side
 in one run are what to read.
 Usage: bench/train_throughput.py [--quick] [--backend cpu] [--threads 1,2] [--minibatch 256,1024]
-       bench/train_throughput.py --nets blstm,lstm --threads 1 [--streams 40] [--chunk 21-64+21] [--every-row]
+       bench/train_throughput.py --nets blstm,lstm --threads 1 [--streams 40] [--chunk 21-64+21]
+                                 [--every-row]
 """
 from __future__ import annotations
 

@@ -32,8 +32,11 @@ tensor; ours is collected every xent_defer steps, as the trainer does).
 Recurrent rows (--nets blstm,lstm,blstm-small,lstm-small; RNETS): one CSC-BPTT training step
 as nnet-train-multistream-perutt takes it, --streams chunks of --chunk frames (seed 002's
 21-64+21, 40 streams) through <BlstmProjected>/<LstmProjected> layers, an affine layer and the
-softmax cross-entropy of the center frames (the context frames' derivative is zeroed), BPTT
-and nnet1's update; beside it torch.nn.LSTM (num_layers, bidirectional, proj_size) + Linear
+softmax cross-entropy of the center frames, BPTT and nnet1's update. As the trainer runs it,
+the affine layer and the softmax see the center frames only (Nnet.propagate(rows=...));
+--every-row also times the step that runs them on every frame and zeroes the context frames'
+derivative (the trainer before the change), in the same worker, alternating; beside it
+torch.nn.LSTM (num_layers, bidirectional, proj_size) + Linear
 from the same initial weights, cross_entropy over the center frames, SGD with momentum. Each
 row first checks that both compute the same outputs when our peepholes are zeroed and cell
 clipping is off (what torch lacks). Frames per second count every frame of a chunk, context
@@ -43,6 +46,7 @@ This machine is shared and noisy: per-step times are medians, and ratios measure
 in one run are what to read.
 Usage: bench/train_throughput.py [--quick] [--backend cpu] [--threads 1,2] [--minibatch 256,1024]
        bench/train_throughput.py --nets blstm,lstm --threads 1 [--streams 40] [--chunk 21-64+21]
+                                 [--every-row]
 """
 from __future__ import annotations
 
@@ -69,6 +73,9 @@ def get_args(argv=None) -> argparse.Namespace:
                    help="recurrent rows: chunks (streams) per step")
     p.add_argument("--chunk", default="21-64+21", help="recurrent rows: left-center+right "
                    "frames of each chunk (CSC-BPTT, seed 002's 21-64+21)")
+    p.add_argument("--every-row", action="store_true",
+                   help="recurrent rows: also time the step whose output layer runs on every "
+                        "frame, context included (the trainer before it skipped them)")
     p.add_argument("--minibatch", default="256,1024", help="comma list of minibatch sizes")
     p.add_argument("--threads", default="1,2", help="comma list of thread counts")
     p.add_argument("--steps", type=int, default=4, help="timed steps per block")
@@ -243,11 +250,13 @@ def rnn_proto(net: dict) -> str:
 
 class OursRnn:
     """One CSC-BPTT training step as nnet-train-multistream-perutt takes it: S chunks of
-    left + center + right frames as S streams (row t*S + s), forward over every row, softmax
-    cross-entropy whose derivative is zeroed on the context frames, backward, nnet1's update."""
+    left + center + right frames as S streams (row t*S + s), the recurrent layers over every
+    row, the affine layer and softmax cross-entropy over the center rows, backward (the context
+    rows' derivative zero), nnet1's update. ``every_row``: the affine layer and the loss over
+    every row, the context rows' derivative zeroed (the same gradients, more work)."""
 
     def __init__(self, B, np, net: dict, streams: int, chunk: tuple[int, int, int],
-                 lr=1e-5, momentum=0.9):
+                 lr=1e-5, momentum=0.9, every_row: bool = False):
         from nnetmix.nnet import Nnet, NnetTrainOptions, init_components
         self.B, self.S = B, streams
         self.left, self.center, self.right = chunk
@@ -257,24 +266,34 @@ class OursRnn:
                            for _, s in c.param_specs())
         self.opts = NnetTrainOptions(learn_rate=lr, momentum=momentum)
         rows = self.S * self.T
+        self.every_row = every_row
+        #: the center rows (the frames trained on), and their targets from a step's targets
+        self.keep = np.arange(self.left * self.S, (self.left + self.center) * self.S)
         self.probs = B.empty((rows, net["out"]))
         self.grad = B.empty((rows, net["out"]))
 
     def step(self, x, targets) -> None:
+        """``targets``: of every row (every_row) or of the center rows (:attr:`keep`)."""
         S, nnet, B = self.S, self.nnet, self.B
         nnet.set_seq_lengths([self.T] * S)
         nnet.reset_streams([1] * S)        # every chunk is a sequence of its own
-        logits = nnet.propagate(x, through_softmax=False)
-        B.softmax_xent_rows(logits, targets, self.probs, self.grad)
-        B.fill(self.grad[:self.left * S], 0.0)                  # context frames: no loss
-        B.fill(self.grad[(self.left + self.center) * S:], 0.0)
-        nnet.backpropagate(self.grad, input_diff=False)
+        if self.every_row:
+            logits = nnet.propagate(x, through_softmax=False)
+            B.softmax_xent_rows(logits, targets, self.probs, self.grad)
+            B.fill(self.grad[:self.left * S], 0.0)                  # context frames: no loss
+            B.fill(self.grad[(self.left + self.center) * S:], 0.0)
+            nnet.backpropagate(self.grad, input_diff=False)
+        else:
+            n = len(self.keep)
+            logits = nnet.propagate(x, through_softmax=False, rows=self.keep)
+            B.softmax_xent_rows(logits, targets, self.probs[:n], self.grad[:n])
+            nnet.backpropagate(self.grad[:n], input_diff=False)
         nnet.update(self.opts, int(x.shape[0]))
 
 
 class TorchRnn:
     """The same network in PyTorch: one nn.LSTM (num_layers, bidirectional, proj_size), a
-    Linear, cross_entropy (sum) over the center frames only, SGD with momentum. It starts from
+    Linear and cross_entropy (sum) over the center frames only, SGD with momentum. It starts from
     our initial weights (gate blocks reordered from nnet1's g,i,f,o to torch's i,f,g,o; the bias
     in bias_ih, bias_hh zero). Differences: torch has no peepholes and no clipping (nnet1's
     <CellClip> 50, <DiffClip> 1 and the <GradClip> 250 of the update are left out)."""
@@ -317,7 +336,7 @@ class TorchRnn:
         """x (T, S, input), targets (center, S) int64."""
         self.opt.zero_grad()
         h, _ = self.lstm(x)
-        logits = self.out(h)[self.left:self.left + self.center]
+        logits = self.out(h[self.left:self.left + self.center])   # center frames only, as ours
         loss = self.torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                       targets.reshape(-1), reduction="sum")
         loss.backward()
@@ -360,11 +379,15 @@ def rnn_row(spec: dict, name: str, B, torch, np, dev: str, sync_ours, sync_torch
            "threads": spec["threads"], "backend": dev}
     if torch is not None and dev == "cpu":
         row["max_diff"] = check_same_network(torch, np, B, name)
-    ours = tmodel = None
+    ours = tmodel = every = None
     if spec["ours"] or torch is not None:   # torch starts from our initial weights
         ours = OursRnn(B, np, net, S, chunk)
         row["params"] = ours.nparams
-        xb, tb = B.asarray(x), B.asarray(t)
+        xb, tb = B.asarray(x), B.asarray(t[ours.keep])
+    if spec["ours"] and spec.get("every_row"):
+        every = OursRnn(B, np, net, S, chunk, every_row=True)
+        tb_all = B.asarray(t)
+        every.step(xb, tb_all)
     if torch is not None:
         tmodel = TorchRnn(torch, np, net, ours, chunk, device=dev)
         row["torch_params"] = sum(p.numel() for p in tmodel.params)
@@ -376,16 +399,20 @@ def rnn_row(spec: dict, name: str, B, torch, np, dev: str, sync_ours, sync_torch
         ours = None
     elif ours is not None:
         ours.step(xb, tb)                    # the first step compiles the kernels
-    t_ours, t_torch = [], []
+    t_ours, t_every, t_torch = [], [], []
     for _ in range(spec["rounds"]):
         if ours is not None:
             t_ours += time_block(lambda: ours.step(xb, tb), spec["steps"], sync_ours)
+        if every is not None:
+            t_every += time_block(lambda: every.step(xb, tb_all), spec["steps"], sync_ours)
         if tmodel is not None:
             t_torch += time_block(lambda: tmodel.step(tx, tt), spec["steps"], sync_torch)
     if ours is not None:
         row["ours_fps"] = T * S / float(np.median(t_ours))
         row["ours_finite"] = all(bool(B.all_finite(p)) for c in ours.nnet.components
                                  if c.updatable for p in c.params.values())
+    if every is not None:
+        row["every_row_fps"] = T * S / float(np.median(t_every))
     if tmodel is not None:
         row["torch_fps"] = T * S / float(np.median(t_torch))
     return row
@@ -498,7 +525,7 @@ def main(argv=None) -> int:
         have_torch = False
     spec = {"nets": nets, "minibatch": [int(m) for m in args.minibatch.split(",")],
             "steps": args.steps, "rounds": args.rounds, "backend": args.backend,
-            "streams": args.streams, "chunk": chunk}
+            "streams": args.streams, "chunk": chunk, "every_row": args.every_row}
     if args.backend == "cuda":
         args.threads = "1"
     rows = []
@@ -532,9 +559,11 @@ def parse_chunk(text: str) -> list[int]:
 def print_rnn_table(rows: list[dict], have_torch: bool) -> None:
     """The recurrent rows: frames per second of a whole training step (every frame of every
     chunk, context included), medians; the ratio is ours over torch's, measured side by side."""
+    every = any("every_row_fps" in r for r in rows)
     print("| network | params | streams x frames | threads | nnetmix fr/s | torch fr/s |"
-          " nnetmix/torch | nnetmix ms/step | torch ms/step |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          " nnetmix/torch | nnetmix ms/step | torch ms/step |"
+          + (" nnetmix every row fr/s | center rows / every row |" if every else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if every else ""))
     for r in rows:
         n = r["rnn"]
         dirs = "2x" if n["kind"] == "Blstm" else ""
@@ -548,6 +577,10 @@ def print_rnn_table(rows: list[dict], have_torch: bool) -> None:
                  f"{ours / tfps:.2f}x" if ours and tfps else "-",
                  f"{1e3 * r['frames'] / ours:.0f}" if ours else "-",
                  f"{1e3 * r['frames'] / tfps:.0f}" if tfps else "-"]
+        if every:
+            efps = r.get("every_row_fps")
+            cells += [f"{efps:.0f}" if efps else "-",
+                      f"{ours / efps:.2f}x" if ours and efps else "-"]
         print(f"| {name} | {r.get('params', r.get('torch_params', 0)):,} | {r['streams']} x "
               f"({cl}+{cc}+{cr}) | {r['threads']} | " + " | ".join(cells) + " |")
     diffs = [r["max_diff"] for r in rows if "max_diff" in r]

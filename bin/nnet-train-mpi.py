@@ -16,9 +16,9 @@ shard in parallel, a minibatch is one step of --batch-size frames of each, and -
 state of its own streams. With --stream-mode=perutt it is trained as
 nnet-train-multistream-perutt.py trains it, with that tool's options: --num-streams whole
 utterances per step (--max-frames, --matrix-buffer-size), or with --chunk-size (and
---chunk-left-context, --chunk-right-context) CSC-BPTT chunks, --num-streams chunks per step
-(note that --num-streams defaults to 4 here, the multistream tool's default, where the perutt
-tool's is 20). --average-every and a BMUF block then count these steps of utterances or
+--chunk-left-context, --chunk-right-context) CSC-BPTT chunks, --num-streams chunks per step.
+--num-streams defaults to each mode's tool's default, as Kaldi's two tools: 4 for multistream,
+20 for perutt. --average-every and a BMUF block then count these steps of utterances or
 chunks. Only --optimizer=sgd for these."""
 import logging
 import sys

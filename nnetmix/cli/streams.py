@@ -50,18 +50,35 @@ def run_stream_tool(parser: OptionParser, stream_group: type, argv=None) -> int:
     return run_tool(parser, (3, 4), body, argv)
 
 
+def _num_streams_default(mode_options: type) -> int:
+    return next(f.default for f in dataclasses.fields(mode_options) if f.name == "num_streams")
+
+
+#: --num-streams=0 in nnet-train-mpi.py: each --stream-mode's own tool's default (Kaldi's
+#: nnet-train-multistream.cc 4, nnet-train-multistream-perutt.cc 20)
+MODE_NUM_STREAMS = {"multistream": _num_streams_default(StreamOptions),
+                    "perutt": _num_streams_default(PerUttOptions)}
+
+
 def register_mpi_stream_options(p: OptionParser) -> None:
     """nnet-train-mpi.py's stream options: --stream-mode, nnet-train-multistream.py's
     (--batch-size, --num-streams) and nnet-train-multistream-perutt.py's other options
     (--max-frames, --matrix-buffer-size, --chunk-size, --chunk-left-context,
-    --chunk-right-context). --num-streams is one option for both modes (one name, so one
-    default: the multistream tool's 4)."""
+    --chunk-right-context). --num-streams is one option for both modes; its default (0)
+    stands for the default of the tool --stream-mode names (4 multistream, 20 perutt, as
+    Kaldi's two tools), so an MPI epoch trains as the single-worker tool would."""
     p.register("stream-mode", "multistream",
                "How a recurrent network is trained: multistream (nnet-train-multistream.py: "
                "--num-streams streams of --batch-size frames, state carried) or perutt "
                "(nnet-train-multistream-perutt.py: whole utterances, or CSC-BPTT chunks with "
                "--chunk-size)")
-    p.register_group(StreamOptions)
+    for f in dataclasses.fields(StreamOptions):
+        if f.name != "num_streams":
+            p.register(f.name, f.default, f.metadata.get("help", ""), type(f.default))
+    p.register("num-streams", 0,
+               "Number of streams (multistream) or sentences/chunks (perutt) processed in "
+               "parallel; 0: the mode's tool's default, "
+               + ", ".join(f"{v} for {k}" for k, v in MODE_NUM_STREAMS.items()))
     for f in dataclasses.fields(PerUttOptions):
         if f.name != "num_streams":
             p.register(f.name, f.default, f.metadata.get("help", ""), type(f.default))
@@ -73,8 +90,13 @@ def mpi_stream_options(opts) -> StreamOptions | PerUttOptions:
     if opts.stream_mode not in STREAM_MODES:
         raise UsageError(f"--stream-mode must be one of {', '.join(STREAM_MODES)}, "
                          f"got {opts.stream_mode}")
+    if opts.num_streams < 0:
+        raise UsageError(f"--num-streams must be > 0 (or 0: the mode's default), "
+                         f"got {opts.num_streams}")
+    num_streams = opts.num_streams or MODE_NUM_STREAMS[opts.stream_mode]
     perutt = PerUttOptions(**{f.name: getattr(opts, f.name)
-                              for f in dataclasses.fields(PerUttOptions)})
+                              for f in dataclasses.fields(PerUttOptions)
+                              if f.name != "num_streams"}, num_streams=num_streams)
     if opts.stream_mode == "perutt":
         return perutt
     given = [f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(PerUttOptions)
@@ -82,4 +104,4 @@ def mpi_stream_options(opts) -> StreamOptions | PerUttOptions:
     if given:
         raise UsageError(f"{', '.join(given)}: per-utterance/CSC-BPTT options, which need "
                          f"--stream-mode=perutt")
-    return StreamOptions(batch_size=opts.batch_size, num_streams=opts.num_streams)
+    return StreamOptions(batch_size=opts.batch_size, num_streams=num_streams)

@@ -69,6 +69,19 @@ class Backend(abc.ABC):
     def fill(self, a: Array, value: float) -> None:
         """a[...] = value."""
 
+    def take_rows(self, src: Array, rows: np.ndarray, out: Array) -> None:
+        """out[i] = src[rows[i]] (``rows``: a host integer array; a network's feed-forward tail
+        runs on the trained frames only, see Nnet.propagate). The default goes through the
+        host, as the trainer's masked loss did before; the cpu backend gathers in place."""
+        self.copy(out, np.ascontiguousarray(self.to_host(src)[rows]))
+
+    def put_rows(self, src: Array, rows: np.ndarray, out: Array) -> None:
+        """out[rows[i]] = src[i], every other row of ``out`` zero (take_rows' adjoint: the
+        derivative of the rows left out is zero). The default goes through the host."""
+        full = np.zeros(tuple(out.shape), dtype=out.dtype)
+        full[rows] = self.to_host(src)
+        self.copy(out, full)
+
     # ---- BLAS ----
     @abc.abstractmethod
     def gemm(self, a: Array, b: Array, out: Array, trans_a: bool = False, trans_b: bool = False,

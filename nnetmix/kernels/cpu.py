@@ -185,6 +185,13 @@ class CpuBackend(Backend):
     def fill(self, a, value: float) -> None:
         a.fill(value)
 
+    def take_rows(self, src, rows, out) -> None:
+        np.take(src, rows, axis=0, out=out)
+
+    def put_rows(self, src, rows, out) -> None:
+        out.fill(0)
+        out[rows] = src
+
     # ---- BLAS ----
     def gemm(self, a, b, out, trans_a: bool = False, trans_b: bool = False,
              alpha: float = 1.0, beta: float = 0.0) -> np.ndarray:

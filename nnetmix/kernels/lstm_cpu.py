@@ -9,6 +9,12 @@ of Kaldi's dozen CuMatrix operations. The gate columns of a ``gifo`` block are K
 
 ``valid[s]`` is 1 where stream ``s`` still has a frame at this time step, 0 on padding (Kaldi
 zeroes every buffer of a padded frame, so no state and no gradient leaks through it).
+
+The forward step's constants (1, 2) come in as arguments of the arrays' dtype: a float literal
+is float64 in numba, and ``1.0 / (1.0 + exp(-x))`` on float32 data would then run exp and the
+division in float64. With float32 constants a float32 network's gates are computed in float32
+(expf), as Kaldi's float CUDA kernels compute them; float64 networks (the gradient checks) are
+unchanged.
 """
 from __future__ import annotations
 
@@ -26,21 +32,22 @@ _OPTS = dict(cache=True, nogil=True, fastmath=False)
 
 
 @numba.njit(**_OPTS)
-def _sigm(x):
-    return 1.0 / (1.0 + math.exp(-x))
+def _sigm(x, one):
+    return one / (one + math.exp(-x))
 
 
 @numba.njit(**_OPTS)
-def _tanh(x):
+def _tanh(x, one, two):
     """tanh through exp, as Kaldi's cuda kernels compute it: libm's tanh measured ~3x slower
     than exp here, and the step kernel calls it twice per cell (NaN-free: exp(-2x) = inf
     gives -1)."""
-    return 2.0 / (1.0 + math.exp(-2.0 * x)) - 1.0
+    return two / (one + math.exp(-two * x)) - one
 
 
 @numba.njit(**_OPTS)
-def lstm_step_fwd(gifo, c_prev, c, h, m, pi, pf, po, cell_clip, valid):
-    """gifo (S, 4C) holds the pre-activations in and the activations out; c, h, m (S, C) out."""
+def lstm_step_fwd(gifo, c_prev, c, h, m, pi, pf, po, cell_clip, valid, one, two):
+    """gifo (S, 4C) holds the pre-activations in and the activations out; c, h, m (S, C) out;
+    ``one``, ``two``: 1 and 2 of the arrays' dtype."""
     S, C = c.shape
     for s in range(S):
         if valid[s] == 0:
@@ -51,14 +58,14 @@ def lstm_step_fwd(gifo, c_prev, c, h, m, pi, pf, po, cell_clip, valid):
             continue
         for j in range(C):
             cp = c_prev[s, j]
-            g = _tanh(gifo[s, j])
-            i = _sigm(gifo[s, C + j] + pi[j] * cp)
-            f = _sigm(gifo[s, 2 * C + j] + pf[j] * cp)
+            g = _tanh(gifo[s, j], one, two)
+            i = _sigm(gifo[s, C + j] + pi[j] * cp, one)
+            f = _sigm(gifo[s, 2 * C + j] + pf[j] * cp, one)
             cc = g * i + cp * f
             if cell_clip > 0.0:
                 cc = min(max(cc, -cell_clip), cell_clip)
-            o = _sigm(gifo[s, 3 * C + j] + po[j] * cc)
-            hh = _tanh(cc)
+            o = _sigm(gifo[s, 3 * C + j] + po[j] * cc, one)
+            hh = _tanh(cc, one, two)
             gifo[s, j] = g
             gifo[s, C + j] = i
             gifo[s, 2 * C + j] = f
@@ -175,7 +182,8 @@ class LstmCpuKernels:
         return np.ascontiguousarray(mask, dtype=np.int8)
 
     def step_fwd(self, gifo, c_prev, c, h, m, pi, pf, po, cell_clip, valid) -> None:
-        lstm_step_fwd(gifo, c_prev, c, h, m, pi, pf, po, gifo.dtype.type(cell_clip), valid)
+        t = gifo.dtype.type
+        lstm_step_fwd(gifo, c_prev, c, h, m, pi, pf, po, t(cell_clip), valid, t(1.0), t(2.0))
 
     def step_bwd(self, dm, y, h, c_prev, dgifo_next, y_next, dc_next, pi, pf, po, d, dc, dh,
                  dr, diff_clip, cell_diff_clip, valid) -> None:

@@ -16,6 +16,15 @@ Training step, nnet1 semantics (nnet-train-frmshuff.cc with Xent)::
 Activations live in buffers preallocated per layer and reused while the minibatch does not grow.
 An AffineTransform followed by a Sigmoid or Tanh runs as gemm + ``bias_sigmoid``/``bias_tanh``
 (the affine buffer then holds X W^T without the bias; nothing downstream reads it).
+
+Trained rows only (``propagate(x, rows=...)``): a CSC-BPTT step computes its chunks' context
+frames (42 of 106 in seed 002's 21-64+21) and padding only for the recurrent layers; their
+outputs are left out of the loss. The feed-forward tail after the last recurrent layer (the
+output affine layer over thousands of pdfs, the softmax) is row by row, so it runs on the
+trained rows alone: the input of the tail is gathered (``Backend.take_rows``) and the tail's
+input derivative scattered back with zeros on the rows left out (``Backend.put_rows``), the
+same gradients as computing every row and zeroing the derivative of the others (up to the
+order of the GEMMs' sums).
 """
 from __future__ import annotations
 
@@ -25,12 +34,20 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from nnetmix.kernels import get_backend
-from nnetmix.nnet.components import AffineTransform, Component, Rbm, Sigmoid, Softmax, Tanh
+from nnetmix.nnet.components import (AddShift, AffineTransform, Component, LinearTransform, Rbm,
+                                     Rescale, Sigmoid, Softmax, Tanh)
 from nnetmix.nnet.nnet_io import encode_components, read_components, write_components
 from nnetmix.nnet.options import NnetError, NnetTrainOptions
+from nnetmix.nnet.prelu_dropout import Dropout, ParametricRelu
 from nnetmix.nnet.recurrent import MultistreamComponent
 
 __all__ = ["Nnet", "ParamBlock", "read_nnet"]
+
+#: components whose output row i depends on input row i alone (what a tail run on some rows
+#: needs); <Dropout> draws its masks for the rows it sees, so it drops other frames (at the
+#: same rate) when only the trained rows reach it
+_ROWWISE = (AffineTransform, LinearTransform, Sigmoid, Tanh, Softmax, AddShift, Rescale,
+            ParametricRelu, Dropout)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +138,11 @@ class Nnet:
             comp.params, comp.grads, comp.velocity = p, g, v
         self._acts: dict[int, Any] = {}
         self._diffs: dict[int, Any] = {}
+        self._cut_bufs: dict[int, Any] = {}  # the gathered tail input (0), scattered diff (1)
         self._ran: Optional[tuple[int, int]] = None  # (components run, rows) of the last forward
+        #: (first tail component, the rows it ran on, the full output below it) of the last
+        #: forward with ``rows``; None without
+        self._cut: Optional[tuple[int, np.ndarray, Any]] = None
 
     def to_backend(self, backend, dtype=None) -> "Nnet":
         """Move params, grads and velocity to ``backend`` (optionally changing dtype); returns self."""
@@ -276,12 +297,24 @@ class Nnet:
             n -= 1
         return n
 
-    def propagate(self, x, through_softmax: bool = True, fuse: bool = True):
+    def tail_start(self) -> int:
+        """The first component of the row-wise tail: the components from here on compute each
+        output row from its input row alone (after the last recurrent or other non-row-wise
+        component; 0 when every component is row-wise)."""
+        return max((i + 1 for i, c in enumerate(self.components)
+                    if not isinstance(c, _ROWWISE)), default=0)
+
+    def propagate(self, x, through_softmax: bool = True, fuse: bool = True,
+                  rows: Optional[np.ndarray] = None):
         """Forward ``x`` (rows = frames, a backend array of the network's dtype); returns the
         output (a view of an internal buffer, valid until the next call).
 
         ``through_softmax=False`` stops below a final <Softmax>: the pre-softmax activations
         for ``Backend.softmax_xent``. The input is kept (not copied) for backpropagate().
+        ``rows`` (host integer indices): only these rows of the output are wanted, in this
+        order; the row-wise tail (:meth:`tail_start`) runs on them alone and the output has
+        ``len(rows)`` rows (backpropagate then takes their derivative and gives every other
+        row a zero one).
         """
         be = self._be()
         if len(x.shape) != 2 or x.shape[1] != self.input_dim:
@@ -289,17 +322,34 @@ class Nnet:
                             f"dim is {self.input_dim}")
         if x.dtype != self.dtype:
             raise NnetError(f"propagate: input is {x.dtype}, the network is {self.dtype}")
+        keep = rows
         rows = int(x.shape[0])
         n = self._num_to_run(through_softmax)
+        cut = None
+        if keep is not None:
+            keep = np.asarray(keep, dtype=np.intp)
+            if keep.ndim != 1 or (keep.size and (keep.min() < 0 or keep.max() >= rows)):
+                raise NnetError(f"propagate: rows must be indices of the input's {rows} rows")
+            cut = min(self.tail_start(), n)
         self._acts[0] = x
+        self._cut = None
         acts = [x]
         i = 0
-        while i < n:
+        while i <= n:
+            if i == cut:  # the tail from here on: the kept rows only
+                full = acts[i]
+                acts[i] = self._buffer(self._cut_bufs, 0, len(keep), int(full.shape[1]))
+                be.take_rows(full, keep, acts[i])
+                self._cut = (cut, keep, full)
+            if i == n:
+                break
             c = self.components[i]
-            y = self._buffer(self._acts, i + 1, rows, c.output_dim)
+            t_rows = int(acts[i].shape[0])
+            y = self._buffer(self._acts, i + 1, t_rows, c.output_dim)
             nxt = self.components[i + 1] if i + 1 < n else None
-            if fuse and type(c) is AffineTransform and type(nxt) in (Sigmoid, Tanh):
-                z = self._buffer(self._acts, i + 2, rows, nxt.output_dim)
+            if fuse and type(c) is AffineTransform and type(nxt) in (Sigmoid, Tanh) \
+                    and i + 1 != cut:
+                z = self._buffer(self._acts, i + 2, t_rows, nxt.output_dim)
                 be.gemm(acts[i], c.params["W"], y, trans_b=True)
                 (be.bias_sigmoid if type(nxt) is Sigmoid else be.bias_tanh)(y, c.params["b"], z)
                 acts += [y, z]
@@ -323,21 +373,28 @@ class Nnet:
         be = self.backend
         n, rows = self._ran
         acts = self._act_list
-        if tuple(dy.shape) != (rows, acts[n].shape[1]):
+        cut, keep, below = self._cut if self._cut is not None else (-1, None, None)
+        if tuple(dy.shape) != tuple(acts[n].shape):
             raise NnetError(f"backpropagate: diff has shape {tuple(dy.shape)}, the output of the "
-                            f"last propagate has {(rows, acts[n].shape[1])}")
+                            f"last propagate has {tuple(acts[n].shape)}")
         d = dy
+        if cut == n:
+            d = self._buffer(self._cut_bufs, 1, rows, int(dy.shape[1]))
+            be.put_rows(dy, keep, d)
         for i in reversed(range(n)):
             c = self.components[i]
             dx = None
             if i > 0 or input_diff:
-                dx = self._buffer(self._diffs, i, rows, c.input_dim)
-            c.backpropagate(be, acts[i], acts[i + 1], d, dx)
+                dx = self._buffer(self._diffs, i, int(acts[i].shape[0]), c.input_dim)
+            c.backpropagate(be, acts[i], below if i + 1 == cut else acts[i + 1], d, dx)
             if c.updatable:
                 pre = self.preconditioner
                 if pre is None or not pre.accumulate_gradient(be, i, c, acts[i], d):
                     c.accumulate_gradient(be, acts[i], d)
             d = dx
+            if i == cut and d is not None:  # back below the tail: zero on the rows left out
+                d = self._buffer(self._cut_bufs, 1, rows, c.input_dim)
+                be.put_rows(dx, keep, d)
         return d
 
     def update(self, opts: NnetTrainOptions, num_frames: Optional[int] = None) -> None:

@@ -23,9 +23,12 @@ The same loop and the same loss, accuracy and update code as frame-shuffled trai
   context frames) are left out of the loss and the accuracy and get a zero derivative
   (Kaldi's frame weights, 0 on padding). The
   update's frame count is the T*S rows, as Kaldi's components count ``input.NumRows()``.
-* A step with padding gathers its real rows on the host for the loss (one step per utterance
-  and stream has any); the others run the loss on the device, as train_epoch does. Steps are
-  not captured as CUDA graphs (the stream lengths and resets change the work per step).
+* A step with padding or context frames runs the network's feed-forward tail (the layers after
+  the last recurrent one: the output layer and the softmax) on its trained rows only
+  (``Nnet.propagate(x, rows=...)``): in CSC-BPTT 21-64+21 that leaves 42 of every 106 frames
+  out of the output layer, with the same loss and gradients (zero derivative on the rows left
+  out). Steps are not captured as CUDA graphs (the stream lengths and resets change the work
+  per step).
 * A network with no recurrent component is trained all the same (Kaldi's tool does: the
   streams then change nothing but the order of the frames); the log says so. A <BlstmProjected>
   sees each step's T frames as whole sequences (its backward direction starts at the chunk's
@@ -71,7 +74,6 @@ class _StreamRule(DnnRule):
         super().__init__(nnet, dataclasses.replace(opts, randomize=False, minibatch_size=rows),
                          update_opts, transform, log)
         self.graphs = None
-        self.dy = self.be.empty((rows, self.out_dim), dtype=nnet.dtype)
         self.t_start = time.perf_counter()
         self.started = 0  #: utterances started in a stream (Kaldi's num_done)
 
@@ -96,23 +98,17 @@ class _StreamRule(DnnRule):
         nnet.reset_streams(batch.resets)
         x = self.xbuf[:rows]
         be.copy(x, np.asarray(xh, dtype=nnet.dtype))
-        logits = nnet.propagate(x, through_softmax=False)
         y = self.ybuf[:n]
         if n == rows:
+            logits = nnet.propagate(x, through_softmax=False)
             be.copy(y, batch.targets)
-            be.softmax_xent_rows(logits, y, self.probs[:n], self.grad[:n])
-            dy = self.grad[:n]
-        else:  # the real rows only; padding gets a zero derivative
+        else:  # the trained rows only: padding and context get a zero derivative
             real = np.flatnonzero(batch.mask)
-            sub = be.asarray(np.ascontiguousarray(be.to_host(logits)[real]), dtype=nnet.dtype)
+            logits = nnet.propagate(x, through_softmax=False, rows=real)
             be.copy(y, np.ascontiguousarray(batch.targets[real]))
-            be.softmax_xent_rows(sub, y, self.probs[:n], self.grad[:n])
-            full = np.zeros((rows, self.out_dim), dtype=nnet.dtype)
-            full[real] = be.to_host(self.grad[:n])
-            dy = self.dy[:rows]
-            be.copy(dy, full)
+        be.softmax_xent_rows(logits, y, self.probs[:n], self.grad[:n])
         if self.train:
-            nnet.backpropagate(dy, input_diff=False)
+            nnet.backpropagate(self.grad[:n], input_diff=False)
             nnet.update(self.update_opts, rows)
         if self.stats.minibatches == 0:
             self.show_network()

@@ -12,8 +12,9 @@
 # nnet-train-multistream-perutt.py, whole utterances) with --train-tool-opts, e.g.
 # "--num-streams=4 --batch-size=20" (Kaldi's defaults). With --num-workers N > 1 (or --use-mpi)
 # each epoch is nnet-train-mpi.py over N ranks instead, training the same way (--stream-mode
-# multistream for lstm, perutt for blstm) with the --train-tool-opts, mixed by model averaging
-# or --bmuf every --average-every steps (of streams, utterances or CSC chunks).
+# multistream for lstm, perutt for blstm) with the --train-tool-opts (--num-streams, when not
+# given, is the single-worker tool's default: 4 for lstm, 20 for blstm), mixed by model
+# averaging or --bmuf every --average-every steps (of streams, utterances or CSC chunks).
 # Run from the recipe directory. Skips everything when <exp-dir>/final.nnet exists; a killed run
 # resumes after the last finished epoch.
 

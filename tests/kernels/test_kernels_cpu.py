@@ -118,3 +118,28 @@ def test_one_blas_thread_holds_this_thread_to_one_and_restores():
     finally:
         set_num_threads(before)
         numba.set_num_threads(numba_before)
+
+
+@pytest.mark.parametrize("scale", [0.5, 4.0, 30.0])
+def test_float32_lstm_step_within_float32_rounding_of_float64(scale):
+    """The forward step kernel computes a float32 network's gates in float32 (its constants are
+    the arrays' dtype): on the same inputs, within 16 float32 ulps (relative to max(1, |x|)) of
+    the float64 kernel, gates, cells (clipped at 50), outputs and padded rows alike."""
+    from nnetmix.kernels.lstm_cpu import LstmCpuKernels
+    rng = np.random.default_rng(int(scale * 10))
+    S, C = 40, 64
+    ins = [(rng.standard_normal(shape) * s).astype(np.float32)
+           for shape, s in (((S, 4 * C), scale), ((S, C), scale), ((C,), 0.5), ((C,), 0.5),
+                            ((C,), 0.5))]
+    valid = np.ones(S, np.int8)
+    valid[-3:] = 0
+    outs = []
+    for dtype in (np.float32, np.float64):
+        gifo, c_prev, pi, pf, po = (a.astype(dtype) for a in ins)
+        c, h, m = (np.full((S, C), np.nan, dtype) for _ in range(3))
+        LstmCpuKernels().step_fwd(gifo, c_prev, c, h, m, pi, pf, po, 50.0, valid)
+        outs.append((gifo, c, h, m))
+    for a, ref in zip(*outs):
+        assert a.dtype == np.float32 and np.all(a[-3:] == 0)
+        err = np.abs(a.astype(np.float64) - ref) / np.maximum(1.0, np.abs(ref))
+        assert err.max() < 16 * np.finfo(np.float32).eps, err.max()

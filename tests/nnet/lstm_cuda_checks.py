@@ -26,13 +26,19 @@ def _comps(seed):
             AffineTransform(4, 2, rng.standard_normal((2, 4)), rng.standard_normal(2))]
 
 
+def _cpu_and_cuda(dtype) -> tuple[list, dict]:
+    """The same network on the cpu and the cuda backend, and the tolerance between them."""
+    nets = [Nnet(_comps(7), backend=get_backend(b), dtype=dtype) for b in ("cpu", "cuda")]
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    return nets, tol
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_cuda_matches_cpu(dtype):
     rng = np.random.default_rng(1)
-    nets = [Nnet(_comps(7), backend=get_backend(b), dtype=dtype) for b in ("cpu", "cuda")]
+    nets, tol = _cpu_and_cuda(dtype)
     xs = [rng.standard_normal((6, 3)).astype(dtype) for _ in range(2)]
     dy = rng.standard_normal((6, 2)).astype(dtype)
-    tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
     out = []
     for net in nets:
         be = net.backend
@@ -50,3 +56,26 @@ def test_cuda_matches_cpu(dtype):
         np.testing.assert_allclose(b, a, **tol)
     assert np.abs(out[0][1]).max() > 1e-3 and (out[1][1][5] == 0).all()   # padded frame: no diff
     assert "YC_BW(-R..R)* " in out[1][4]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_tail_on_some_rows_matches_cpu(dtype):
+    """Nnet.propagate(x, rows=...) (the affine tail on the trained rows only, through the
+    backend's take_rows/put_rows) on cuda as on cpu: the output rows, the input derivative
+    and the gradients."""
+    rng = np.random.default_rng(2)
+    nets, tol = _cpu_and_cuda(dtype)
+    x = rng.standard_normal((6, 3)).astype(dtype)
+    keep = np.array([1, 2, 4])
+    dy = rng.standard_normal((3, 2)).astype(dtype)
+    out = []
+    for net in nets:
+        be = net.backend
+        net.set_seq_lengths([3, 2])
+        net.reset_streams([1, 1])
+        y = be.to_host(net.propagate(be.asarray(x), rows=keep))
+        dx = be.to_host(net.backpropagate(be.asarray(dy)))
+        out.append((y, dx, be.to_host(net.grads)))
+    assert out[0][0].shape == (3, 2)
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a, **tol)

@@ -11,6 +11,7 @@ import pytest
 from helpers import (ROOT, load_bin, memory_blstm, memory_lstm, memory_utts, mpi_env, mpiexec,
                      run_mpi, tiny_net, write_data)
 
+from nnetmix.cli.streams import mpi_stream_options
 from nnetmix.nnet import NnetTrainOptions, read_nnet
 from nnetmix.train import (PerUttOptions, StreamOptions, TrainOptions, parse_report,
                            train_streams_epoch)
@@ -45,14 +46,16 @@ def _first_error(p) -> str:
     return errs[0]
 
 
-@pytest.mark.parametrize("mode", [["--stream-mode=perutt", "--num-streams=4"], CSC],
-                         ids=["perutt", "csc"])
+@pytest.mark.parametrize("mode", [["--stream-mode=perutt", "--num-streams=4"], CSC,
+                                  ["--stream-mode=perutt"]],
+                         ids=["perutt", "csc", "perutt-default-streams"])
 def test_one_rank_is_nnet_train_multistream_perutt_bit_exact(task, mode):
     """At N = 1 the MPI tool's source is the perutt tool's (same seed, same utterance order),
     the agreed step count is the pass's own and the mixes are no-ops: the same model bytes and
-    the same AvgLoss/FRAME_ACCURACY lines (both under mpiexec -n 1)."""
+    the same AvgLoss/FRAME_ACCURACY lines (both under mpiexec -n 1). Without --num-streams
+    both take the perutt tool's default, 20."""
     d, tr, _, init = task
-    tag = mode[-1].strip("-=")
+    tag = "-".join(m.strip("-=") for m in mode[-1:] + mode[:1])
     p, _ = run_mpi(1, [*TRAIN, *mode, "--average-every=3", *_data(tr), init, d / f"{tag}.mpi"])
     assert p.returncode == 0, p.stderr
     q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(PERUTT), *TRAIN,
@@ -66,8 +69,25 @@ def test_one_rank_is_nnet_train_multistream_perutt_bit_exact(task, mode):
         a = [ln[ln.index(key):] for ln in p.stderr.splitlines() if key in ln]
         b = [ln[ln.index(key):] for ln in q.stderr.splitlines() if key in ln]
         assert len(a) == 1 and a == b
-    step = "up to 8 chunks 4-10+4" if mode is CSC else "up to 4 utterances"
+    step = ("up to 8 chunks 4-10+4" if mode is CSC else
+            "up to 4 utterances" if "--num-streams=4" in mode else "up to 20 utterances")
     assert f"one multi-stream step ({step})" in p.stderr
+
+
+@pytest.mark.parametrize("argv, mode, streams", [
+    ([], StreamOptions, 4), (["--stream-mode=perutt"], PerUttOptions, 20),
+    (["--stream-mode=perutt", "--num-streams=7"], PerUttOptions, 7),
+    (["--num-streams=7"], StreamOptions, 7)])
+def test_num_streams_default_follows_the_stream_mode(argv, mode, streams):
+    """--num-streams=0 (the default) is the default of the tool --stream-mode names, Kaldi's 4
+    for nnet-train-multistream and 20 for nnet-train-multistream-perutt; --help says so."""
+    tool = load_bin("nnet-train-mpi.py")
+    parser = tool.make_parser()
+    opts, _ = parser.parse([*argv, "a", "b", "c"])
+    got = mpi_stream_options(opts)
+    assert type(got) is mode and got.num_streams == streams
+    assert "0: the mode's tool's default, 4 for multistream, 20 for perutt" in \
+        parser.format_usage().replace("\n", " ")
 
 
 def test_per_utterance_options_need_the_perutt_mode(task):

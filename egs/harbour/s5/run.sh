@@ -102,11 +102,8 @@ rnn_decode_opts=       # lstm/blstm: steps/nnet/decode.sh options, e.g. "--chunk
 results=RESULTS.md     # stage 12 writes this (local/make_results.py --out)
 # End configuration section.
 
-# --help: the header above and the options with their defaults
-help_message="$(awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0")
-Options (--name value; defaults):
-$(sed -n '/^# Begin configuration section/,/^# End configuration section/p' "$0" | grep -v '^#' \
-   | awk -F= '{ n = $1; gsub(/_/, "-", n); v = $0; sub(/^[^=]*=/, "", v); sub(/ +#/, "  #", v); printf "  --%-17s %s\n", n, v }')"
+# --help (the header above and the options with their defaults) and the network options' checks
+. utils/recipe_options.sh
 
 command_line="$0 $*"
 . ./cmd.sh
@@ -157,11 +154,7 @@ case $dnn_input in
         pretrain_dir=exp/dnn_pretrain ;;
   *) echo "$0: --dnn-input must be fmllr or mfcc, got '$dnn_input'" >&2; exit 1 ;;
 esac
-case $dnn_type:$dnn_activation in
-  dnn:sigmoid|dnn:relu|lstm:sigmoid|blstm:sigmoid) ;;
-  *) echo "$0: --dnn-type must be dnn, lstm or blstm and --dnn-activation sigmoid or relu" \
-          "(relu with dnn only), got '$dnn_type' '$dnn_activation'" >&2; exit 1 ;;
-esac
+check_network_opts
 # RBM pretraining (stage 9) only for the sigmoid DNN
 use_rbm=$pretrain
 [ $dnn_type == dnn ] && [ $dnn_activation == sigmoid ] || use_rbm=false
@@ -395,16 +388,13 @@ if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
   fi
   if [ $dnn_type != dnn ]; then
     # issue 19: an LSTM or BLSTM on unspliced features, one worker, SGD with momentum 0.9
-    rnn_proto="--cell-dim=$rnn_cell_dim --proj-dim=$rnn_proj_dim --num-layers=$rnn_layers"
-    [ $dnn_type == blstm ] && rnn_proto="$rnn_proto --proj-dim-last=$rnn_proj_dim"
-    steps/nnet/train.sh --cmd "$train_cmd" --network-type $dnn_type --proto-opts "$rnn_proto" \
+    steps/nnet/train.sh --cmd "$train_cmd" --network-type $dnn_type --proto-opts "$(rnn_proto_opts)" \
       --learn-rate $rnn_learn_rate --momentum 0.9 ${rnn_train_opts:+--train-tool-opts "$rnn_train_opts"} \
       "${dbn_opts[@]}" --max-iters $dnn_max_epochs $dnn_opts \
       $dnn_data/train_tr90 $dnn_data/train_cv10 data/lang $ali $ali $dnn_dir
   else
     act_opts=(--learn-rate 0.008)
-    [ $dnn_activation == relu ] && act_opts=(--learn-rate 0.001 --proto-opts \
-      "--activation-type=<ParametricRelu> --param-stddev-factor=0.02 --hid-bias-mean=0 --hid-bias-range=0 --no-glorot-scaled-stddev --no-smaller-input-weights")
+    [ $dnn_activation == relu ] && act_opts=(--learn-rate 0.001 --proto-opts "$(relu_proto_opts)")
     steps/nnet/train.sh --cmd "$train_cmd" --num-workers $dnn_num_workers --average-every $dnn_average_every \
       --hid-layers $dnn_hid_layers --hid-dim $dnn_hid_dim "${act_opts[@]}" "${dbn_opts[@]}" \
       --max-iters $dnn_max_epochs --optimizer $dnn_optimizer $dnn_opts \

@@ -12,6 +12,8 @@
 #   ./run.sh --stage 2 --stop-stage 2                  # one stage
 #   ./run.sh --stage 12 --gmm-dir /path/to/kaldi/egs/swbd/s5c/exp/tri4   # after 0-5: DNN on Kaldi tri4 targets
 #   ./run.sh --num-tri-utts 20000 --tri1-leaves 2000 --tri1-gauss 10000 ...   # a smaller GMM ladder
+#   ./run.sh --stage 12 --dnn-type blstm --dnn-opts "--bmuf true"   # seed 002's DBLSTM, CSC-BPTT, BMUF
+#   ./run.sh --stage 12 --dnn-hid-layers 7 --dnn-activation relu    # seed 002's 7 x 2048 ReLU DNN
 #
 # LDC releases (the corpus locations are options; nothing is downloaded):
 #   LDC97S62   Switchboard-1 Release 2 audio (swb1/disc*/data/*.sph, or flat)   --swbd-dir
@@ -28,6 +30,16 @@
 # 6-11 are skipped with --gmm-dir or --ali-dir + --graph-dir), 12 RBM pretraining, 13 DNN
 # training, 14 DNN decoding of eval2000 and scoring. Everything is written under data/, exp/,
 # mfcc/ and fbank/; each stage skips what is already finished.
+#
+# Seed 002's networks (issue 19; none of them run on the corpus yet) are options of stages 12-14:
+# --dnn-type blstm is its SWB DBLSTM with the --rnn-* defaults (5 layers of 512 memory blocks,
+# 256 forward + 256 backward, on unspliced fbank; its 9304 tied states are its GMM's, ours are
+# tri4's pdfs), trained with CSC-BPTT "21-64+21" (--rnn-train-opts) on --dnn-num-workers MPI
+# ranks (model averaging every --dnn-average-every steps of --num-streams chunks, or BMUF with
+# --dnn-opts "--bmuf true"), SGD with momentum 0.9, no RBMs, and decoded in the same chunks
+# with a 32-frame overlap (--rnn-decode-opts); --dnn-type lstm a uni-directional LSTM.
+# --dnn-activation relu is its SWB+Fisher DNN's activation (with --dnn-hid-layers 7: 7 x 2048
+# <ParametricRelu>, random initialisation, no RBMs; Fisher and its 18002 states are not here).
 
 # Begin configuration section.
 stage=0                # first stage to run
@@ -80,10 +92,23 @@ dnn_optimizer=ngsgd    # NG-SGD (seed 001, section 4 and Table 6: needed for mod
 dnn_backend=auto       # cuda when a GPU is there, else cpu
 dnn_opts=              # more steps/nnet/train.sh options, e.g. "--bmuf true"
 dnn_tag=               # appended to the DNN directory name, to keep variants apart
+dnn_type=dnn           # stages 12-14's network: dnn (feed-forward), lstm or blstm (train.sh --network-type)
+dnn_activation=sigmoid # dnn: sigmoid (seed 001, RBM-pretrained) or relu (seed 002's SWB+Fisher DNN: <ParametricRelu>, random init)
+rnn_layers=5           # lstm/blstm: recurrent layers (seed 002's DBLSTM: 5)
+rnn_cell_dim=256       # lstm/blstm: memory cells per direction (seed 002: 512 memory blocks, 256 forward + 256 backward)
+# Seed 002 gives no projection; nnet1's <BlstmProjected> always has one. 256 per direction (no
+# reduction) makes 12.3M parameters with 40 fbank inputs and 9304 outputs, the nearest to the
+# seed's "about 11 million" (128 would make 6.2M); tests/egs/test_swbd_networks.py counts them.
+rnn_proj_dim=256       # lstm/blstm: recurrent projection per direction
+rnn_learn_rate=0.0001  # lstm/blstm: learning rate (Kaldi's rm LSTM recipe's, not tuned here), momentum 0.9
+rnn_train_opts="--chunk-size=64 --chunk-left-context=21 --chunk-right-context=21"  # lstm/blstm: the training tool's options (seed 002's CSC-BPTT 21-64+21)
+rnn_decode_opts="--chunk-size 64 --chunk-left-context 21 --chunk-right-context 21 --chunk-overlap 32"  # lstm/blstm: steps/nnet/decode.sh's (seed 002: 32-frame overlap)
 decode_acwt=0.08333    # acoustic scale of DNN decoding (Kaldi's swbd run_dnn.sh)
 scoring_opts=          # local/score.sh options of every decode, e.g. "--min-lmwt 10 --max-lmwt 12" (a quick run)
 # End configuration section.
 
+# --help (the header above and the options with their defaults) and the network options' checks
+. utils/recipe_options.sh
 . ./cmd.sh
 . ./path.sh
 . utils/parse_options.sh || exit 1
@@ -104,6 +129,10 @@ need() {
 }
 
 swbd_trans_dir=${swbd_trans_dir:-$swbd_dir/transcriptions/swb_ms98_transcriptions}
+check_network_opts
+# RBM pretraining (stage 12) only for the sigmoid DNN
+use_rbm=$pretrain
+[ $dnn_type == dnn ] && [ $dnn_activation == sigmoid ] || use_rbm=false
 read -r -a eval2000 <<< "$eval2000_dirs"
 if [ ${#eval2000[@]} -ne 2 ]; then
   echo "$0: --eval2000-dirs takes two directories, the LDC2002S09 audio (hub5e_00) and the" \
@@ -293,20 +322,24 @@ if gmm_stage 11 "GMM graphs with the sw1 trigram, eval2000 decoding of ${gmm_dec
   done
 fi
 
+# exp/dnn6x2048_rbm_w8; relu: exp/dnn7x2048_relu_w8; lstm/blstm: exp/blstm5x256_w8
 dnn_pre=exp/dnn${dnn_hid_layers}x${dnn_hid_dim}_pretrain
-dnn_dir=exp/dnn${dnn_hid_layers}x${dnn_hid_dim}_$($pretrain && echo rbm || echo rand)_w${dnn_num_workers}${dnn_tag:+_$dnn_tag}
+dnn_init=$($use_rbm && echo rbm || echo rand)
+[ $dnn_activation == relu ] && dnn_init=relu
+dnn_dir=exp/dnn${dnn_hid_layers}x${dnn_hid_dim}_${dnn_init}_w${dnn_num_workers}${dnn_tag:+_$dnn_tag}
+[ $dnn_type == dnn ] || dnn_dir=exp/${dnn_type}${rnn_layers}x${rnn_cell_dim}_w${dnn_num_workers}${dnn_tag:+_$dnn_tag}
 
 if [ $stage -le 12 ] && [ $stop_stage -ge 12 ]; then
-  if $pretrain; then
+  if $use_rbm; then
     log "Stage 12: RBM pretraining, $dnn_hid_layers x $dnn_hid_dim ($dnn_pre)"
   else
-    log "Stage 12: fbank train_nodup only; no RBM pretraining (--pretrain false), stage 13 initialises randomly"
+    log "Stage 12: fbank train_nodup only; no RBM pretraining (--pretrain $pretrain --dnn-type $dnn_type --dnn-activation $dnn_activation), stage 13 initialises randomly"
   fi
   need 12 data/fbank/train/feats.scp "fbank features: run stage 4"
   need 12 data/train_nodup/utt2spk "the train_nodup subset: run stage 5"
   # the fbank copy of train_nodup: the same utterances as data/train_nodup
   utils/subset_data_dir.sh --utt-list data/train_nodup/utt2spk data/fbank/train data/fbank/train_nodup
-  if $pretrain; then
+  if $use_rbm; then
     # Kaldi's swbd recipe: one pass per RBM (the Gaussian-Bernoulli first layer does two).
     steps/nnet/pretrain_dbn.sh --cmd "$cuda_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
       --rbm-iter 1 --num-workers $rbm_num_workers --average-every $dnn_average_every \
@@ -316,7 +349,11 @@ if [ $stage -le 12 ] && [ $stop_stage -ge 12 ]; then
 fi
 
 if [ $stage -le 13 ] && [ $stop_stage -ge 13 ]; then
-  log "Stage 13: DNN training, $dnn_num_workers MPI workers, minibatch $dnn_minibatch_size, $dnn_optimizer ($dnn_dir)"
+  if [ $dnn_type == dnn ]; then
+    log "Stage 13: DNN training, $dnn_num_workers MPI workers, minibatch $dnn_minibatch_size, $dnn_optimizer ($dnn_dir)"
+  else
+    log "Stage 13: $dnn_type training, $dnn_num_workers MPI workers, $(rnn_proto_opts), $rnn_train_opts ($dnn_dir)"
+  fi
   need 13 data/fbank/train_nodup/feats.scp "run stage 12"
   need 13 $ali_dir/final.mdl "alignments of train_nodup: run stages 6-10 or give --gmm-dir/--ali-dir"
   need 13 $ali_dir/ali.1.gz "alignments of train_nodup: run stages 6-10 or give --gmm-dir/--ali-dir"
@@ -324,16 +361,29 @@ if [ $stage -le 13 ] && [ $stop_stage -ge 13 ]; then
   # models are averaged (learning rate x N for model averaging, seed 001 section 5.6).
   [ -f data/fbank/train_nodup_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh \
     data/fbank/train_nodup data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10
-  dbn_opts=(--hid-layers $dnn_hid_layers)
-  if $pretrain; then
-    need 13 $dnn_pre/final.dbn "the pretrained DBN: run stage 12 (or give --pretrain false)"
-    dbn_opts=(--dbn $dnn_pre/final.dbn --hid-layers 0 --feature-transform $dnn_pre/final.feature_transform)
+  if [ $dnn_type != dnn ]; then
+    # seed 002's DBLSTM (or an LSTM): unspliced features, SGD with momentum 0.9 (train.sh runs
+    # nnet-train-mpi.py --stream-mode perutt for blstm, multistream for lstm, with the
+    # --rnn-train-opts), mixed every dnn_average_every steps
+    steps/nnet/train.sh --cmd "$cuda_cmd" --network-type $dnn_type --proto-opts "$(rnn_proto_opts)" \
+      --num-workers $dnn_num_workers --average-every $dnn_average_every \
+      --learn-rate $rnn_learn_rate --momentum 0.9 --optimizer sgd --scheduler newbob \
+      ${rnn_train_opts:+--train-tool-opts "$rnn_train_opts"} --backend $dnn_backend $dnn_opts \
+      data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10 data/lang_nosp $ali_dir $ali_dir $dnn_dir
+  else
+    dbn_opts=(--hid-layers $dnn_hid_layers)
+    if $use_rbm; then
+      need 13 $dnn_pre/final.dbn "the pretrained DBN: run stage 12 (or give --pretrain false)"
+      dbn_opts=(--dbn $dnn_pre/final.dbn --hid-layers 0 --feature-transform $dnn_pre/final.feature_transform)
+    fi
+    act_opts=()
+    [ $dnn_activation == relu ] && act_opts=(--proto-opts "$(relu_proto_opts)")
+    steps/nnet/train.sh --cmd "$cuda_cmd" --num-workers $dnn_num_workers \
+      --average-every $dnn_average_every --minibatch-size $dnn_minibatch_size \
+      --learn-rate $dnn_learn_rate --optimizer $dnn_optimizer --scheduler newbob \
+      --hid-dim $dnn_hid_dim --backend $dnn_backend "${dbn_opts[@]}" "${act_opts[@]}" $dnn_opts \
+      data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10 data/lang_nosp $ali_dir $ali_dir $dnn_dir
   fi
-  steps/nnet/train.sh --cmd "$cuda_cmd" --num-workers $dnn_num_workers \
-    --average-every $dnn_average_every --minibatch-size $dnn_minibatch_size \
-    --learn-rate $dnn_learn_rate --optimizer $dnn_optimizer --scheduler newbob \
-    --hid-dim $dnn_hid_dim --backend $dnn_backend "${dbn_opts[@]}" $dnn_opts \
-    data/fbank/train_nodup_tr90 data/fbank/train_nodup_cv10 data/lang_nosp $ali_dir $ali_dir $dnn_dir
 fi
 
 if [ $stage -le 14 ] && [ $stop_stage -ge 14 ]; then
@@ -343,8 +393,10 @@ if [ $stage -le 14 ] && [ $stop_stage -ge 14 ]; then
   need 14 data/fbank/eval2000/feats.scp "eval2000 features: run stage 4"
   decode=$dnn_dir/decode_eval2000_$(basename $graph_dir | sed 's/^graph_//')
   # local/score.sh sees data/fbank/eval2000/stm and scores with local/score_eval2000.sh.
+  decode_opts=
+  [ $dnn_type == dnn ] || decode_opts=$rnn_decode_opts   # recurrent: in chunks, as trained
   steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt $decode_acwt --backend $dnn_backend \
-    ${scoring_opts:+--scoring-opts "$scoring_opts"} $graph_dir data/fbank/eval2000 $decode
+    ${scoring_opts:+--scoring-opts "$scoring_opts"} $decode_opts $graph_dir data/fbank/eval2000 $decode
   for x in "" score_swbd/ score_callhm/; do   # all of eval2000, its Switchboard and CallHome parts
     if ls $decode/${x}wer_* > /dev/null 2>&1; then grep -H WER $decode/${x}wer_* | utils/best_wer.sh; fi
   done

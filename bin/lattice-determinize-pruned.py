@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     parser.register("max-mem", 50000000, "Maximum approximate memory usage in determinization "
                     "(real usage might be many times this)")
     parser.register("max-arcs", -1, "Maximum number of arcs in output FST (total, not per "
-                    "state (accepted, not applied)")
+                    "state")
     parser.register("max-states", -1, "Maximum number of states in output FST (total, not per "
                     "state)")
     parser.register("max-loop", 500000, "Option used to detect a particular type of "
@@ -38,7 +38,8 @@ def main(argv=None) -> int:
     def body(opts, args):
         from nnetmix.decode.latrescore import determinize_lattices
         done, _ = determinize_lattices(args[0], args[1], opts.acoustic_scale, opts.beam,
-                                       opts.max_states, opts.max_mem, opts.determinize_impl)
+                                       opts.max_states, opts.max_mem, opts.determinize_impl,
+                                       opts.max_arcs)
         return 0 if done else 1
 
     return run_tool(parser, (2, 2), body, argv)

@@ -199,7 +199,7 @@ def rescore_lattices(lats_rspecifier: str, features: Iterable[tuple[str, np.ndar
 
 def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_scale: float = 1.0,
                          beam: float = 10.0, max_states: int = -1, max_mem: int = 50000000,
-                         impl: str = "compiled") -> tuple[int, int]:
+                         impl: str = "compiled", max_arcs: int = -1) -> tuple[int, int]:
     """lattice-determinize-pruned's table loop: scale the acoustic costs, determinize with
     pruning at ``beam`` (:func:`nnetmix.decode.lattice.determinize_lattice_pruned`, ``impl``
     compiled or python), scale back.
@@ -220,7 +220,7 @@ def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_sc
             else:
                 try:
                     det, ok = determinize_lattice_pruned_status(raw, beam, max_states, max_mem,
-                                                                key=key, impl=impl)
+                                                                key, impl, max_arcs)
                     if not ok:
                         logger.warning("For key %s, determinization did not succeed(partial "
                                        "output will be pruned tighter than the specified beam.)",

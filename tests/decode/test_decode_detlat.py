@@ -14,8 +14,8 @@ from nnetmix.decode.faster import SearchOptions, lattice_search
 from nnetmix.decode.fstarrays import graph_arrays
 from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
 from nnetmix.decode.latrescore import raw_to_compact
-from nnetmix.decode.lattice import (LatticeError, RawLattice, determinize_lattice_pruned,
-                                    determinize_lattice_pruned_status)
+from nnetmix.decode.lattice import (LatticeError, RawLattice, best_path,
+                                    determinize_lattice_pruned, determinize_lattice_pruned_status)
 
 from helpers import digits_system, load_bin, loglikes_for, pdfs_of_phone, random_raw_lattice
 
@@ -63,22 +63,47 @@ def test_random_lattices_equal_reference(caplog, group):
 
 def test_budgets_hit_equal_reference(caplog):
     """--max-mem small enough to stop determinization (Kaldi's 'Did not reach requested beam'
-    and, below half the beam, prune-and-retry), and --max-states: the same lattices, flags,
-    warnings and errors; the budgets are really hit in some of the cases."""
+    and, below half the beam, prune-and-retry), --max-states and --max-arcs (a partial lattice
+    and a False status, no warning of their own): the same lattices, flags, warnings and errors;
+    each budget is really hit in some of the cases."""
     rng = np.random.default_rng(7)
-    stopped = retried = unfinished = states_hit = 0
+    stopped = retried = unfinished = limit_hit = 0
     for _ in range(80):
         raw = random_raw_lattice(rng, num_frames=int(rng.integers(4, 16)),
                                  width=int(rng.integers(2, 6)))
-        kw = dict(max_mem=int(rng.choice([300, 600, 1000, 2000, 4000, 8000, 16000])),
-                  max_states=int(rng.choice([-1, -1, 3, 6])))
+        kw = dict(max_mem=int(rng.choice([300, 600, 1000, 2000, 4000, 8000, 16000, -1, -1])),
+                  max_states=int(rng.choice([-1, -1, 3, 6, 20])),
+                  max_arcs=int(rng.choice([-1, -1, 5, 30])))
         (py, wpy), (c, wc) = _both(caplog, raw, float(rng.choice([1e9, 4.0])), **kw)
-        assert py == c and wpy == wc
+        assert py == c and wpy == wc and not isinstance(py, str)
         stopped += any("Did not reach requested beam" in m for m in wpy)
         retried += any("retrying" in m for m in wpy)
-        unfinished += not isinstance(py, str) and not py[1]
-        states_hit += isinstance(py, str) and "max-states" in py
-    assert stopped > 10 and retried > 5 and unfinished > 2 and states_hit > 5
+        unfinished += not py[1]
+        limit_hit += not py[1] and not any("Did not reach" in m for m in wpy)
+    assert stopped > 10 and retried > 5 and unfinished > 2 and limit_hit > 5
+
+
+def test_max_states_keeps_the_best_part(caplog):
+    """Kaldi's Determinize stops at --max-states / --max-arcs and outputs what it expanded,
+    best first: with half the states or arcs of the full lattice the best path is still there
+    (the same words and alignment as without the budget), in a smaller lattice."""
+    rng = np.random.default_rng(12)
+    hit = 0
+    for _ in range(20):
+        raw = random_raw_lattice(rng, num_frames=7, width=3, num_words=4, word_prob=0.4)
+        full, ok = determinize_lattice_pruned_status(raw, 5.0)
+        assert ok
+        for kw in (dict(max_states=full.num_states // 2), dict(max_arcs=full.num_arcs() // 2)):
+            (part, warn), (c, _) = _both(caplog, raw, 5.0, **kw)
+            assert part == c
+            if part[0].num_states == 0:
+                continue
+            hit += 1
+            # False, or True after Kaldi's retry with a smaller beam finished within the budget
+            assert not part[1] or any("retrying" in m for m in warn)
+            assert part[0].num_arcs() < full.num_arcs()
+            assert best_path(part[0])[:2] == best_path(full)[:2]
+    assert hit > 10
 
 
 def test_max_mem_retry_prunes_tighter(caplog):

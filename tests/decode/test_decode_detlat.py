@@ -10,14 +10,12 @@ import numpy as np
 import pytest
 
 from nnetmix.decode.decoder import LatticeDecoder, LatticeDecoderConfig
-from nnetmix.decode.faster import SearchOptions, lattice_search
-from nnetmix.decode.fstarrays import graph_arrays
 from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
 from nnetmix.decode.latrescore import raw_to_compact
 from nnetmix.decode.lattice import (LatticeError, RawLattice, best_path,
                                     determinize_lattice_pruned, determinize_lattice_pruned_status)
 
-from helpers import digits_system, load_bin, loglikes_for, pdfs_of_phone, random_raw_lattice
+from helpers import digits_search_lattices, digits_system, load_bin, random_raw_lattice
 
 LOGGER = "nnetmix.decode.lattice"
 
@@ -141,28 +139,8 @@ def digits():
     return digits_system()
 
 
-def _search_lattices(digits, n, seed, lattice_beam=6.0):
-    """Raw lattices of the compiled search on the digits graph."""
-    tm, tree, hclg, _keep, word_phones = digits
-    rng = np.random.default_rng(seed)
-    graph = graph_arrays(hclg)
-    opts = SearchOptions(13.0, 7000, 200, lattice_beam, 25, 0.5)
-    out = []
-    for _ in range(n):
-        seq = []
-        for w in rng.choice(sorted(word_phones), size=int(rng.integers(2, 6))):
-            for p in word_phones[int(w)] + ([1] if rng.uniform() < 0.5 else []):
-                for pdf in pdfs_of_phone(tree, p, 5 if p == 1 else 3):
-                    seq += [pdf] * int(rng.integers(3, 6))
-        ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
-        ll = ll + rng.normal(scale=1.5, size=ll.shape).astype(np.float32)
-        out.append((0.2 * ll).astype(np.float32))
-    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
-    return [lattice_search(graph, m, tid2pdf, opts).lattice for m in out]
-
-
 def test_decoder_lattices_equal_reference(digits, caplog):
-    raws = _search_lattices(digits, 6, 0)
+    raws = digits_search_lattices(digits, 6, 0)
     r = raws[0]     # float32 costs: g + a summed in float32 by both, as the reference sums them
     raws.append(RawLattice(r.num_states, r.start, r.src, r.dst, r.ilabel, r.olabel,
                            r.g.astype(np.float32), r.a.astype(np.float32),
@@ -178,7 +156,7 @@ def test_decoder_lattices_equal_reference(digits, caplog):
 
 def test_tool_and_decoder_give_the_same_output(digits, tmp_path):
     tm, _tree, hclg, _keep, _wp = digits
-    raws = _search_lattices(digits, 3, 1)
+    raws = digits_search_lattices(digits, 3, 1)
     lats = tmp_path / "raw.ark"
     with CompactLatticeWriter(f"ark:{lats}") as w:
         for i, raw in enumerate(raws):

@@ -25,9 +25,10 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
   tests/decode/test_decode_faster.py); kaldi-hmm-gmm's own
   LatticeFasterDecoder binds only the best path, which the faster search gives too (tested at
   several max-active / min-active settings).
-* Lattice: the raw state-level lattice is determinized with lattice-beam as Kaldi's
-  DeterminizeLatticePhonePrunedWrapper does (:mod:`nnetmix.decode.phonedet`: a pass on phones
-  and words, then one on words, as --phone-determinize / --word-determinize say), each pass
+* Lattice: the raw state-level lattice is determinized with lattice-beam through Kaldi's
+  DeterminizeLatticePhonePrunedWrapper (:mod:`nnetmix.decode.phonedet`: with
+  --phone-determinize=true a pass on phones and words first; false by default here, unlike
+  Kaldi: the same lattices, and word-only was faster in every measurement, README.md), each pass
   :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (not bound; written here, compiled
   with numba in :mod:`nnetmix.decode.detlat`, ``--determinize-impl python`` for the reference),
   then the acoustic costs are divided by acoustic_scale, as gmm-latgen-faster does before
@@ -104,9 +105,10 @@ class LatticeDecoderConfig:
     determinize_impl: str = field(default="compiled", metadata={
         "help": "Lattice determinization: 'compiled' (numba, nnetmix/decode/detlat.py) or "
                 "'python' (the reference it is tested equal to)"})
-    phone_determinize: bool = field(default=True, metadata={
-        "help": PhoneDeterminizeOptions.__dataclass_fields__["phone_determinize"]
-        .metadata["help"]})
+    phone_determinize: bool = field(default=False, metadata={
+        "help": "If true, do an initial pass of determinization on both phones and words (see "
+                "also --word-determinize) (Kaldi's default is true; false here: the same "
+                "lattices, and word-only was faster in every measurement, README.md)"})
     word_determinize: bool = field(default=True, metadata={
         "help": PhoneDeterminizeOptions.__dataclass_fields__["word_determinize"]
         .metadata["help"]})

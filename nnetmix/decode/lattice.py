@@ -16,9 +16,11 @@ CompactLattice and no lattice determinization):
   construction whose subsets carry residual weights and transition-id strings, word-epsilon
   closure keeping the best path into each state, output arcs carrying the common weight and the
   longest common string prefix, and pruning of subsets whose best path is more than ``beam``
-  worse than the lattice's best; Kaldi's --max-mem count and effective-beam retries. The result has one path per word
-  sequence within the beam, carrying that sequence's best alignment -- what Kaldi's decoders
-  write after DeterminizeLatticePhonePruned (the phone pass is an efficiency step only).
+  worse than the lattice's best; Kaldi's --max-mem, --max-states and --max-arcs and its
+  effective-beam retries. The result has one path per word sequence within the beam, carrying
+  that sequence's best alignment -- what Kaldi's decoders write after
+  DeterminizeLatticePhonePruned, whose phone pass (:mod:`nnetmix.decode.phonedet`) changes how
+  the lattice is reached, not those paths.
 * lattice-scale, lattice-add-penalty and lattice-best-path on CompactLattices.
 """
 from __future__ import annotations
@@ -333,8 +335,8 @@ def determinize_lattice_pruned_status(raw: RawLattice, beam: float, max_states: 
 
     The costs keep the scale they have in ``raw`` (scaled acoustics when they come from a
     decoder); see the module docstring for the algorithm. ``impl`` is "compiled"
-    (:mod:`nnetmix.decode.detlat`, numba) or "python" (the reference, :func:`determinize_reference`); both
-    give the same lattice. ``max_mem`` (bytes, <= 0: no limit) is Kaldi's --max-mem, counted as
+    (:mod:`nnetmix.decode.detlat`, numba) or "python" (the reference,
+    :func:`determinize_reference`); both give the same lattice. ``max_mem`` (bytes, <= 0: no limit) is Kaldi's --max-mem, counted as
     Kaldi counts it: when determinization stops early on it and the effective beam is below half
     the beam, the raw lattice is pruned with a smaller beam and determinized again, with Kaldi's
     warning (DeterminizeLatticePruned's retry loop, at most 10 tries). ``max_states`` and

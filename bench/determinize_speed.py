@@ -12,9 +12,9 @@ compiled phone-then-word wrapper the decoders run by default
 median over --repeat runs of the whole set. Checks: python and compiled give the same lattices
 (same states, arcs, strings; weights within 1e-6); phone-then-word and word-only the same
 --nbest best word sequences within the beam (a word-deterministic lattice has one path per
-sequence) with the same alignments and costs (within 1e-6 relative). The share is determinization / (search +
-determinization), the decoding time of latgen-faster-mapped given log-likelihoods; the GMM time
-is printed apart.
+sequence) with the same alignments and costs (within 1e-6 relative). The share is
+determinization / (search + determinization), the decoding time of latgen-faster-mapped given
+log-likelihoods; the GMM time is printed apart.
 
 Inputs: a recipe directory with a GMM model, its decoding graph and a decode directory's feature
 pipeline (default: the harbour recipe's tri1 with the trigram graph, which needs

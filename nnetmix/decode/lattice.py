@@ -336,14 +336,15 @@ def determinize_lattice_pruned_status(raw: RawLattice, beam: float, max_states: 
     The costs keep the scale they have in ``raw`` (scaled acoustics when they come from a
     decoder); see the module docstring for the algorithm. ``impl`` is "compiled"
     (:mod:`nnetmix.decode.detlat`, numba) or "python" (the reference,
-    :func:`determinize_reference`); both give the same lattice. ``max_mem`` (bytes, <= 0: no limit) is Kaldi's --max-mem, counted as
-    Kaldi counts it: when determinization stops early on it and the effective beam is below half
-    the beam, the raw lattice is pruned with a smaller beam and determinized again, with Kaldi's
-    warning (DeterminizeLatticePruned's retry loop, at most 10 tries). ``max_states`` and
-    ``max_arcs`` (<= 0: no limit) stop it as Kaldi's Determinize does: once there are more
-    output states, or output arcs and final weights, than that, it stops and keeps what it has
-    expanded (the best part: states are expanded best first), with no warning of its own; the
-    status is False and, as for --max-mem, a small effective beam prunes and retries."""
+    :func:`determinize_reference`); both give the same lattice. ``max_mem`` (bytes, <= 0: no
+    limit) is Kaldi's --max-mem, counted as Kaldi counts it: when determinization stops early on
+    it and the effective beam is below half the beam, the raw lattice is pruned with a smaller
+    beam and determinized again, with Kaldi's warning (DeterminizeLatticePruned's retry loop, at
+    most 10 tries). ``max_states`` and ``max_arcs`` (<= 0: no limit) stop it as Kaldi's
+    Determinize does: once there are more output states, or output arcs and final weights, than
+    that, it stops and keeps what it has expanded (the best part: states are expanded best
+    first), with no warning of its own; the status is False and, as for --max-mem, a small
+    effective beam prunes and retries."""
     if impl not in IMPLS:
         raise LatticeError(f"determinization implementation {impl!r}: expected one of {IMPLS}")
     if raw.start < 0 or raw.num_states == 0:

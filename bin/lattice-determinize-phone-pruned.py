@@ -22,17 +22,11 @@ Usage: lattice-determinize-phone-pruned.py [options] <model> \\
 
 
 def main(argv=None) -> int:
+    from nnetmix.decode.latrescore import DeterminizeToolOptions
     from nnetmix.decode.phonedet import PhoneDeterminizeOptions
     parser = OptionParser(USAGE, prog="lattice-determinize-phone-pruned.py")
-    parser.register("acoustic-scale", 1.0, "Scaling factor for acoustic likelihoods.")
-    parser.register("beam", 10.0, "Pruning beam [applied after acoustic scaling].")
-    parser.register("delta", 0.000976562, "Tolerance used in determinization (accepted; "
-                    "subsets are compared at Kaldi's default, 1/1024)")
-    parser.register("max-mem", 50000000, "Maximum approximate memory usage in determinization "
-                    "(real usage might be many times this).")
+    parser.register_group(DeterminizeToolOptions)
     parser.register_group(PhoneDeterminizeOptions)
-    parser.register("determinize-impl", "compiled", "Determinization: compiled (numba) or python "
-                    "(the reference it is tested equal to)")
 
     def body(opts, args):
         from nnetmix.decode.latrescore import determinize_lattices

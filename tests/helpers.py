@@ -1232,6 +1232,22 @@ def random_raw_lattice(rng, num_frames: int = 6, width: int = 3, num_words: int 
                       final_g, final_a)
 
 
+def random_mixed_lattice(rng, max_frames: int = 9, max_words: int = 3,
+                         max_word_prob: float = 0.6) -> RawLattice:
+    """:func:`random_raw_lattice` of random size (2 to max_frames - 1 frames, width 1-4, 1 to
+    max_words words), and 40% of the time costs rounded to halves: many paths then tie on total
+    and graph cost, so the string order decides between them."""
+    raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, max_frames)),
+                             width=int(rng.integers(1, 5)),
+                             num_words=int(rng.integers(1, max_words + 1)),
+                             word_prob=float(rng.uniform(0.1, max_word_prob)))
+    if rng.uniform() < 0.4:
+        raw.g, raw.a = np.round(raw.g * 2) / 2, np.round(raw.a * 2) / 2
+        fin = np.isfinite(raw.final_g)
+        raw.final_g = np.where(fin, np.round(raw.final_g * 2) / 2, np.inf)
+    return raw
+
+
 def digits_search_lattices(digits, n: int, seed: int, lattice_beam: float = 6.0,
                            noise: float = 1.5) -> list[RawLattice]:
     """Raw lattices of the compiled search (beam 13) on :func:`digits_system`'s graph, for

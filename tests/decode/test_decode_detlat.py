@@ -15,7 +15,8 @@ from nnetmix.decode.latrescore import raw_to_compact
 from nnetmix.decode.lattice import (LatticeError, RawLattice, best_path,
                                     determinize_lattice_pruned, determinize_lattice_pruned_status)
 
-from helpers import digits_search_lattices, digits_system, load_bin, random_raw_lattice
+from helpers import (digits_search_lattices, digits_system, load_bin, random_mixed_lattice,
+                     random_raw_lattice)
 
 LOGGER = "nnetmix.decode.lattice"
 
@@ -35,25 +36,11 @@ def _both(caplog, raw, beam, **kw):
     return res
 
 
-def _tied(raw: RawLattice) -> RawLattice:
-    """Costs rounded to halves: many paths tie on total and graph cost, so the string order
-    decides between them."""
-    raw.g, raw.a = np.round(raw.g * 2) / 2, np.round(raw.a * 2) / 2
-    fin = np.isfinite(raw.final_g)
-    raw.final_g = np.where(fin, np.round(raw.final_g * 2) / 2, np.inf)
-    return raw
-
-
 @pytest.mark.parametrize("group", range(4))
 def test_random_lattices_equal_reference(caplog, group):
     rng = np.random.default_rng(1000 + group)
     for _ in range(40):
-        raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, 10)),
-                                 width=int(rng.integers(1, 5)),
-                                 num_words=int(rng.integers(1, 4)),
-                                 word_prob=float(rng.uniform(0.1, 0.6)))
-        if rng.uniform() < 0.4:
-            raw = _tied(raw)
+        raw = random_mixed_lattice(rng, 10, 3, 0.6)
         beam = float(rng.choice([np.inf, 1e9, 4.0, 1.5, 0.3, 0.0]))
         (py, wpy), (c, wc) = _both(caplog, raw, beam)
         assert py == c and wpy == wc

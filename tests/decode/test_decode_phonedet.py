@@ -19,7 +19,7 @@ from nnetmix.decode.phonedet import (PhoneDeterminizeOptions, determinize_lattic
 from nnetmix.kaldi.transition_model import write_transition_model
 
 from helpers import (all_paths, compact_paths, digits_search_lattices, digits_system, load_bin,
-                     random_raw_lattice)
+                     random_mixed_lattice, random_raw_lattice)
 
 
 def _in_beam(paths: dict, best: float, beam: float) -> dict:
@@ -49,13 +49,6 @@ def _both(caplog, raw, pmap, beam, **kw):
             out = determinize_lattice_phone_pruned(raw, pmap, beam, impl=impl, **kw)
         res.append((out, [r.getMessage() for r in caplog.records]))
     return res
-
-
-def _tied(raw: RawLattice) -> RawLattice:
-    raw.g, raw.a = np.round(raw.g * 2) / 2, np.round(raw.a * 2) / 2
-    fin = np.isfinite(raw.final_g)
-    raw.final_g = np.where(fin, np.round(raw.final_g * 2) / 2, np.inf)
-    return raw
 
 
 def test_insert_phones_as_kaldi():
@@ -104,12 +97,7 @@ def test_random_lattices_same_as_word_only(caplog, group):
     rng = np.random.default_rng(2000 + group)
     checked = 0
     for _ in range(40):
-        raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, 9)),
-                                 width=int(rng.integers(1, 5)),
-                                 num_words=int(rng.integers(1, 6)),
-                                 word_prob=float(rng.uniform(0.1, 0.7)))
-        if rng.uniform() < 0.4:
-            raw = _tied(raw)
+        raw = random_mixed_lattice(rng, 9, 5, 0.7)
         pmap = np.concatenate([[0], rng.integers(0, 4, size=8)])
         beam = float(rng.choice([np.inf, 4.0, 1.5, 0.5]))
         (py, wpy), (c, wc) = _both(caplog, raw, pmap, beam)

@@ -45,7 +45,7 @@ from nnetmix.decode.faster import SearchOptions, lattice_search  # noqa: E402
 from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
 from nnetmix.decode.lattice import determinize_lattice_pruned  # noqa: E402
 from nnetmix.decode.phonedet import (determinize_lattice_phone_pruned,  # noqa: E402
-                                     phone_start_labels)
+                                     phone_pass, phone_start_labels)
 
 sys.path.insert(0, str(ROOT / "bench"))
 from decode_speed import median_time, recipe_inputs, synthetic_inputs  # noqa: E402
@@ -74,7 +74,7 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--impls", default="python,compiled,phone", help="comma-separated, of "
                    "python (word-only, reference), compiled (word-only), phone (compiled "
-                   "phone-then-word)")
+                   "phone-then-word), phonepass (its first pass alone)")
     p.add_argument("--nbest", type=int, default=10, help="word sequences compared between "
                    "phone-then-word and word-only")
     p.set_defaults(tables="")   # for decode_speed.recipe_inputs: no C++ decoders timed here
@@ -106,7 +106,8 @@ def main() -> int:
     impls = args.impls.split(",")
     runs = {"python": lambda r: determinize_lattice_pruned(r, det_beam, impl="python"),
             "compiled": lambda r: determinize_lattice_pruned(r, det_beam),
-            "phone": lambda r: determinize_lattice_phone_pruned(r, starts, det_beam)[0]}
+            "phone": lambda r: determinize_lattice_phone_pruned(r, starts, det_beam)[0],
+            "phonepass": lambda r: phone_pass(r, starts, det_beam)[0]}
     for impl in impls:
         if impl != "python":
             runs[impl](raws[0])                                     # compile first
@@ -124,7 +125,8 @@ def main() -> int:
           f"average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
     line = f"raw lattices: {arcs.mean():.0f} arcs on average (max {arcs.max()})"
     for impl in impls:
-        out_arcs = np.array([c.num_arcs() for c in outs[impl]])
+        out_arcs = np.array([len(c.src) if impl == "phonepass" else c.num_arcs()
+                             for c in outs[impl]])
         line += f"; {impl}: {out_arcs.mean():.1f} arcs on average (max {out_arcs.max()})"
     print(line)
     ok = True
@@ -147,7 +149,8 @@ def main() -> int:
           f"{t_search * 100 / frames:.4f} | |")
     names = {"python": "determinize, python (word only)",
              "compiled": "determinize, compiled (word only)",
-             "phone": "determinize, compiled (phone then word)"}
+             "phone": "determinize, compiled (phone then word)",
+             "phonepass": "its phone pass alone (to a raw lattice)"}
     for impl in impls:
         t = times[impl]
         print(f"| {names[impl]} | {t:.3f} | {1000 * t / n:.1f} | {t * 100 / frames:.4f} | "

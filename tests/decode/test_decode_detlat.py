@@ -15,8 +15,8 @@ from nnetmix.decode.latrescore import raw_to_compact
 from nnetmix.decode.lattice import (LatticeError, RawLattice, best_path,
                                     determinize_lattice_pruned, determinize_lattice_pruned_status)
 
-from helpers import (digits_search_lattices, digits_system, load_bin, random_mixed_lattice,
-                     random_raw_lattice)
+from helpers import (all_paths, compact_paths, digits_search_lattices, digits_system, load_bin,
+                     random_mixed_lattice, random_raw_lattice)
 
 LOGGER = "nnetmix.decode.lattice"
 
@@ -161,3 +161,25 @@ def test_tool_and_decoder_give_the_same_output(digits, tmp_path):
         decoder="faster", beam=13.0, lattice_beam=5.0, acoustic_scale=0.2, allow_partial=True,
         determinize_impl=impl)).decode(ll, "u") for impl in ("python", "compiled")]
     assert res[0].lattice == res[1].lattice and res[0].lattice.num_arcs() > 1
+
+
+def test_word_sequences_within_the_beam_all_kept():
+    """Every word sequence whose best path is within the beam is in the lattice, with that
+    cost (against every path of the raw lattice). Many words make states that are reached
+    first by a worse path and then by a better one before they are expanded: they must be
+    expanded from the better cost, or their successors are pruned against the worse one."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, 8)),
+                                 width=int(rng.integers(1, 5)),
+                                 num_words=int(rng.integers(1, 12)),
+                                 word_prob=float(rng.uniform(0.2, 0.9)))
+        beam = float(rng.choice([4.0, 1.5, 0.5]))
+        best: dict = {}
+        for words, _tids, g, a in all_paths(raw):
+            best[words] = min(best.get(words, np.inf), g + a)
+        b0 = min(best.values())
+        got = compact_paths(determinize_lattice_pruned(raw, beam))
+        want = {k: v for k, v in best.items() if v <= b0 + beam - 1e-6}
+        assert {k: v[0] for k, v in got.items() if v[0] <= b0 + beam - 1e-6} == pytest.approx(
+            want, abs=1e-6)

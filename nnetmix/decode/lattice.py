@@ -33,11 +33,12 @@ from typing import Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import NnetmixError
+from nnetmix.log import vlog
 
 __all__ = ["RawLattice", "CompactLattice", "LatticeError", "determinize_lattice_pruned",
            "determinize_lattice_pruned_status", "pruned_with_retries",
            "determinize_compiled_arrays", "determinize_reference", "IMPLS",
-           "prune_raw_lattice", "prune_compact_lattice", "best_path"]
+           "prune_raw_lattice", "prune_compact_lattice", "best_path", "connect"]
 
 INF = math.inf
 _QUANT = 1024.0  # Kaldi's kDelta = 1/1024, used to decide that two subsets are the same
@@ -379,9 +380,9 @@ def pruned_with_retries(run, beam: float, max_mem: int, max_states: int = -1,
                         max_mem, repo, arcs, elems, new_repo, eff, b,
                         f" (utterance {key})" if key else "")
         else:
-            log.debug("Lattice determinization terminated but not  because of lattice-beam.  "
-                      "(#states, #arcs) is ( %d, %d ), versus limits ( %d, %d ) (else, may be "
-                      "memory limit).", info[2], info[3], max_states, max_arcs)
+            vlog(log, 1, "Lattice determinization terminated but not  because of "
+                 "lattice-beam.  (#states, #arcs) is ( %d, %d ), versus limits ( %d, %d ) "
+                 "(else, may be memory limit).", info[2], info[3], max_states, max_arcs)
         if eff >= b * _RETRY_CUTOFF or b == INF or it + 1 == _MAX_ITERS:
             return out, False
         new_beam = max(b * math.sqrt(max(eff, 0.0) / b), 0.5 * b)
@@ -638,6 +639,12 @@ def prune_compact_lattice(clat: CompactLattice, beam: float) -> CompactLattice:
         fin = clat.finals[s]
         if fin is not None and alpha[s] + fin[0] + fin[1] > cutoff:
             clat.finals[s] = None
+    return _connect_and_sort(clat)
+
+
+def connect(clat: CompactLattice) -> CompactLattice:
+    """OpenFst's Connect on a CompactLattice: only the states on a successful path are kept
+    (renumbered in topological order, as every CompactLattice here is)."""
     return _connect_and_sort(clat)
 
 

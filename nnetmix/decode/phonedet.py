@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nnetmix.decode.lattice import (IMPLS, INF, CompactLattice, LatticeError, RawLattice,
-                                    determinize_compiled_arrays,
+                                    connect, determinize_compiled_arrays,
                                     determinize_lattice_pruned_status, determinize_reference,
                                     pruned_with_retries)
 
@@ -165,8 +165,8 @@ def determinize_lattice_phone_pruned(raw: RawLattice, phone_of_tid: np.ndarray, 
                                      impl: str = "compiled", max_states: int = -1,
                                      max_arcs: int = -1) -> tuple[CompactLattice, bool]:
     """DeterminizeLatticePhonePrunedWrapper: the phone pass then the word pass (each as
-    ``opts`` says), both with ``beam`` and --max-mem; returns (CompactLattice, every pass
-    reached the beam). ``max_states``/``max_arcs`` apply to each pass (Kaldi's latgen tools do
+    ``opts`` says), both with ``beam`` and --max-mem, and Connect at the end; returns
+    (CompactLattice, every pass reached the beam). ``max_states``/``max_arcs`` apply to each pass (Kaldi's latgen tools do
     not set them)."""
     opts = opts or PhoneDeterminizeOptions()
     if impl not in IMPLS:
@@ -174,7 +174,7 @@ def determinize_lattice_phone_pruned(raw: RawLattice, phone_of_tid: np.ndarray, 
     if not (opts.phone_determinize or opts.word_determinize):
         logger.warning("Both --phone-determinize and --word-determinize are set to false, "
                        "copying lattice without determinization.")
-        return factor_to_compact(raw), True
+        return connect(factor_to_compact(raw)), True
     if raw.start < 0 or raw.num_states == 0:
         return CompactLattice(), True
     ok = True
@@ -184,7 +184,7 @@ def determinize_lattice_phone_pruned(raw: RawLattice, phone_of_tid: np.ndarray, 
             # a pass stopped by a budget before any path was complete: nothing to connect
             return CompactLattice(), ok
         if not opts.word_determinize:
-            return factor_to_compact(raw), ok
+            return connect(factor_to_compact(raw)), ok
     clat, ok2 = determinize_lattice_pruned_status(raw, beam, max_states, max_mem, key, impl,
                                                   max_arcs)
     return clat, ok and ok2

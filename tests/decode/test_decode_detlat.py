@@ -89,6 +89,12 @@ def test_max_states_keeps_the_best_part(caplog):
             assert part[0].num_arcs() < full.num_arcs()
             assert best_path(part[0])[:2] == best_path(full)[:2]
     assert hit > 10
+    caplog.clear()      # Kaldi's VLOG(1) line, shown at --verbose=1
+    with caplog.at_level(logging.INFO - 1, logger=LOGGER):
+        determinize_lattice_pruned_status(raw, 5.0, max_states=2)
+    assert any(r.levelno == logging.INFO - 1 and "Lattice determinization terminated but not  "
+               "because of lattice-beam.  (#states, #arcs) is ( 3," in r.getMessage()
+               for r in caplog.records)
 
 
 def test_max_mem_retry_prunes_tighter(caplog):

@@ -144,6 +144,8 @@ def test_one_pass_alone(digits, caplog):
     phone_only, ok = determinize_lattice_phone_pruned(
         raw, starts, 6.0, PhoneDeterminizeOptions(word_determinize=False))
     assert ok and phone_only.num_arcs() > word.num_arcs()
+    # the pass's chains (one transition-id per arc) come back factored into compact arcs
+    assert max(len(arc[3]) for arcs in phone_only.arcs for arc in arcs) > 1
     got: dict = {}
     stack = [(phone_only.start, (), 0.0)]
     while stack:
@@ -162,8 +164,7 @@ def test_one_pass_alone(digits, caplog):
             small, np.arange(9), 1.0, PhoneDeterminizeOptions(False, False))
     assert ok and any("Both --phone-determinize and --word-determinize are set to false"
                       in r.getMessage() for r in caplog.records)
-    flat = factor_to_compact(small)
-    assert copy == flat and copy.num_arcs() <= len(small.src)
+    assert copy.num_arcs() <= factor_to_compact(small).num_arcs() <= len(small.src)
     raw_paths = sorted((w, t, round(g + a, 9)) for w, t, g, a in all_paths(small))
     stack, got_paths = [(copy.start, (), (), 0.0)], []
     while stack:

@@ -166,8 +166,8 @@ def determinize_lattice_phone_pruned(raw: RawLattice, phone_of_tid: np.ndarray, 
                                      max_arcs: int = -1) -> tuple[CompactLattice, bool]:
     """DeterminizeLatticePhonePrunedWrapper: the phone pass then the word pass (each as
     ``opts`` says), both with ``beam`` and --max-mem, and Connect at the end; returns
-    (CompactLattice, every pass reached the beam). ``max_states``/``max_arcs`` apply to each pass (Kaldi's latgen tools do
-    not set them)."""
+    (CompactLattice, every pass reached the beam). ``max_states``/``max_arcs`` apply to each
+    pass (Kaldi's latgen tools do not set them)."""
     opts = opts or PhoneDeterminizeOptions()
     if impl not in IMPLS:
         raise LatticeError(f"determinization implementation {impl!r}: expected one of {IMPLS}")

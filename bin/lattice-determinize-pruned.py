@@ -21,6 +21,7 @@ def main(argv=None) -> int:
     from nnetmix.decode.latrescore import DeterminizeToolOptions
     parser = OptionParser(USAGE, prog="lattice-determinize-pruned.py")
     parser.register_group(DeterminizeToolOptions)
+    parser.register("minimize", False, "If true, push and minimize after determinization")
     parser.register("max-arcs", -1, "Maximum number of arcs in output FST (total, not per "
                     "state")
     parser.register("max-states", -1, "Maximum number of states in output FST (total, not per "
@@ -33,7 +34,7 @@ def main(argv=None) -> int:
         from nnetmix.decode.latrescore import determinize_lattices
         done, _ = determinize_lattices(args[0], args[1], opts.acoustic_scale, opts.beam,
                                        opts.max_states, opts.max_mem, opts.determinize_impl,
-                                       opts.max_arcs)
+                                       opts.max_arcs, minimize=opts.minimize)
         return 0 if done else 1
 
     return run_tool(parser, (2, 2), body, argv)

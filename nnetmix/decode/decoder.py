@@ -112,6 +112,8 @@ class LatticeDecoderConfig:
     word_determinize: bool = field(default=True, metadata={
         "help": PhoneDeterminizeOptions.__dataclass_fields__["word_determinize"]
         .metadata["help"]})
+    minimize: bool = field(default=False, metadata={
+        "help": PhoneDeterminizeOptions.__dataclass_fields__["minimize"].metadata["help"]})
 
 
 @dataclass
@@ -301,7 +303,8 @@ class LatticeDecoder:
                 if cfg.determinize_lattice:
                     clat, ok = determinize_lattice_phone_pruned(
                         raw, self._phone_of_tid, cfg.lattice_beam,
-                        PhoneDeterminizeOptions(cfg.phone_determinize, cfg.word_determinize),
+                        PhoneDeterminizeOptions(cfg.phone_determinize, cfg.word_determinize,
+                                                cfg.minimize),
                         max_mem=cfg.max_mem, key=key, impl=cfg.determinize_impl)
                     if not ok:
                         logger.warning("Determinization finished earlier than the beam for "

@@ -23,6 +23,7 @@ import numpy as np
 from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
 from nnetmix.decode.lattice import (IMPLS, CompactLattice, LatticeError, RawLattice,
                                     determinize_lattice_pruned_status)
+from nnetmix.decode.latmin import push_and_minimize
 from nnetmix.decode.phonedet import determinize_lattice_phone_pruned
 from nnetmix.errors import UsageError
 
@@ -221,12 +222,14 @@ class DeterminizeToolOptions:
 def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_scale: float = 1.0,
                          beam: float = 10.0, max_states: int = -1, max_mem: int = 50000000,
                          impl: str = "compiled", max_arcs: int = -1,
-                         phones: Optional[tuple] = None) -> tuple[int, int]:
+                         phones: Optional[tuple] = None,
+                         minimize: bool = False) -> tuple[int, int]:
     """lattice-determinize-pruned's table loop: scale the acoustic costs, determinize with
     pruning at ``beam`` (:func:`nnetmix.decode.lattice.determinize_lattice_pruned`, ``impl``
     compiled or python), scale back. With ``phones`` = (phone_start_labels(model),
     PhoneDeterminizeOptions), lattice-determinize-phone-pruned's: the phone-then-word wrapper
-    (:func:`nnetmix.decode.phonedet.determinize_lattice_phone_pruned`).
+    (:func:`nnetmix.decode.phonedet.determinize_lattice_phone_pruned`, whose options say
+    whether to minimize); ``minimize``: lattice-determinize-pruned's --minimize.
     Returns (lattices written, lattices whose determinization stopped short of the beam)."""
     if acoustic_scale == 0.0:
         raise UsageError("Do not use a zero acoustic scale (cannot be inverted)")
@@ -250,6 +253,8 @@ def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_sc
                     else:
                         det, ok = determinize_lattice_pruned_status(
                             raw, beam, max_states, max_mem, key, impl, max_arcs)
+                        if minimize:
+                            det = push_and_minimize(det)
                     if not ok:
                         logger.warning("For key %s, determinization did not succeed(partial "
                                        "output will be pruned tighter than the specified beam.)",

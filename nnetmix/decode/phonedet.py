@@ -22,6 +22,7 @@ The steps, each Kaldi's:
 
 ``--phone-determinize=false`` is step 3 alone; ``--word-determinize=false`` stops after step 2
 and converts the lattice to a CompactLattice as ConvertLattice does (:func:`factor_to_compact`).
+``--minimize`` pushes and minimizes the word lattice (:mod:`nnetmix.decode.latmin`).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nnetmix.decode.latmin import push_and_minimize
 from nnetmix.decode.lattice import (IMPLS, INF, CompactLattice, LatticeError, RawLattice,
                                     connect, determinize_compiled_arrays,
                                     determinize_lattice_pruned_status, determinize_reference,
@@ -43,8 +45,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class PhoneDeterminizeOptions:
-    """Kaldi's DeterminizeLatticePhonePrunedOptions (less --delta, which our tools register
-    themselves, and --minimize, not written here)."""
+    """Kaldi's DeterminizeLatticePhonePrunedOptions (less --delta and --max-mem, which our
+    tools register themselves)."""
 
     phone_determinize: bool = field(default=True, metadata={
         "help": "If true, do an initial pass of determinization on both phones and words (see "
@@ -52,6 +54,8 @@ class PhoneDeterminizeOptions:
     word_determinize: bool = field(default=True, metadata={
         "help": "If true, do a second pass of determinization on words only (see also "
                 "--phone-determinize)"})
+    minimize: bool = field(default=False, metadata={
+        "help": "If true, push and minimize after determinization."})
 
 
 def phone_start_labels(tm) -> np.ndarray:
@@ -187,4 +191,6 @@ def determinize_lattice_phone_pruned(raw: RawLattice, phone_of_tid: np.ndarray, 
             return connect(factor_to_compact(raw)), ok
     clat, ok2 = determinize_lattice_pruned_status(raw, beam, max_states, max_mem, key, impl,
                                                   max_arcs)
+    if opts.minimize:
+        clat = push_and_minimize(clat)
     return clat, ok and ok2

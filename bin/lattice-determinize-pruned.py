@@ -18,27 +18,23 @@ Usage: lattice-determinize-pruned.py [options] lattice-rspecifier lattice-wspeci
 
 
 def main(argv=None) -> int:
+    from nnetmix.decode.latrescore import DeterminizeToolOptions
     parser = OptionParser(USAGE, prog="lattice-determinize-pruned.py")
-    parser.register("acoustic-scale", 1.0, "Scaling factor for acoustic likelihoods")
-    parser.register("beam", 10.0, "Pruning beam [applied after acoustic scaling].")
-    parser.register("delta", 0.000976562, "Tolerance used in determinization (accepted; "
-                    "subsets are compared at Kaldi's default, 1/1024)")
-    parser.register("max-mem", 50000000, "Maximum approximate memory usage in determinization "
-                    "(real usage might be many times this)")
+    parser.register_group(DeterminizeToolOptions)
+    parser.register("minimize", False, "If true, push and minimize after determinization")
     parser.register("max-arcs", -1, "Maximum number of arcs in output FST (total, not per "
-                    "state (accepted, not applied)")
+                    "state")
     parser.register("max-states", -1, "Maximum number of states in output FST (total, not per "
                     "state)")
     parser.register("max-loop", 500000, "Option used to detect a particular type of "
                     "determinization failure, typically due to invalid input (e.g., negative-"
                     "cost loops) (accepted; cycles are refused outright)")
-    parser.register("determinize-impl", "compiled", "Determinization: compiled (numba) or python "
-                    "(the reference it is tested equal to)")
 
     def body(opts, args):
         from nnetmix.decode.latrescore import determinize_lattices
         done, _ = determinize_lattices(args[0], args[1], opts.acoustic_scale, opts.beam,
-                                       opts.max_states, opts.max_mem, opts.determinize_impl)
+                                       opts.max_states, opts.max_mem, opts.determinize_impl,
+                                       opts.max_arcs, minimize=opts.minimize)
         return 0 if done else 1
 
     return run_tool(parser, (2, 2), body, argv)

@@ -1232,6 +1232,63 @@ def random_raw_lattice(rng, num_frames: int = 6, width: int = 3, num_words: int 
                       final_g, final_a)
 
 
+def random_mixed_lattice(rng, max_frames: int = 9, max_words: int = 3,
+                         max_word_prob: float = 0.6) -> RawLattice:
+    """:func:`random_raw_lattice` of random size (2 to max_frames - 1 frames, width 1-4, 1 to
+    max_words words), and 40% of the time costs rounded to halves: many paths then tie on total
+    and graph cost, so the string order decides between them."""
+    raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, max_frames)),
+                             width=int(rng.integers(1, 5)),
+                             num_words=int(rng.integers(1, max_words + 1)),
+                             word_prob=float(rng.uniform(0.1, max_word_prob)))
+    if rng.uniform() < 0.4:
+        raw.g, raw.a = np.round(raw.g * 2) / 2, np.round(raw.a * 2) / 2
+        fin = np.isfinite(raw.final_g)
+        raw.final_g = np.where(fin, np.round(raw.final_g * 2) / 2, np.inf)
+    return raw
+
+
+def digits_search_lattices(digits, n: int, seed: int, lattice_beam: float = 6.0,
+                           noise: float = 1.5) -> list[RawLattice]:
+    """Raw lattices of the compiled search (beam 13) on :func:`digits_system`'s graph, for
+    random digit strings with optional silence, noisy log-likelihoods scaled by 0.2."""
+    from nnetmix.decode.faster import SearchOptions, lattice_search
+    from nnetmix.decode.fstarrays import graph_arrays
+    tm, tree, hclg, _keep, word_phones = digits
+    rng = np.random.default_rng(seed)
+    graph = graph_arrays(hclg)
+    opts = SearchOptions(13.0, 7000, 200, lattice_beam, 25, 0.5)
+    out = []
+    for _ in range(n):
+        seq = []
+        for w in rng.choice(sorted(word_phones), size=int(rng.integers(2, 6))):
+            for p in word_phones[int(w)] + ([1] if rng.uniform() < 0.5 else []):
+                for pdf in pdfs_of_phone(tree, p, 5 if p == 1 else 3):
+                    seq += [pdf] * int(rng.integers(3, 6))
+        ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
+        ll = ll + rng.normal(scale=noise, size=ll.shape).astype(np.float32)
+        out.append((0.2 * ll).astype(np.float32))
+    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
+    return [lattice_search(graph, m, tid2pdf, opts).lattice for m in out]
+
+
+def compact_paths(clat) -> dict:
+    """Every path of an acyclic CompactLattice deterministic on words: {words tuple: (graph +
+    acoustic cost, transition-ids tuple)} (a word sequence seen twice raises)."""
+    out: dict = {}
+    stack = [(clat.start, (), (), 0.0)] if clat.num_states else []
+    while stack:
+        s, words, tids, cost = stack.pop()
+        fin = clat.finals[s]
+        if fin is not None:
+            if words in out:
+                raise AssertionError(f"word sequence {words} twice: not deterministic")
+            out[words] = (cost + fin[0] + fin[1], tids + fin[2])
+        for lab, g, a, t, nxt in clat.arcs[s]:
+            stack.append((nxt, words + ((lab,) if lab else ()), tids + t, cost + g + a))
+    return out
+
+
 def all_paths(lat: RawLattice):
     """Every successful path: (words tuple, tids tuple, g, a)."""
     out_arcs = {}

@@ -25,7 +25,10 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
   tests/decode/test_decode_faster.py); kaldi-hmm-gmm's own
   LatticeFasterDecoder binds only the best path, which the faster search gives too (tested at
   several max-active / min-active settings).
-* Lattice: the raw state-level lattice is determinized with lattice-beam by
+* Lattice: the raw state-level lattice is determinized with lattice-beam through Kaldi's
+  DeterminizeLatticePhonePrunedWrapper (:mod:`nnetmix.decode.phonedet`: with
+  --phone-determinize=true a pass on phones and words first; false by default here, unlike
+  Kaldi: the same lattices, and word-only was faster in every measurement, README.md), each pass
   :func:`nnetmix.decode.lattice.determinize_lattice_pruned` (not bound; written here, compiled
   with numba in :mod:`nnetmix.decode.detlat`, ``--determinize-impl python`` for the reference),
   then the acoustic costs are divided by acoustic_scale, as gmm-latgen-faster does before
@@ -46,9 +49,10 @@ import numpy as np
 from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search
 from nnetmix.decode.fstarrays import ConstFstError, graph_arrays, parse_const_fst
 from nnetmix.decode.gmmframes import GmmFrames
-from nnetmix.decode.lattice import (IMPLS, CompactLattice, LatticeError, RawLattice,
-                                    determinize_lattice_pruned_status)
+from nnetmix.decode.lattice import IMPLS, CompactLattice, LatticeError, RawLattice
 from nnetmix.decode.latrescore import raw_to_compact
+from nnetmix.decode.phonedet import (PhoneDeterminizeOptions, determinize_lattice_phone_pruned,
+                                     phone_start_labels)
 from nnetmix.errors import NnetmixError
 from nnetmix.kaldi.transition_model import TransitionModel
 
@@ -101,6 +105,15 @@ class LatticeDecoderConfig:
     determinize_impl: str = field(default="compiled", metadata={
         "help": "Lattice determinization: 'compiled' (numba, nnetmix/decode/detlat.py) or "
                 "'python' (the reference it is tested equal to)"})
+    phone_determinize: bool = field(default=False, metadata={
+        "help": "If true, do an initial pass of determinization on both phones and words (see "
+                "also --word-determinize) (Kaldi's default is true; false here: the same "
+                "lattices, and word-only was faster in every measurement, README.md)"})
+    word_determinize: bool = field(default=True, metadata={
+        "help": PhoneDeterminizeOptions.__dataclass_fields__["word_determinize"]
+        .metadata["help"]})
+    minimize: bool = field(default=False, metadata={
+        "help": PhoneDeterminizeOptions.__dataclass_fields__["minimize"].metadata["help"]})
 
 
 @dataclass
@@ -214,6 +227,7 @@ class LatticeDecoder:
         self.tm = trans_model
         self.config = config
         self.last_expanded: np.ndarray | None = None   # faster: SearchOutput.expanded
+        self._phone_of_tid = phone_start_labels(trans_model)
         if config.decoder == "faster":
             self._graph = graph_arrays(hclg)
             self._opts = SearchOptions(config.beam, config.max_active, config.min_active,
@@ -287,9 +301,11 @@ class LatticeDecoder:
         if lattice:
             try:
                 if cfg.determinize_lattice:
-                    clat, ok = determinize_lattice_pruned_status(
-                        raw, cfg.lattice_beam, max_mem=cfg.max_mem, key=key,
-                        impl=cfg.determinize_impl)
+                    clat, ok = determinize_lattice_phone_pruned(
+                        raw, self._phone_of_tid, cfg.lattice_beam,
+                        PhoneDeterminizeOptions(cfg.phone_determinize, cfg.word_determinize,
+                                                cfg.minimize),
+                        max_mem=cfg.max_mem, key=key, impl=cfg.determinize_impl)
                     if not ok:
                         logger.warning("Determinization finished earlier than the beam for "
                                        "utterance %s", key)

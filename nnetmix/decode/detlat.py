@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-__all__ = ["determinize_arrays", "strings_to_flat", "STATUS_OK", "STATUS_MEMORY",
+__all__ = ["determinize_arrays", "strings_to_flat", "output_lattice", "STATUS_OK", "STATUS_MEMORY",
            "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
            "ARC_BYTES", "ELEM_BYTES"]
 
@@ -249,7 +249,7 @@ def _topo(n, src, dst, keep):
 # -- the determinizer ------------------------------------------------------------------------------
 @njit(**_JIT)
 def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cost, final_g,
-                       final_a, beam, max_states, max_mem):
+                       final_a, beam, max_states, max_mem, max_arcs):
     """Pruned determinization of a raw lattice given as arrays (g, a, final_g, final_a as
     float64; ``cost`` and ``final_cost`` the per-arc and final g + a summed in the lattice's own
     dtype, as the reference sums them).
@@ -258,7 +258,10 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     out_arc_w (k x 2: g, a), final_str (per output state, -1 where not final), final_w
     (per output state: g, a), start_state, trie parents, trie labels, info) with info =
     (effective beam, repository bytes, arc bytes, element bytes, repository bytes after the
-    rebuild) when status is STATUS_MEMORY."""
+    rebuild) when status is STATUS_MEMORY, and info[0] the effective beam when it is
+    STATUS_MAX_STATES (more than ``max_states`` output states or ``max_arcs`` output arcs and
+    final weights: Kaldi's Determinize checks both before each step and stops, keeping what it
+    has)."""
     info = np.zeros(5)
     empty_i = np.zeros((0, 4), np.int64)
     empty_f = np.zeros((0, 2))
@@ -375,6 +378,7 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     sub_start = [np.int64(0)][:0]
     sub_len = [np.int64(0)][:0]
     sub_chain = [np.int64(0)][:0]
+    sub_done = [False][:0]          # expanded (a state can be queued again at a better cost)
     fwd = [0.0][:0]
     fin_str = [np.int64(0)][:0]
     fin_wg = [0.0][:0]
@@ -430,6 +434,11 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
             if len(queue) == 0:
                 break
             nstates = len(sub_start)
+            if (max_states > 0 and nstates > max_states) or (max_arcs > 0
+                                                             and num_arcs > max_arcs):
+                info[0] = queue[0][0] - best_total
+                status = STATUS_MAX_STATES
+                break
             if max_mem > 0 and nstates % 10 == 0:
                 total = (meta[1] * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES
                          + num_elems * ELEM_BYTES)
@@ -457,6 +466,9 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                         status = STATUS_MEMORY
                         break
             prio, cur = heapq.heappop(queue)
+            if sub_done[cur]:
+                continue
+            sub_done[cur] = True
             base = fwd[cur]
             st, ln = sub_start[cur], sub_len[cur]
             fut = np.inf
@@ -466,9 +478,6 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     fut = v
             if base + fut > tol:
                 continue
-            if max_states > 0 and nstates > max_states:
-                status = STATUS_MAX_STATES
-                break
             # final weight and word arcs out of the subset
             have_fin = False
             bfg = 0.0
@@ -678,11 +687,21 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                 num_elems += cnt_n
                 fwd.append(f)
                 fin_str.append(-1)
+                sub_done.append(False)
                 fin_wg.append(0.0)
                 fin_wa.append(0.0)
                 heapq.heappush(queue, (f + fut, sid))
             elif f < fwd[sid]:
                 fwd[sid] = f
+                if not sub_done[sid]:
+                    # not expanded yet: queue it again at its better priority (the reference's
+                    # comment says why)
+                    fut2 = np.inf
+                    for x in range(sub_start[sid], sub_start[sid] + sub_len[sid]):
+                        v = el_g[x] + el_a[x] + beta[el_state[x]]
+                        if v < fut2:
+                            fut2 = v
+                    heapq.heappush(queue, (f + fut2, sid))
             if cur >= 0:
                 arc_src.append(cur)
                 arc_word.append(words[wi])
@@ -728,3 +747,91 @@ def strings_to_flat(ids, t_par, t_lab):
             flat[p] = t_lab[s]
             s = t_par[s]
     return flat, offs
+
+
+@njit(**_JIT)
+def output_lattice(out_arcs, out_w, f_str, f_w, t_par, t_lab, zero_from):
+    """The determinized arrays as a raw lattice, Kaldi's Output(MutableFst<Arc>*): each output
+    arc becomes a chain with one transition-id per arc, the word and the whole weight on its
+    first arc (an empty string: one arc without a transition-id); a final weight with a string
+    becomes a chain of word-epsilon arcs to a new final state. Word labels >= ``zero_from`` (> 0)
+    become 0 on the way (DeterminizeLatticeDeletePhones). New states are numbered after the
+    determinized ones in the order Kaldi adds them. Returns (num_states, src, dst, ilabel,
+    olabel, g, a, final_g, final_a)."""
+    depth = np.zeros(t_par.shape[0], np.int64)
+    for x in range(1, t_par.shape[0]):
+        depth[x] = depth[t_par[x]] + 1        # parents are created before their children
+    ns = f_str.shape[0]
+    k = out_arcs.shape[0]
+    # arcs grouped by source state, in the order they were made (Kaldi's per-state arc lists)
+    by = np.argsort(out_arcs[:, 0], kind="mergesort")
+    m = 0
+    extra = 0
+    for j in range(k):
+        d = depth[out_arcs[j, 2]]
+        m += max(d, 1)
+        extra += max(d - 1, 0)
+    for s in range(ns):
+        if f_str[s] >= 0:
+            m += depth[f_str[s]]
+            extra += depth[f_str[s]]
+    n = ns + extra
+    src = np.empty(m, np.int64)
+    dst = np.empty(m, np.int64)
+    il = np.zeros(m, np.int64)
+    ol = np.zeros(m, np.int64)
+    g = np.zeros(m)
+    a = np.zeros(m)
+    fg = np.full(n, np.inf)
+    fa = np.full(n, np.inf)
+    seq = np.empty(t_par.shape[0], np.int64)
+    p = 0
+    nxt_state = ns
+    j = 0
+    for s in range(ns):
+        # Kaldi keeps the final weight among the state's arcs, in the order it was made; it is
+        # made before the state's word arcs (ProcessFinal, then ProcessTransitions)
+        if f_str[s] >= 0:
+            x = f_str[s]
+            d = depth[x]
+            for i in range(d - 1, -1, -1):
+                seq[i] = t_lab[x]
+                x = t_par[x]
+            cur = s
+            for i in range(d):
+                src[p], dst[p], il[p] = cur, nxt_state, seq[i]
+                if i == 0:
+                    g[p], a[p] = f_w[s, 0], f_w[s, 1]
+                cur = nxt_state
+                nxt_state += 1
+                p += 1
+            if d == 0:
+                fg[s], fa[s] = f_w[s, 0], f_w[s, 1]
+            else:
+                fg[cur], fa[cur] = 0.0, 0.0
+        while j < k and out_arcs[by[j], 0] == s:
+            r = by[j]
+            j += 1
+            x = out_arcs[r, 2]
+            d = depth[x]
+            for i in range(d - 1, -1, -1):
+                seq[i] = t_lab[x]
+                x = t_par[x]
+            word = out_arcs[r, 1]
+            if word >= zero_from:
+                word = 0
+            cur = s
+            for i in range(max(d, 1)):
+                src[p] = cur
+                if i + 1 < d:
+                    dst[p] = nxt_state
+                    cur = nxt_state
+                    nxt_state += 1
+                else:
+                    dst[p] = out_arcs[r, 3]
+                il[p] = seq[i] if d > 0 else 0
+                if i == 0:
+                    ol[p] = word
+                    g[p], a[p] = out_w[r, 0], out_w[r, 1]
+                p += 1
+    return n, src, dst, il, ol, g, a, fg, fa

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
@@ -22,10 +23,12 @@ import numpy as np
 from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
 from nnetmix.decode.lattice import (IMPLS, CompactLattice, LatticeError, RawLattice,
                                     determinize_lattice_pruned_status)
+from nnetmix.decode.latmin import push_and_minimize
+from nnetmix.decode.phonedet import determinize_lattice_phone_pruned
 from nnetmix.errors import UsageError
 
 __all__ = ["compact_to_raw", "raw_to_compact", "lattice_state_times", "acoustic_rescore",
-           "rescore_lattices", "determinize_lattices"]
+           "rescore_lattices", "determinize_lattices", "DeterminizeToolOptions"]
 
 logger = logging.getLogger(__name__)
 
@@ -197,12 +200,36 @@ def rescore_lattices(lats_rspecifier: str, features: Iterable[tuple[str, np.ndar
     return done
 
 
+@dataclass
+class DeterminizeToolOptions:
+    """The options lattice-determinize-pruned and lattice-determinize-phone-pruned share."""
+
+    acoustic_scale: float = field(default=1.0, metadata={
+        "help": "Scaling factor for acoustic likelihoods"})
+    beam: float = field(default=10.0, metadata={
+        "help": "Pruning beam [applied after acoustic scaling]."})
+    delta: float = field(default=0.000976562, metadata={
+        "help": "Tolerance used in determinization (accepted; subsets are compared at Kaldi's "
+                "default, 1/1024)"})
+    max_mem: int = field(default=50000000, metadata={
+        "help": "Maximum approximate memory usage in determinization (real usage might be many "
+                "times this)"})
+    determinize_impl: str = field(default="compiled", metadata={
+        "help": "Determinization: compiled (numba) or python (the reference it is tested equal "
+                "to)"})
+
+
 def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_scale: float = 1.0,
                          beam: float = 10.0, max_states: int = -1, max_mem: int = 50000000,
-                         impl: str = "compiled") -> tuple[int, int]:
+                         impl: str = "compiled", max_arcs: int = -1,
+                         phones: Optional[tuple] = None,
+                         minimize: bool = False) -> tuple[int, int]:
     """lattice-determinize-pruned's table loop: scale the acoustic costs, determinize with
     pruning at ``beam`` (:func:`nnetmix.decode.lattice.determinize_lattice_pruned`, ``impl``
-    compiled or python), scale back.
+    compiled or python), scale back. With ``phones`` = (phone_start_labels(model),
+    PhoneDeterminizeOptions), lattice-determinize-phone-pruned's: the phone-then-word wrapper
+    (:func:`nnetmix.decode.phonedet.determinize_lattice_phone_pruned`, whose options say
+    whether to minimize); ``minimize``: lattice-determinize-pruned's --minimize.
     Returns (lattices written, lattices whose determinization stopped short of the beam)."""
     if acoustic_scale == 0.0:
         raise UsageError("Do not use a zero acoustic scale (cannot be inverted)")
@@ -219,8 +246,15 @@ def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_sc
                 det = CompactLattice()
             else:
                 try:
-                    det, ok = determinize_lattice_pruned_status(raw, beam, max_states, max_mem,
-                                                                key=key, impl=impl)
+                    if phones is not None:
+                        det, ok = determinize_lattice_phone_pruned(
+                            raw, phones[0], beam, phones[1], max_mem, key, impl, max_states,
+                            max_arcs)
+                    else:
+                        det, ok = determinize_lattice_pruned_status(
+                            raw, beam, max_states, max_mem, key, impl, max_arcs)
+                        if minimize:
+                            det = push_and_minimize(det)
                     if not ok:
                         logger.warning("For key %s, determinization did not succeed(partial "
                                        "output will be pruned tighter than the specified beam.)",

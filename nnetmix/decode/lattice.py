@@ -16,9 +16,11 @@ CompactLattice and no lattice determinization):
   construction whose subsets carry residual weights and transition-id strings, word-epsilon
   closure keeping the best path into each state, output arcs carrying the common weight and the
   longest common string prefix, and pruning of subsets whose best path is more than ``beam``
-  worse than the lattice's best; Kaldi's --max-mem count and effective-beam retries. The result has one path per word
-  sequence within the beam, carrying that sequence's best alignment -- what Kaldi's decoders
-  write after DeterminizeLatticePhonePruned (the phone pass is an efficiency step only).
+  worse than the lattice's best; Kaldi's --max-mem, --max-states and --max-arcs and its
+  effective-beam retries. The result has one path per word sequence within the beam, carrying
+  that sequence's best alignment -- what Kaldi's decoders write after
+  DeterminizeLatticePhonePruned, whose phone pass (:mod:`nnetmix.decode.phonedet`) changes how
+  the lattice is reached, not those paths.
 * lattice-scale, lattice-add-penalty and lattice-best-path on CompactLattices.
 """
 from __future__ import annotations
@@ -31,10 +33,12 @@ from typing import Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import NnetmixError
+from nnetmix.log import vlog
 
 __all__ = ["RawLattice", "CompactLattice", "LatticeError", "determinize_lattice_pruned",
-           "determinize_lattice_pruned_status", "IMPLS",
-           "prune_raw_lattice", "prune_compact_lattice", "best_path"]
+           "determinize_lattice_pruned_status", "pruned_with_retries",
+           "determinize_compiled_arrays", "determinize_reference", "IMPLS",
+           "prune_raw_lattice", "prune_compact_lattice", "best_path", "connect"]
 
 INF = math.inf
 _QUANT = 1024.0  # Kaldi's kDelta = 1/1024, used to decide that two subsets are the same
@@ -317,43 +321,70 @@ IMPLS = ("compiled", "python")
 
 def determinize_lattice_pruned(raw: RawLattice, beam: float, max_states: int = -1,
                                max_mem: int = 50_000_000, key: str = "",
-                               impl: str = "compiled") -> CompactLattice:
+                               impl: str = "compiled", max_arcs: int = -1) -> CompactLattice:
     """Word-level pruned determinization of a raw (acyclic) lattice into a CompactLattice
     (:func:`determinize_lattice_pruned_status` without the status)."""
-    return determinize_lattice_pruned_status(raw, beam, max_states, max_mem, key, impl)[0]
+    return determinize_lattice_pruned_status(raw, beam, max_states, max_mem, key, impl,
+                                             max_arcs)[0]
 
 
 def determinize_lattice_pruned_status(raw: RawLattice, beam: float, max_states: int = -1,
                                       max_mem: int = 50_000_000, key: str = "",
-                                      impl: str = "compiled") -> tuple[CompactLattice, bool]:
+                                      impl: str = "compiled",
+                                      max_arcs: int = -1) -> tuple[CompactLattice, bool]:
     """Word-level pruned determinization; returns (lattice, reached the requested beam).
 
     The costs keep the scale they have in ``raw`` (scaled acoustics when they come from a
     decoder); see the module docstring for the algorithm. ``impl`` is "compiled"
-    (:mod:`nnetmix.decode.detlat`, numba) or "python" (the reference, :func:`_determinize`); both
-    give the same lattice. ``max_mem`` (bytes, <= 0: no limit) is Kaldi's --max-mem, counted as
-    Kaldi counts it: when determinization stops early on it and the effective beam is below half
-    the beam, the raw lattice is pruned with a smaller beam and determinized again, with Kaldi's
-    warning (DeterminizeLatticePruned's retry loop, at most 10 tries)."""
-    import logging
-    log = logging.getLogger(__name__)
+    (:mod:`nnetmix.decode.detlat`, numba) or "python" (the reference,
+    :func:`determinize_reference`); both give the same lattice. ``max_mem`` (bytes, <= 0: no
+    limit) is Kaldi's --max-mem, counted as Kaldi counts it: when determinization stops early on
+    it and the effective beam is below half the beam, the raw lattice is pruned with a smaller
+    beam and determinized again, with Kaldi's warning (DeterminizeLatticePruned's retry loop, at
+    most 10 tries). ``max_states`` and ``max_arcs`` (<= 0: no limit) stop it as Kaldi's
+    Determinize does: once there are more output states, or output arcs and final weights, than
+    that, it stops and keeps what it has expanded (the best part: states are expanded best
+    first), with no warning of its own; the status is False and, as for --max-mem, a small
+    effective beam prunes and retries."""
     if impl not in IMPLS:
         raise LatticeError(f"determinization implementation {impl!r}: expected one of {IMPLS}")
     if raw.start < 0 or raw.num_states == 0:
         return CompactLattice(), True
-    run = _determinize_compiled if impl == "compiled" else _determinize
+    run = _determinize_compiled if impl == "compiled" else determinize_reference
+    return pruned_with_retries(
+        lambda b: run(raw, b, max_states, max_mem, max_arcs), beam, max_mem, max_states,
+        max_arcs, key)
+
+
+def pruned_with_retries(run, beam: float, max_mem: int, max_states: int = -1,
+                        max_arcs: int = -1, key: str = "") -> tuple[object, bool]:
+    """DeterminizeLatticePruned's loop around one determinizer: ``run(beam)`` gives (output,
+    None) when it finished within ``beam``, or (partial output, info) when a budget stopped it,
+    info being ("memory", effective beam, repo, arcs, elems, repo after rebuild) or ("limit",
+    effective beam, states, arcs). Below half the beam the raw lattice is pruned with a smaller
+    beam (the determinizer prunes its input with the beam it is given) and determinized again,
+    at most 10 times. Returns (output, reached the requested beam)."""
+    import logging
+    log = logging.getLogger(__name__)
     b = float(beam)
     for it in range(_MAX_ITERS):
-        clat, info = run(raw, b, max_states, max_mem)
+        out, info = run(b)
         if info is None:
-            return clat, True
-        eff, repo, arcs, elems, new_repo = info
-        log.warning("Did not reach requested beam in determinize-lattice: size exceeds maximum "
-                    "%d bytes; (repo,arcs,elems) = (%d,%d,%d), after rebuilding, repo size was "
-                    "%d, effective beam was %g vs. requested beam %g%s", max_mem, repo, arcs,
-                    elems, new_repo, eff, b, f" (utterance {key})" if key else "")
+            return out, True
+        eff = info[1]
+        if info[0] == "memory":
+            _kind, eff, repo, arcs, elems, new_repo = info
+            log.warning("Did not reach requested beam in determinize-lattice: size exceeds "
+                        "maximum %d bytes; (repo,arcs,elems) = (%d,%d,%d), after rebuilding, "
+                        "repo size was %d, effective beam was %g vs. requested beam %g%s",
+                        max_mem, repo, arcs, elems, new_repo, eff, b,
+                        f" (utterance {key})" if key else "")
+        else:
+            vlog(log, 1, "Lattice determinization terminated but not  because of "
+                 "lattice-beam.  (#states, #arcs) is ( %d, %d ), versus limits ( %d, %d ) "
+                 "(else, may be memory limit).", info[2], info[3], max_states, max_arcs)
         if eff >= b * _RETRY_CUTOFF or b == INF or it + 1 == _MAX_ITERS:
-            return clat, False
+            return out, False
         new_beam = max(b * math.sqrt(max(eff, 0.0) / b), 0.5 * b)
         log.warning("Effective beam %g was less than beam %g * cutoff %g, pruning raw lattice "
                     "with new beam %g and retrying.", max(eff, 0.0), b, _RETRY_CUTOFF, new_beam)
@@ -364,9 +395,10 @@ def determinize_lattice_pruned_status(raw: RawLattice, beam: float, max_states: 
 _REPO_BYTES, _ARC_BYTES, _ELEM_BYTES = 32, 32, 24   # as nnetmix.decode.detlat counts
 
 
-def _determinize_compiled(raw: RawLattice, beam: float, max_states: int, max_mem: int):
-    """The numba determinizer on ``raw``; (lattice, None) or, stopped by max_mem, (partial
-    lattice, (effective beam, repo, arcs, elems, repo after rebuild in bytes))."""
+def determinize_compiled_arrays(raw: RawLattice, beam: float, max_states: int, max_mem: int,
+                                max_arcs: int):
+    """:func:`nnetmix.decode.detlat.determinize_arrays` on ``raw``: (its arrays, status info
+    as :func:`pruned_with_retries` takes it, or None); LatticeError on a cycle or no path."""
     from nnetmix.decode import detlat  # optional: numba loads only when determinizing
     f64 = np.float64
     status, arcs, w, fstr, fw, start, tpar, tlab, info = detlat.determinize_arrays(
@@ -375,13 +407,27 @@ def _determinize_compiled(raw: RawLattice, beam: float, max_states: int, max_mem
         np.asarray(raw.olabel, np.int64), np.asarray(raw.g, f64), np.asarray(raw.a, f64),
         np.asarray(raw.g + raw.a, f64), np.asarray(raw.final_g + raw.final_a, f64),
         np.asarray(raw.final_g, f64), np.asarray(raw.final_a, f64), float(beam),
-        int(max_states), int(max_mem))
+        int(max_states), int(max_mem), int(max_arcs))
     if status == detlat.STATUS_CYCLE:
         raise LatticeError("the raw lattice has a cycle (epsilon loop in the graph?)")
     if status == detlat.STATUS_NO_PATH:
         raise LatticeError("the lattice has no successful path")
-    if status == detlat.STATUS_MAX_STATES:
-        raise LatticeError(f"lattice determinization passed max-states={max_states}")
+    out = None
+    if status == detlat.STATUS_MEMORY:
+        eff, repo, arcb, elemb, new_repo = info.tolist()
+        out = ("memory", eff, int(repo), int(arcb), int(elemb), int(new_repo))
+    elif status == detlat.STATUS_MAX_STATES:
+        out = ("limit", float(info[0]), len(fstr), len(arcs) + int((fstr >= 0).sum()))
+    return (arcs, w, fstr, fw, start, tpar, tlab), out
+
+
+def _determinize_compiled(raw: RawLattice, beam: float, max_states: int, max_mem: int,
+                          max_arcs: int):
+    """The numba determinizer on ``raw``: (lattice, None) or, stopped by a budget, (partial
+    lattice, info as :func:`pruned_with_retries` takes it)."""
+    from nnetmix.decode import detlat  # optional: numba loads only when determinizing
+    (arcs, w, fstr, fw, start, tpar, tlab), info = determinize_compiled_arrays(
+        raw, beam, max_states, max_mem, max_arcs)
     flat, offs = detlat.strings_to_flat(np.concatenate([arcs[:, 2], fstr]), tpar, tlab)
     flat, offs = flat.tolist(), offs.tolist()
     strs = [tuple(flat[offs[j]:offs[j + 1]]) for j in range(len(offs) - 1)]
@@ -393,14 +439,11 @@ def _determinize_compiled(raw: RawLattice, beam: float, max_states: int, max_mem
     for s, (fs, (g, a)) in enumerate(zip(fstr.tolist(), fw.tolist())):
         if fs >= 0:
             out.finals[s] = (g, a, strs[k + s])
-    clat = prune_compact_lattice(_connect_and_sort(out), beam)
-    if status == detlat.STATUS_MEMORY:
-        eff, repo, arcb, elemb, new_repo = info.tolist()
-        return clat, (eff, int(repo), int(arcb), int(elemb), int(new_repo))
-    return clat, None
+    return prune_compact_lattice(_connect_and_sort(out), beam), info
 
 
-def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
+def determinize_reference(raw: RawLattice, beam: float, max_states: int, max_mem: int,
+                          max_arcs: int):
     """The reference (Python) determinizer; returns what :func:`_determinize_compiled` does.
 
     The memory count mirrors Kaldi's: ``repo`` is the set of (non-empty) transition-id strings
@@ -495,12 +538,22 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
             heapq.heappush(queue, (f + future(elems), sid))
         elif f < fwd[sid]:
             fwd[sid] = f
+            if not (sid < len(expanded) and expanded[sid]):
+                # a better path into a state not expanded yet: queue it again at its new
+                # priority (the old entry is skipped), so that it is expanded from its best
+                # forward cost and its successors are pruned against that, as Kaldi's queue
+                # of transitions ensures
+                heapq.heappush(queue, (f + future(subsets[sid]), sid))
         return sid
 
     queue: list[tuple[float, int]] = []
     out.start = state_for(start_elems, 0.0)
     expanded = [False]
     while queue:
+        if (max_states > 0 and out.num_states > max_states) or (max_arcs > 0
+                                                                and counts[0] > max_arcs):
+            info = ("limit", queue[0][0] - best_total, out.num_states, counts[0])
+            return prune_compact_lattice(_connect_and_sort(out), beam), info
         if max_mem > 0 and out.num_states % 10 == 0:
             total = len(repo) * _REPO_BYTES + counts[0] * _ARC_BYTES + counts[1] * _ELEM_BYTES
             if total > max_mem:
@@ -512,7 +565,7 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
                 new_total = len(repo) * _REPO_BYTES + counts[0] * _ARC_BYTES \
                     + counts[1] * _ELEM_BYTES
                 if new_total > int(max_mem * 0.8):
-                    info = (queue[0][0] - best_total, before * _REPO_BYTES,
+                    info = ("memory", queue[0][0] - best_total, before * _REPO_BYTES,
                             counts[0] * _ARC_BYTES, counts[1] * _ELEM_BYTES,
                             len(repo) * _REPO_BYTES)
                     return prune_compact_lattice(_connect_and_sort(out), beam), info
@@ -524,8 +577,6 @@ def _determinize(raw: RawLattice, beam: float, max_states: int, max_mem: int):
         expanded[sid] = True
         if fwd[sid] + future(subsets[sid]) > cutoff + 1e-6 * abs(cutoff):
             continue
-        if max_states > 0 and out.num_states > max_states:
-            raise LatticeError(f"lattice determinization passed max-states={max_states}")
         elems = subsets[sid]
         best_fin = None
         by_word: dict[int, dict[int, tuple]] = {}
@@ -588,6 +639,12 @@ def prune_compact_lattice(clat: CompactLattice, beam: float) -> CompactLattice:
         fin = clat.finals[s]
         if fin is not None and alpha[s] + fin[0] + fin[1] > cutoff:
             clat.finals[s] = None
+    return _connect_and_sort(clat)
+
+
+def connect(clat: CompactLattice) -> CompactLattice:
+    """OpenFst's Connect on a CompactLattice: only the states on a successful path are kept
+    (renumbered in topological order, as every CompactLattice here is)."""
     return _connect_and_sort(clat)
 
 

@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 from nnetmix.decode.decoder import LatticeDecoder, LatticeDecoderConfig
-from nnetmix.decode.faster import SearchOptions, lattice_search
-from nnetmix.decode.fstarrays import graph_arrays
 from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
 from nnetmix.decode.latrescore import raw_to_compact
-from nnetmix.decode.lattice import (LatticeError, RawLattice, determinize_lattice_pruned,
-                                    determinize_lattice_pruned_status)
+from nnetmix.decode.lattice import (LatticeError, RawLattice, best_path,
+                                    determinize_lattice_pruned, determinize_lattice_pruned_status)
 
-from helpers import digits_system, load_bin, loglikes_for, pdfs_of_phone, random_raw_lattice
+from helpers import (all_paths, compact_paths, digits_search_lattices, digits_system, load_bin,
+                     random_mixed_lattice, random_raw_lattice)
 
 LOGGER = "nnetmix.decode.lattice"
 
@@ -37,25 +36,11 @@ def _both(caplog, raw, beam, **kw):
     return res
 
 
-def _tied(raw: RawLattice) -> RawLattice:
-    """Costs rounded to halves: many paths tie on total and graph cost, so the string order
-    decides between them."""
-    raw.g, raw.a = np.round(raw.g * 2) / 2, np.round(raw.a * 2) / 2
-    fin = np.isfinite(raw.final_g)
-    raw.final_g = np.where(fin, np.round(raw.final_g * 2) / 2, np.inf)
-    return raw
-
-
 @pytest.mark.parametrize("group", range(4))
 def test_random_lattices_equal_reference(caplog, group):
     rng = np.random.default_rng(1000 + group)
     for _ in range(40):
-        raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, 10)),
-                                 width=int(rng.integers(1, 5)),
-                                 num_words=int(rng.integers(1, 4)),
-                                 word_prob=float(rng.uniform(0.1, 0.6)))
-        if rng.uniform() < 0.4:
-            raw = _tied(raw)
+        raw = random_mixed_lattice(rng, 10, 3, 0.6)
         beam = float(rng.choice([np.inf, 1e9, 4.0, 1.5, 0.3, 0.0]))
         (py, wpy), (c, wc) = _both(caplog, raw, beam)
         assert py == c and wpy == wc
@@ -63,22 +48,53 @@ def test_random_lattices_equal_reference(caplog, group):
 
 def test_budgets_hit_equal_reference(caplog):
     """--max-mem small enough to stop determinization (Kaldi's 'Did not reach requested beam'
-    and, below half the beam, prune-and-retry), and --max-states: the same lattices, flags,
-    warnings and errors; the budgets are really hit in some of the cases."""
+    and, below half the beam, prune-and-retry), --max-states and --max-arcs (a partial lattice
+    and a False status, no warning of their own): the same lattices, flags, warnings and errors;
+    each budget is really hit in some of the cases."""
     rng = np.random.default_rng(7)
-    stopped = retried = unfinished = states_hit = 0
+    stopped = retried = unfinished = limit_hit = 0
     for _ in range(80):
         raw = random_raw_lattice(rng, num_frames=int(rng.integers(4, 16)),
                                  width=int(rng.integers(2, 6)))
-        kw = dict(max_mem=int(rng.choice([300, 600, 1000, 2000, 4000, 8000, 16000])),
-                  max_states=int(rng.choice([-1, -1, 3, 6])))
+        kw = dict(max_mem=int(rng.choice([300, 600, 1000, 2000, 4000, 8000, 16000, -1, -1])),
+                  max_states=int(rng.choice([-1, -1, 3, 6, 20])),
+                  max_arcs=int(rng.choice([-1, -1, 5, 30])))
         (py, wpy), (c, wc) = _both(caplog, raw, float(rng.choice([1e9, 4.0])), **kw)
-        assert py == c and wpy == wc
+        assert py == c and wpy == wc and not isinstance(py, str)
         stopped += any("Did not reach requested beam" in m for m in wpy)
         retried += any("retrying" in m for m in wpy)
-        unfinished += not isinstance(py, str) and not py[1]
-        states_hit += isinstance(py, str) and "max-states" in py
-    assert stopped > 10 and retried > 5 and unfinished > 2 and states_hit > 5
+        unfinished += not py[1]
+        limit_hit += not py[1] and not any("Did not reach" in m for m in wpy)
+    assert stopped > 10 and retried > 5 and unfinished > 2 and limit_hit > 5
+
+
+def test_max_states_keeps_the_best_part(caplog):
+    """Kaldi's Determinize stops at --max-states / --max-arcs and outputs what it expanded,
+    best first: with half the states or arcs of the full lattice the best path is still there
+    (the same words and alignment as without the budget), in a smaller lattice."""
+    rng = np.random.default_rng(12)
+    hit = 0
+    for _ in range(20):
+        raw = random_raw_lattice(rng, num_frames=7, width=3, num_words=4, word_prob=0.4)
+        full, ok = determinize_lattice_pruned_status(raw, 5.0)
+        assert ok
+        for kw in (dict(max_states=full.num_states // 2), dict(max_arcs=full.num_arcs() // 2)):
+            (part, warn), (c, _) = _both(caplog, raw, 5.0, **kw)
+            assert part == c
+            if part[0].num_states == 0:
+                continue
+            hit += 1
+            # False, or True after Kaldi's retry with a smaller beam finished within the budget
+            assert not part[1] or any("retrying" in m for m in warn)
+            assert part[0].num_arcs() < full.num_arcs()
+            assert best_path(part[0])[:2] == best_path(full)[:2]
+    assert hit > 10
+    caplog.clear()      # Kaldi's VLOG(1) line, shown at --verbose=1
+    with caplog.at_level(logging.INFO - 1, logger=LOGGER):
+        determinize_lattice_pruned_status(raw, 5.0, max_states=2)
+    assert any(r.levelno == logging.INFO - 1 and "Lattice determinization terminated but not  "
+               "because of lattice-beam.  (#states, #arcs) is ( 3," in r.getMessage()
+               for r in caplog.records)
 
 
 def test_max_mem_retry_prunes_tighter(caplog):
@@ -116,28 +132,8 @@ def digits():
     return digits_system()
 
 
-def _search_lattices(digits, n, seed, lattice_beam=6.0):
-    """Raw lattices of the compiled search on the digits graph."""
-    tm, tree, hclg, _keep, word_phones = digits
-    rng = np.random.default_rng(seed)
-    graph = graph_arrays(hclg)
-    opts = SearchOptions(13.0, 7000, 200, lattice_beam, 25, 0.5)
-    out = []
-    for _ in range(n):
-        seq = []
-        for w in rng.choice(sorted(word_phones), size=int(rng.integers(2, 6))):
-            for p in word_phones[int(w)] + ([1] if rng.uniform() < 0.5 else []):
-                for pdf in pdfs_of_phone(tree, p, 5 if p == 1 else 3):
-                    seq += [pdf] * int(rng.integers(3, 6))
-        ll = loglikes_for(tm, seq, good=0.0, bad=-3.0)
-        ll = ll + rng.normal(scale=1.5, size=ll.shape).astype(np.float32)
-        out.append((0.2 * ll).astype(np.float32))
-    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
-    return [lattice_search(graph, m, tid2pdf, opts).lattice for m in out]
-
-
 def test_decoder_lattices_equal_reference(digits, caplog):
-    raws = _search_lattices(digits, 6, 0)
+    raws = digits_search_lattices(digits, 6, 0)
     r = raws[0]     # float32 costs: g + a summed in float32 by both, as the reference sums them
     raws.append(RawLattice(r.num_states, r.start, r.src, r.dst, r.ilabel, r.olabel,
                            r.g.astype(np.float32), r.a.astype(np.float32),
@@ -153,7 +149,7 @@ def test_decoder_lattices_equal_reference(digits, caplog):
 
 def test_tool_and_decoder_give_the_same_output(digits, tmp_path):
     tm, _tree, hclg, _keep, _wp = digits
-    raws = _search_lattices(digits, 3, 1)
+    raws = digits_search_lattices(digits, 3, 1)
     lats = tmp_path / "raw.ark"
     with CompactLatticeWriter(f"ark:{lats}") as w:
         for i, raw in enumerate(raws):
@@ -171,3 +167,25 @@ def test_tool_and_decoder_give_the_same_output(digits, tmp_path):
         decoder="faster", beam=13.0, lattice_beam=5.0, acoustic_scale=0.2, allow_partial=True,
         determinize_impl=impl)).decode(ll, "u") for impl in ("python", "compiled")]
     assert res[0].lattice == res[1].lattice and res[0].lattice.num_arcs() > 1
+
+
+def test_word_sequences_within_the_beam_all_kept():
+    """Every word sequence whose best path is within the beam is in the lattice, with that
+    cost (against every path of the raw lattice). Many words make states that are reached
+    first by a worse path and then by a better one before they are expanded: they must be
+    expanded from the better cost, or their successors are pruned against the worse one."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        raw = random_raw_lattice(rng, num_frames=int(rng.integers(2, 8)),
+                                 width=int(rng.integers(1, 5)),
+                                 num_words=int(rng.integers(1, 12)),
+                                 word_prob=float(rng.uniform(0.2, 0.9)))
+        beam = float(rng.choice([4.0, 1.5, 0.5]))
+        best: dict = {}
+        for words, _tids, g, a in all_paths(raw):
+            best[words] = min(best.get(words, np.inf), g + a)
+        b0 = min(best.values())
+        got = compact_paths(determinize_lattice_pruned(raw, beam))
+        want = {k: v for k, v in best.items() if v <= b0 + beam - 1e-6}
+        assert {k: v[0] for k, v in got.items() if v[0] <= b0 + beam - 1e-6} == pytest.approx(
+            want, abs=1e-6)

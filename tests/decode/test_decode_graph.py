@@ -97,6 +97,23 @@ def test_mkgraph_script_on_yesno(kaldi_fixtures, tmp_path):
     assert again.returncode == 0 and "skipping" in again.stdout
 
 
+def test_mkgraph_allows_other_disambig_symbols_but_not_other_phones(kaldi_fixtures, tmp_path):
+    """A lang directory with a larger lexicon (more #N symbols) than the model's builds, as with
+    Kaldi's check_phones_compatible.sh; a phone table that differs in a phone is refused."""
+    lang, mono = yesno_lang(tmp_path, kaldi_fixtures)
+    (tmp_path / "utils").symlink_to(ROOT / "utils")
+    phones = (lang / "phones.txt").read_text()
+    (mono / "phones.txt").write_text(phones.replace("#1 8\n", ""))
+    proc = run_script(["utils/mkgraph.sh", "lang", "mono", "mono/graph"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (mono / "graph" / "HCLG.fst").is_file()
+    (mono / "phones.txt").write_text(phones.replace("OW 5", "AW 5"))
+    proc = run_script(["utils/mkgraph.sh", "lang", "mono", "mono/graph2"], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "differ in their phones" in proc.stderr
+    assert not (mono / "graph2" / "HCLG.fst").exists()
+
+
 def test_push_special_keeps_path_weights_and_makes_uniform_mass():
     f = kaldifst.compile("0\t1\t1\t1\t0.5\n0\t2\t2\t2\t1.5\n1\t2\t3\t3\t0.25\n2\t0.7\n1\t2.0\n")
     p = push_special(f)

@@ -46,7 +46,8 @@ Inputs: a recipe's graph, model and a feature pipeline (default: the digits reci
 decode, which needs ``cd egs/digits/s5 && ./run.sh`` through the monophone decode), or with
 --synthetic the digits-lexicon graph that tests/helpers.py builds with noisy log-likelihoods.
 Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--graph graph]
-                             [--jobs 1,2] [--beams 13,16] [--max-active 7000,2000] [--min-active 200]
+                             [--jobs 1,2] [--beams 13,16] [--max-active 7000,2000]
+                             [--min-active 200]
                              [--repeat 3] [--synthetic] [--tables main,gmm,threads]
                              [--threads 1,2] [--whole faster,simple]
 """

@@ -39,7 +39,8 @@ without its C++ rows. The 20,000-word graph (issue 18's (c)) is built by bench/b
 The log-likelihoods are computed once beforehand (their time is reported on its own line) and
 scaled by --acwt; the C++ decoders get the (T x transition-ids) matrix they read, also made
 beforehand. Each figure is the median over --repeat runs; RTF assumes 100 frames per second;
-"x C++" is the time over the C++ faster decoder's. Also reports how many best paths (words and
+"x C++ (CPU)" is the CPU time over the C++ faster decoder's (main table), "x dense" and
+"x 1 thread" are wall-time ratios. Also reports how many best paths (words and
 alignment) of each decoder equal the C++ faster decoder's.
 
 Inputs: a recipe's graph, model and a feature pipeline (default: the digits recipe's monophone
@@ -195,15 +196,6 @@ def word_comparison(beam, words, args) -> str:
                    f"{errs['simple']} of {n} words")
 
 
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def interleaved_times(fns, repeat):
     """Medians of (wall, process CPU) seconds of each function, the functions run in turn
     within each repetition, so that a change in the machine's load hits them alike."""
@@ -256,14 +248,15 @@ def peak_growth_mib(one, n):
 
 def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, frames):
     """The decoders side by side at each max-active and beam (the first table); each row's
-    time is the median of --repeat runs over all utterances, its memory the largest growth of
-    the resident set during one utterance (an extra, untimed run)."""
+    wall and CPU times are medians of --repeat runs over all utterances (the rows interleaved),
+    its memory the largest growth of the resident set during one utterance (an extra, untimed
+    run). Every decoder here runs on one thread, so CPU seconds are its time on one core."""
     notes = []
     n = len(items)
     print(f"load average {os.getloadavg()[0]:.1f} at the start of the table")
-    print("| max-active | beam | decoder | seconds | RTF | x C++ | peak MiB per utterance | "
-          "best paths equal to C++ |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| max-active | beam | decoder | seconds | RTF | CPU seconds | RTF (CPU) | x C++ (CPU) | "
+          "peak MiB per utterance | best paths equal to C++ |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for mi, max_active in enumerate(args.max_actives):
         for beam in [float(b) for b in args.beams.split(",")]:
             opts = SearchOptions(beam, max_active, args.min_active, args.lattice_beam, 25, 0.5)
@@ -325,14 +318,15 @@ def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, fra
             for kind in args.whole.split(","):
                 if kind and (kind == "faster" or mi == 0):
                     rows.append((f"LatticeDecoder.decode {kind}", whole(kind)))
-            times, mems = {}, {}
+            runs = []
             for name, make in rows:
-                one = make()
-
-                def run_all(name=name, one=one):
+                def run_all(name=name, one=make()):
                     outs[name] = [one(i) for i in range(n)]
-                times[name] = median_time(run_all, args.repeat)
-                mems[name] = peak_growth_mib(make(), n)
+                runs.append(run_all)
+            # the rows in turn within each repetition (the determinization row after the search
+            # whose lattices it takes), so that a change in the machine's load hits them alike
+            times = dict(zip((name for name, _m in rows), interleaved_times(runs, args.repeat)))
+            mems = {name: peak_growth_mib(make(), n) for name, make in rows}
             ref = [(list(r[2]), list(r[1])) for r in outs.get("kaldi-hmm-gmm C++ faster", [])]
             ours_paths = []
             for lat, arcs in outs["nnetmix faster"]:
@@ -348,12 +342,13 @@ def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, fra
                                 for b in outs["kaldi-decoder simple"]]
                 same["kaldi-decoder simple"] = sum(
                     (list(w), list(a)) == r for (w, a), r in zip(simple_paths, ref))
-            t_cpp = times.get("kaldi-hmm-gmm C++ faster")
+            t_cpp = times.get("kaldi-hmm-gmm C++ faster", (None, None))[1]
             for name, _one in rows:
-                t, m = times[name], mems[name]
+                (t, c), m = times[name], mems[name]
                 eq = f"{same[name]}/{n}" if name in same else ""
                 print(f"| {max_active} | {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
-                      f"{'' if t_cpp is None else f'{t / t_cpp:.2f}'} | "
+                      f"{c:.3f} | {c * 100 / frames:.4f} | "
+                      f"{'' if t_cpp is None else f'{c / t_cpp:.2f}'} | "
                       f"{'' if m is None else f'{m:.1f}'} | {eq} |")
             for kind in ("faster", "simple"):
                 if f"LatticeDecoder.decode {kind}" in outs:

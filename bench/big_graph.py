@@ -18,8 +18,10 @@ recipe cannot change the inputs under the benchmark. Steps, each timed:
 3. LM: utils/train_lm.sh (interpolated modified Kneser-Ney, bin/ngram-count.py) with the count
    cut-offs of --cutoffs (SRILM's -gt2min/-gt3min, as Kaldi recipes prune with ngram-count),
    then utils/format_lm.sh for G.fst;
-4. utils/mkgraph.sh, each of its steps (LG, CLG, H, HCLGa, self-loops) timed from the moment
-   the script announces it.
+4. utils/mkgraph.sh; each bin/ tool the scripts run (ngram-count.py, arpa2fst.py, make-lg.py,
+   fstcomposecontext.py, make-h-transducer.py, make-hclga.py, add-self-loops.py) is timed by
+   /usr/bin/time (wall, CPU, peak resident memory) through wrappers that --work's path.sh puts
+   first on PATH.
 
 Nothing can be downloaded here, and no text corpus of this size ships with a PyPI package we
 have, so the text is generated. The source is a fixed trigram model in the shape of natural
@@ -31,8 +33,8 @@ So frequent words have many distinct successors and rare histories few, and new 
 appearing with more text, as in real text; the counts the LM sees follow from sampling it.
 
 Writes under --work: data/local/dict_20k, data/lang_20k (with G.fst), data/local/lm_20k,
-exp/<model>/graph_20k, timings.json; prints a table of steps (seconds, peak memory of the
-step's processes) and of the FSTs' sizes (states, arcs, bytes).
+exp/<model>/graph_20k, timings.json; prints a table of the steps and tools (wall and CPU
+seconds, peak memory) and of the FSTs' sizes (states, arcs, bytes).
 Usage: nice -n 15 bench/big_graph.py [--harbour /work/harbour_runs/default/s5]
            [--work /work/scratch-bigraph] [--exp exp/mono] [--vocab-size 20000]
            [--gen-words 2000000] [--cutoffs "-gt2min 1 -gt3min 2"]

@@ -300,7 +300,8 @@ def main() -> int:
                   "data/local/lm_20k/lm.arpa.gz data/local/dict_20k/lexicon.txt data/lang_20k")
     if "graph" in stages:
         graph = f"{args.exp}/graph_20k"
-        shutil.rmtree(work / "data/lang_20k/tmp", ignore_errors=True)
+        # mkgraph.sh reuses data/lang_20k/tmp/LG.fst (and CLG) when newer than G and L, as
+        # Kaldi's: a second model's graph then times only the steps it runs
         shutil.rmtree(work / graph, ignore_errors=True)
         timer.run("HCLG (mkgraph.sh)", f"utils/mkgraph.sh data/lang_20k {args.exp} {graph}")
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end; peak RSS of any child "
@@ -311,8 +312,8 @@ def main() -> int:
     sizes = {}
     print("\n| FST | states | arcs | bytes |\n| --- | --- | --- | --- |")
     for name, path in (("G", "data/lang_20k/G.fst"), ("LG", "data/lang_20k/tmp/LG.fst"),
-                       ("CLG", next(iter(sorted(
-                           (work / "data/lang_20k/tmp").glob("CLG_*.fst"))), "CLG_absent")),
+                       ("CLG", max((work / "data/lang_20k/tmp").glob("CLG_*.fst"),
+                                   key=os.path.getmtime, default="CLG_absent")),   # this model's
                        ("HCLG", f"{args.exp}/graph_20k/HCLG.fst")):
         if (work / path).exists():
             sizes[name] = fst_size(work / path)

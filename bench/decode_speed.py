@@ -28,19 +28,29 @@ Two more tables, with --tables (recipe inputs only; lattices not determinized in
   the search alone (lattice_search on precomputed matrices) in as many threads; medians and
   the ratio to one thread side by side.
 
+The main table runs at each of --beams for each of --max-active (kaldi-decoder simple, which
+has no max-active, and LatticeDecoder.decode simple only at the first max-active); each row also
+gives the largest growth of the process's resident memory during one utterance (the kernel's
+high-water mark, reset before each utterance, in an extra untimed run with a fresh decoder).
+A model whose tree is not monophone (kaldi-hmm-gmm binds monophone trees only) gets the table
+without its C++ rows. The 20,000-word graph (issue 18's (c)) is built by bench/big_graph.py:
+  bench/decode_speed.py --recipe /work/scratch-bigraph --exp exp/mono --graph graph_20k
+
 The log-likelihoods are computed once beforehand (their time is reported on its own line) and
 scaled by --acwt; the C++ decoders get the (T x transition-ids) matrix they read, also made
 beforehand. Each figure is the median over --repeat runs; RTF assumes 100 frames per second;
-"x C++" is the time over the C++ faster decoder's. Also reports how many best paths (words and
+"x C++ (CPU)" is the CPU time over the C++ faster decoder's (main table), "x dense" and
+"x 1 thread" are wall-time ratios. Also reports how many best paths (words and
 alignment) of each decoder equal the C++ faster decoder's.
 
 Inputs: a recipe's graph, model and a feature pipeline (default: the digits recipe's monophone
 decode, which needs ``cd egs/digits/s5 && ./run.sh`` through the monophone decode), or with
 --synthetic the digits-lexicon graph that tests/helpers.py builds with noisy log-likelihoods.
 Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--graph graph]
-                             [--jobs 1,2] [--beams 13,16] [--max-active 7000] [--min-active 200]
+                             [--jobs 1,2] [--beams 13,16] [--max-active 7000,2000]
+                             [--min-active 200]
                              [--repeat 3] [--synthetic] [--tables main,gmm,threads]
-                             [--threads 1,2]
+                             [--threads 1,2] [--whole faster,simple]
 """
 from __future__ import annotations
 
@@ -88,19 +98,26 @@ def get_args() -> argparse.Namespace:
                    help="the digits-lexicon graph of tests/helpers.py, synthetic log-likelihoods")
     p.add_argument("--num-utts", type=int, default=0, help="at most this many (0: all)")
     p.add_argument("--beams", default="13", help="comma-separated beams")
-    p.add_argument("--max-active", type=int, default=7000)
+    p.add_argument("--max-active", default="7000", help="comma-separated max-active values "
+                   "of the main table (the gmm and threads tables take the first)")
     p.add_argument("--min-active", type=int, default=200)
     p.add_argument("--lattice-beam", type=float, default=8.0)
     p.add_argument("--acwt", type=float, default=0.083333)
     p.add_argument("--repeat", type=int, default=3)
-    return p.parse_args()
+    p.add_argument("--whole", default="faster,simple", help="the LatticeDecoder.decode rows "
+                   "(search, determinization, rescaling) of the main table: faster, simple, "
+                   "both or none ('')")
+    args = p.parse_args()
+    args.max_actives = [int(m) for m in args.max_active.split(",")]
+    args.max_active = args.max_actives[0]
+    return args
 
 
 def recipe_inputs(args):
     """(hclg, TransitionModel, kaldi-hmm-gmm TransitionModel, [(key, loglikes)], GMM seconds)."""
     from nnetmix.feat.pipeline import open_features
     from nnetmix.hmm.gmm_likelihood import StackedGmms
-    from nnetmix.hmm.khg import to_khg_transition_model
+    from nnetmix.hmm.khg import KhgUnsupported, to_khg_transition_model
     from nnetmix.kaldi import read_gmm_model, read_tree
     recipe = Path(args.recipe).resolve()
     exp = recipe / args.exp
@@ -117,7 +134,12 @@ def recipe_inputs(args):
     tm, am = read_gmm_model(str(exp / "final.mdl"))
     tree = read_tree(str(exp / "tree"))
     # kaldi-hmm-gmm's transition model (monophone trees only): the main table's C++ decoders
-    ktm = to_khg_transition_model(tm, tree=tree) if "main" in args.tables.split(",") else None
+    ktm = None
+    if "main" in args.tables.split(","):
+        try:
+            ktm = to_khg_transition_model(tm, tree=tree)
+        except KhgUnsupported as e:
+            print(f"no C++ rows in the main table: {e}")
     hclg = read_decoding_graph(str(exp / args.graph / "HCLG.fst"))
     stacked = StackedGmms.from_gmms(list(am))
     items, feats_items, gmm_s = [], [], 0.0
@@ -174,15 +196,6 @@ def word_comparison(beam, words, args) -> str:
                    f"{errs['simple']} of {n} words")
 
 
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def interleaved_times(fns, repeat):
     """Medians of (wall, process CPU) seconds of each function, the functions run in turn
     within each repetition, so that a change in the machine's load hits them alike."""
@@ -197,93 +210,154 @@ def interleaved_times(fns, repeat):
     return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
 
 
+def _proc_status_kib(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def peak_growth_mib(one, n):
+    """The most resident memory one(i) took above what the process held before it, over
+    i < n, in MiB: the kernel's high-water mark (VmHWM) is reset through /proc/self/clear_refs
+    before each call, after glibc's malloc_trim has handed the heap's free pages back (else
+    memory freed by an earlier row would be reused unseen). None where /proc lacks that (not
+    Linux, or a kernel before 4.0)."""
+    import ctypes
+    import gc
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        trim = None
+    peak = 0
+    try:
+        for i in range(n):
+            gc.collect()
+            if trim is not None:
+                trim(0)
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")
+            before = _proc_status_kib("VmRSS")
+            one(i)
+            peak = max(peak, _proc_status_kib("VmHWM") - before)
+    except (OSError, KeyError):
+        return None
+    return peak / 1024
+
+
 def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, frames):
-    """The decoders side by side at each beam (the first table)."""
+    """The decoders side by side at each max-active and beam (the first table); each row's
+    wall and CPU times are medians of --repeat runs over all utterances (the rows interleaved),
+    its memory the largest growth of the resident set during one utterance (an extra, untimed
+    run). Every decoder here runs on one thread, so CPU seconds are its time on one core."""
     notes = []
-    print("| beam | decoder | seconds | RTF | x C++ | best paths equal to C++ |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for beam in [float(b) for b in args.beams.split(",")]:
-        opts = SearchOptions(beam, args.max_active, args.min_active, args.lattice_beam, 25, 0.5)
-        lattice_search(graph, scaled[0], tid2pdf, opts)      # compile (numba cache) first
-        outs = []
+    n = len(items)
+    print(f"load average {os.getloadavg()[0]:.1f} at the start of the table")
+    print("| max-active | beam | decoder | seconds | RTF | CPU seconds | RTF (CPU) | x C++ (CPU) | "
+          "peak MiB per utterance | best paths equal to C++ |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for mi, max_active in enumerate(args.max_actives):
+        for beam in [float(b) for b in args.beams.split(",")]:
+            opts = SearchOptions(beam, max_active, args.min_active, args.lattice_beam, 25, 0.5)
+            lattice_search(graph, scaled[0], tid2pdf, opts)      # compile (numba cache) first
 
-        def ours():
+            def ours(i):
+                lat = lattice_search(graph, scaled[i], tid2pdf, opts).lattice
+                return lat, best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g, lat.a,
+                                           lat.final_g, lat.final_a)
+
+            def ours_best_path(i):
+                lat = lattice_search(graph, scaled[i], tid2pdf, opts, best_path_only=True).lattice
+                return (lat.olabel[lat.olabel != 0].tolist(), lat.ilabel[lat.ilabel != 0].tolist())
+            kcfg = khg.LatticeFasterDecoderConfig(beam=beam, lattice_beam=args.lattice_beam,
+                                                  max_active=max_active,
+                                                  min_active=args.min_active,
+                                                  determinize_lattice=False)
+
+            def cpp():
+                kdec = khg.LatticeFasterDecoderStdVectorFst(hclg, kcfg)
+                return lambda i: khg.decode_utterance_lattice_faster(
+                    kdec, khg.DecodableCtc(tid_mats[i]), ktm, "u", True)
+            scfg = kaldi_decoder.LatticeSimpleDecoderConfig(beam=beam,
+                                                            lattice_beam=args.lattice_beam,
+                                                            determinize_lattice=False)
+
+            def simple():
+                sdec = kaldi_decoder.LatticeSimpleDecoder(hclg, scfg)
+
+                def one(i):
+                    sdec.decode(kaldi_decoder.DecodableCtc(tid_mats[i]))
+                    return sdec.get_best_path(use_final_probs=True)[1]
+                return one
+            outs = {}
+
+            def determinize(i):
+                return determinize_lattice_pruned(outs["nnetmix faster"][i][0], args.lattice_beam)
+
+            words = {}
+
+            def whole(kind):
+                def make():
+                    dec = LatticeDecoder(hclg, tm, LatticeDecoderConfig(
+                        beam=beam, lattice_beam=args.lattice_beam, max_active=max_active,
+                        min_active=args.min_active, acoustic_scale=args.acwt, allow_partial=True,
+                        decoder=kind))
+                    return lambda i: dec.decode(items[i][1], items[i][0]).words
+                return make
+
+            # kaldi-decoder's LatticeSimpleDecoder has no max-active: run at the first only
+            # (name, a function making the per-utterance function: a fresh decoder object for
+            # the memory run, so that what it keeps between utterances counts there too)
+            rows = [("kaldi-hmm-gmm C++ faster", cpp)] if ktm is not None else []
+            rows += [("nnetmix faster", lambda: ours),
+                     ("nnetmix faster, best path only", lambda: ours_best_path)]
+            if mi == 0:
+                rows.append(("kaldi-decoder simple", simple))
+            rows.append(("nnetmix determinize (faster's lattices)", lambda: determinize))
+            for kind in args.whole.split(","):
+                if kind and (kind == "faster" or mi == 0):
+                    rows.append((f"LatticeDecoder.decode {kind}", whole(kind)))
+            runs = []
+            for name, make in rows:
+                def run_all(name=name, one=make()):
+                    outs[name] = [one(i) for i in range(n)]
+                runs.append(run_all)
+            # the rows in turn within each repetition (the determinization row after the search
+            # whose lattices it takes), so that a change in the machine's load hits them alike
+            times = dict(zip((name for name, _m in rows), interleaved_times(runs, args.repeat)))
+            mems = {name: peak_growth_mib(make(), n) for name, make in rows}
+            ref = [(list(r[2]), list(r[1])) for r in outs.get("kaldi-hmm-gmm C++ faster", [])]
+            ours_paths = []
+            for lat, arcs in outs["nnetmix faster"]:
+                il, ol = lat.ilabel[arcs], lat.olabel[arcs]
+                ours_paths.append((ol[ol != 0].tolist(), il[il != 0].tolist()))
+            same = {"nnetmix faster": sum(a == b for a, b in zip(ours_paths, ref)),
+                    "nnetmix faster, best path only":
+                        sum(a == b for a, b in zip(outs["nnetmix faster, best path only"], ref))}
+            if not ref:
+                same = {}
+            elif "kaldi-decoder simple" in outs:
+                simple_paths = [tuple(_linear_path(RawLattice.from_kaldifst(b))[:2])
+                                for b in outs["kaldi-decoder simple"]]
+                same["kaldi-decoder simple"] = sum(
+                    (list(w), list(a)) == r for (w, a), r in zip(simple_paths, ref))
+            t_cpp = times.get("kaldi-hmm-gmm C++ faster", (None, None))[1]
+            for name, _one in rows:
+                (t, c), m = times[name], mems[name]
+                eq = f"{same[name]}/{n}" if name in same else ""
+                print(f"| {max_active} | {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
+                      f"{c:.3f} | {c * 100 / frames:.4f} | "
+                      f"{'' if t_cpp is None else f'{c / t_cpp:.2f}'} | "
+                      f"{'' if m is None else f'{m:.1f}'} | {eq} |")
+            for kind in ("faster", "simple"):
+                if f"LatticeDecoder.decode {kind}" in outs:
+                    words[kind] = dict(zip((k for k, _ll in items),
+                                           outs[f"LatticeDecoder.decode {kind}"]))
+            if mi == 0 and len(words) == 2:
+                notes.append(word_comparison(beam, words, args))
             outs.clear()
-            for m in scaled:
-                lat = lattice_search(graph, m, tid2pdf, opts).lattice
-                outs.append((lat, best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g,
-                                                 lat.a, lat.final_g, lat.final_a)))
-        bp_paths = []
-
-        def ours_best_path():
-            bp_paths.clear()
-            for m in scaled:
-                lat = lattice_search(graph, m, tid2pdf, opts, best_path_only=True).lattice
-                bp_paths.append((lat.olabel[lat.olabel != 0].tolist(),
-                                 lat.ilabel[lat.ilabel != 0].tolist()))
-        kcfg = khg.LatticeFasterDecoderConfig(beam=beam, lattice_beam=args.lattice_beam,
-                                              max_active=args.max_active,
-                                              min_active=args.min_active,
-                                              determinize_lattice=False)
-        kdec = khg.LatticeFasterDecoderStdVectorFst(hclg, kcfg)
-        kres = []
-
-        def cpp():
-            kres.clear()
-            for m in tid_mats:
-                kres.append(khg.decode_utterance_lattice_faster(kdec, khg.DecodableCtc(m), ktm,
-                                                                "u", True))
-        scfg = kaldi_decoder.LatticeSimpleDecoderConfig(beam=beam,
-                                                        lattice_beam=args.lattice_beam,
-                                                        determinize_lattice=False)
-        sdec = kaldi_decoder.LatticeSimpleDecoder(hclg, scfg)
-        sres = []
-
-        def simple():
-            sres.clear()
-            for m in tid_mats:
-                sdec.decode(kaldi_decoder.DecodableCtc(m))
-                sres.append(sdec.get_best_path(use_final_probs=True)[1])
-
-        def determinize():
-            for lat, _arcs in outs:
-                determinize_lattice_pruned(lat, args.lattice_beam)
-
-        words = {}
-
-        def whole(kind):
-            dec = LatticeDecoder(hclg, tm, LatticeDecoderConfig(
-                beam=beam, lattice_beam=args.lattice_beam, max_active=args.max_active,
-                min_active=args.min_active, acoustic_scale=args.acwt, allow_partial=True,
-                decoder=kind))
-
-            def run():
-                words[kind] = {k: dec.decode(ll, k).words for k, ll in items}
-            return run
-
-        t_cpp = median_time(cpp, args.repeat)
-        rows = [("kaldi-hmm-gmm C++ faster", t_cpp),
-                ("nnetmix faster", median_time(ours, args.repeat)),
-                ("nnetmix faster, best path only", median_time(ours_best_path, args.repeat)),
-                ("kaldi-decoder simple", median_time(simple, args.repeat)),
-                ("nnetmix determinize (faster's lattices)", median_time(determinize, args.repeat)),
-                ("LatticeDecoder.decode faster", median_time(whole("faster"), args.repeat)),
-                ("LatticeDecoder.decode simple", median_time(whole("simple"), args.repeat))]
-        ref = [(list(r[2]), list(r[1])) for r in kres]       # (words, alignment)
-        ours_paths = []
-        for lat, arcs in outs:
-            il, ol = lat.ilabel[arcs], lat.olabel[arcs]
-            ours_paths.append((ol[ol != 0].tolist(), il[il != 0].tolist()))
-        simple_paths = [tuple(_linear_path(RawLattice.from_kaldifst(b))[:2]) for b in sres]
-        simple_paths = [(list(w), list(a)) for w, a in simple_paths]
-        same = {"nnetmix faster": sum(a == b for a, b in zip(ours_paths, ref)),
-                "nnetmix faster, best path only": sum(a == b for a, b in zip(bp_paths, ref)),
-                "kaldi-decoder simple": sum(a == b for a, b in zip(simple_paths, ref))}
-        for name, t in rows:
-            eq = f"{same[name]}/{len(items)}" if name in same else ""
-            print(f"| {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
-                  f"{t / t_cpp:.2f} | {eq} |")
-        notes.append(word_comparison(beam, words, args))
+    print(f"load average {os.getloadavg()[0]:.1f} at the end of the table")
     print("\n" + "\n".join(notes))
 
 
@@ -406,7 +480,11 @@ def main() -> int:
     tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
     print(f"graph: {graph.num_states} states, {graph.num_arcs} arcs; {len(items)} utterances, "
           f"{frames} frames; acwt {args.acwt}, lattice-beam {args.lattice_beam}, max-active "
-          f"{args.max_active}, min-active {args.min_active}; medians of {args.repeat} runs")
+          f"{args.max_actives}, min-active {args.min_active}; medians of {args.repeat} runs")
+    g_bytes = sum(getattr(graph, f).nbytes for f in ("arc_start", "ilabel", "olabel", "weight",
+                                                      "nextstate", "final", "num_input_eps"))
+    print(f"graph arrays of the compiled search: {g_bytes / 2**20:.1f} MiB; the process's "
+          f"resident memory after loading: {_proc_status_kib('VmRSS') / 1024:.0f} MiB")
     print(f"GMM log-likelihoods (computed once, not in the times below): {gmm_s:.3f} s, "
           f"RTF {gmm_s * 100 / frames:.4f}\n")
     tables = args.tables.split(",")

@@ -3,8 +3,9 @@ import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 import kaldifst
 import numpy as np
 
-from nnetmix.decode.graph import (fst_arrays, make_clg, make_h, make_hclga, make_lg,
-                                  add_self_loops, push_special, read_ilabel_info,
+from nnetmix.decode.fstarrays import graph_arrays
+from nnetmix.decode.graph import (_from_arrays, add_self_loops, fst_arrays, make_clg, make_h,
+                                  make_hclga, make_lg, push_special, read_ilabel_info, relabel,
                                   write_ilabel_info)
 from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi import read_gmm_model, read_tree
@@ -95,6 +96,47 @@ def test_mkgraph_script_on_yesno(kaldi_fixtures, tmp_path):
     assert_equivalent(kaldifst.StdVectorFst.read(str(graph / "HCLG.fst")), ref, seed=1, n=20)
     again = run_script(["utils/mkgraph.sh", "lang", "mono", "mono/graph"], cwd=tmp_path)
     assert again.returncode == 0 and "skipping" in again.stdout
+
+
+def test_mkgraph_allows_other_disambig_symbols_but_not_other_phones(kaldi_fixtures, tmp_path):
+    """A lang directory with a larger lexicon (more #N symbols) than the model's builds, as with
+    Kaldi's check_phones_compatible.sh; a phone table that differs in a phone is refused."""
+    lang, mono = yesno_lang(tmp_path, kaldi_fixtures)
+    (tmp_path / "utils").symlink_to(ROOT / "utils")
+    phones = (lang / "phones.txt").read_text()
+    (mono / "phones.txt").write_text(phones.replace("#1 8\n", ""))
+    proc = run_script(["utils/mkgraph.sh", "lang", "mono", "mono/graph"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (mono / "graph" / "HCLG.fst").is_file()
+    (mono / "phones.txt").write_text(phones.replace("OW 5", "AW 5"))
+    proc = run_script(["utils/mkgraph.sh", "lang", "mono", "mono/graph2"], cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "differ in their phones" in proc.stderr
+    assert not (mono / "graph2" / "HCLG.fst").exists()
+
+
+def test_fst_arrays_round_trip_is_exact_and_relabel_keeps_the_rest():
+    """fst_arrays and its inverse keep state numbers, arc order and float32 weights bit for
+    bit (the text form they replaced printed 6 digits); relabel changes only the input labels
+    it is given, and the epsilon counts follow."""
+    rng = np.random.default_rng(3)
+    n, lines = 40, []
+    for s in range(n):
+        for _ in range(int(rng.integers(0, 5))):
+            lines.append(f"{s}\t{int(rng.integers(0, n))}\t{int(rng.integers(0, 6))}\t"
+                         f"{int(rng.integers(0, 4))}\t{float(rng.uniform(0, 30)):.9f}")
+    lines.append(f"{n - 1}\t{float(rng.uniform(0, 5)):.9f}")
+    fst = kaldifst.compile("\n".join(lines) + "\n", keep_state_numbering=True)
+    ref = graph_arrays(fst)
+    back = graph_arrays(_from_arrays(*fst_arrays(fst)))
+    for k in ("arc_start", "ilabel", "olabel", "weight", "nextstate", "final", "num_input_eps"):
+        assert np.array_equal(getattr(ref, k), getattr(back, k)), k
+    assert (back.num_states, back.start) == (ref.num_states, ref.start)
+    assert any(len(repr(float(w))) > 9 for w in ref.weight)     # more than 6 digits to keep
+    out = graph_arrays(relabel(fst, [2, 3]))
+    assert np.array_equal(out.ilabel, np.where(np.isin(ref.ilabel, [2, 3]), 0, ref.ilabel))
+    assert np.array_equal(out.weight, ref.weight) and np.array_equal(out.olabel, ref.olabel)
+    assert out.num_input_eps.sum() == int(np.isin(ref.ilabel, [0, 2, 3]).sum())
 
 
 def test_push_special_keeps_path_weights_and_makes_uniform_mass():

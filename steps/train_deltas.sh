@@ -25,6 +25,7 @@ norm_vars=false       # deprecated, prefer --cmvn-opts "--norm-vars=false"
 cmvn_opts=            # options to apply-cmvn.py (default: those of <ali-dir>)
 delta_opts=           # options to add-deltas.py (default: those of <ali-dir>, else Kaldi's)
 context_opts=         # e.g. "--context-width=5 --central-position=2" for quinphones
+questions_opts=       # compile-questions.py options, e.g. "--context-positions=0,1" (no right context)
 config=               # name of config file
 # End configuration section.
 

@@ -2,7 +2,8 @@
 # Sourced by the triphone training scripts (steps/train_deltas.sh, train_lda_mllt.sh,
 # train_sat.sh): the stages they share, as Kaldi's scripts run them, on the globals those scripts
 # set ($dir $alidir $lang $data $sdata $nj $cmd $feats $context_opts $ciphonelist $numleaves
-# $numgauss $cluster_thresh $oov $scale_opts $beam $retry_beam $careful $boost_silence $power).
+# $numgauss $cluster_thresh $oov $scale_opts $beam $retry_beam $careful $boost_silence $power;
+# $questions_opts if set).
 # utils/gmm_pass_summary.sh must be sourced first (summarize).
 
 # Tree statistics of <ali-dir>'s alignments on the current features ($dir/treeacc).
@@ -22,7 +23,8 @@ tree_and_model() {
     cluster-phones.py $context_opts $dir/treeacc $lang/phones/sets.int $dir/questions.int
   cat $lang/phones/extra_questions.int >> $dir/questions.int
   $cmd $dir/log/compile_questions.log \
-    compile-questions.py $context_opts $lang/topo $dir/questions.int $dir/questions.qst
+    compile-questions.py $context_opts ${questions_opts:-} $lang/topo $dir/questions.int \
+      $dir/questions.qst
   echo "$0: building the tree"
   $cmd $dir/log/build_tree.log \
     build-tree.py $context_opts --verbose=1 --max-leaves=$numleaves \

@@ -6,10 +6,20 @@ src/feat/feature-{window,mfcc,fbank}.cc and mel-computations.cc, so handing it K
 work (framing, FFT, mel, DCT) runs inside knf in one call per utterance; Python only copies the
 finished rows out. knf has no PLP; a PLP extractor runs knf's linear fbank (Kaldi's PLP front
 end) and nnetmix.feat.plp turns its rows into cepstra.
+
+--dither is the one departure. Kaldi adds ``dither * RandGauss()`` to every sample of every
+window; knf does too, from C's unseeded rand(), so an utterance's noise depended on the utterances
+the same process had computed before it (on --nj and the split). Here the noise is drawn once per
+utterance, ``dither`` times a standard normal per sample, from a generator seeded by the
+utterance's key (:func:`dither_seed`), and knf runs with dither 0: the same key and audio give the
+same features in any job. Dither matters where audio has digital silence (runs of exact zeros,
+as synthesized speech has): without it those frames are identical vectors, on which Gaussians
+collapse to the variance floor (see egs/digits/s5/RESULTS.md, tri1).
 """
 from __future__ import annotations
 
 import logging
+import zlib
 
 import kaldi_native_fbank as knf
 import numpy as np
@@ -19,7 +29,8 @@ from nnetmix.feat.audio import SampleRateError
 from nnetmix.feat.options import FbankOptions, FeatureConfig, PlpOptions
 from nnetmix.feat.plp import PlpTransform
 
-__all__ = ["Extractor", "TooShortError", "compute_mfcc", "compute_fbank", "compute_plp"]
+__all__ = ["Extractor", "TooShortError", "dither_seed", "compute_mfcc", "compute_fbank",
+           "compute_plp"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,11 +39,21 @@ class TooShortError(NnetmixError):
     """The waveform is shorter than one frame, so it gives no feature vectors."""
 
 
+def dither_seed(key: str) -> int:
+    """The seed of an utterance's dither noise: CRC-32 of its key (stable across runs and
+    platforms, unlike Python's hash())."""
+    return zlib.crc32(key.encode("utf-8"))
+
+
 class Extractor:
     """Computes one kind of feature (MFCC, fbank or PLP) for whole utterances."""
     def __init__(self, config: FeatureConfig):
         self.config = config
         self._opts = config.to_knf()
+        self._dither = float(config.frame.dither)
+        frame_opts = self._opts.frame_opts
+        frame_opts.dither = 0.0  # ours instead, seeded per utterance (module docstring)
+        self._opts.frame_opts = frame_opts
         self._cls = knf.OnlineMfcc if config.kind == "mfcc" else knf.OnlineFbank
         self._knf_dim = self._cls(self._opts).dim
         self._plp = (PlpTransform(config.frame, config.mel, config.feat)
@@ -64,7 +85,11 @@ class Extractor:
                                 f"(frame length {fr.window_size()}, shift {fr.window_shift()}, "
                                 f"--snip-edges={str(fr.snip_edges).lower()})")
         comp = self._cls(self._opts)
-        comp.accept_waveform(want, np.ascontiguousarray(samples, dtype=np.float32))
+        samples = np.ascontiguousarray(samples, dtype=np.float32)
+        if self._dither != 0.0:
+            noise = np.random.default_rng(dither_seed(key)).standard_normal(len(samples))
+            samples = (samples + self._dither * noise).astype(np.float32)
+        comp.accept_waveform(want, samples)
         comp.input_finished()
         got = comp.num_frames_ready
         out = np.empty((got, self._knf_dim), dtype=np.float32)

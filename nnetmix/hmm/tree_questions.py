@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -155,11 +155,19 @@ def write_questions(wxfilename: str, q: Questions, binary: bool = True) -> None:
 
 def compile_questions(topo: HmmTopology, questions: Sequence[Sequence[int]], name: str,
                       context_width: int = 3, num_iters_refine: int = 0,
-                      leftmost_questions_truncate: int = -1) -> Questions:
+                      leftmost_questions_truncate: int = -1,
+                      context_positions: Optional[Sequence[int]] = None) -> Questions:
     """compile-questions: sort and check the phone questions from ``name``, require them to
     cover the topology's phones exactly (a one-line error naming the file otherwise: a phone no
     question asks about can never be split from the others), and set them for every context
-    position; the pdf-class key gets ``[0] [0 1] ... [0 .. max-1]``."""
+    position; the pdf-class key gets ``[0] [0 1] ... [0 .. max-1]``. ``context_positions``
+    (nnetmix's, not Kaldi's) keeps the phone questions of those positions only, so a tree can be
+    built that never asks about, say, the right context (an ablation; None: every position)."""
+    if context_positions is not None:
+        bad = [p for p in context_positions if not 0 <= int(p) < context_width]
+        if bad:
+            raise UsageError(f"context position {bad[0]} is outside the context window "
+                             f"0..{context_width - 1}")
     qs = []
     for i, q in enumerate(questions):
         s = sorted(int(p) for p in q)
@@ -184,6 +192,9 @@ def compile_questions(topo: HmmTopology, questions: Sequence[Sequence[int]], nam
     logger.info("Max # pdf classes is %d", max_pdf_classes)
     q = Questions()
     for n in range(context_width):
+        if context_positions is not None and n not in {int(p) for p in context_positions}:
+            logger.info("No questions for phonetic-context position %d", n)
+            continue
         logger.info("Setting questions for phonetic-context position %d", n)
         these = qs
         if n == 0 and 0 < leftmost_questions_truncate < len(qs):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from helpers import FIXTURES, load_bin
 
-from nnetmix.errors import FormatError
+from nnetmix.errors import FormatError, UsageError
 from nnetmix.hmm.tree_build import BuildTreeOptions, Roots, build_tree
 from nnetmix.hmm.tree_cluster import Points, cluster_bottom_up, refine_clusters
 from nnetmix.hmm.tree_questions import (Questions, QuestionsForKey, compile_questions,
@@ -205,6 +205,22 @@ def test_build_tree_finds_the_known_split(synthetic, caplog):
     for c in (1, 2, 4, 5):   # the other phones are one leaf whatever the context
         assert len({pdf[(left, c)] for left in range(1, 6)}) == 1
     assert all(tree.compute_pdf([2, 3, r], 0) == pdf[(2, 3)] for r in range(1, 6))
+
+
+def test_context_positions_keep_the_tree_off_a_position(synthetic):
+    """compile-questions --context-positions=1,2: no left-context question, so the known split
+    (phone 3 after 1 or 2) cannot be made; the tree still splits where it may."""
+    topo, stats, _q, roots = synthetic
+    phone_qs = [[1], [2], [3], [4], [5], [1, 2], [3, 4, 5], [1, 2, 3], [4, 5]]
+    q = compile_questions(topo, phone_qs, "q.int", context_positions=[1, 2])
+    assert q.keys() == [-1, 1, 2]
+    opts = BuildTreeOptions(max_leaves=8, thresh=0.0, cluster_thresh=0.0, round_num_leaves=False)
+    tree = build_tree(stats, roots, q, topo, opts)
+    assert len({tree.compute_pdf([left, 3, 4], 0) for left in range(1, 6)}) == 1
+    full = build_tree(stats, roots, compile_questions(topo, phone_qs, "q.int"), topo, opts)
+    assert len({full.compute_pdf([left, 3, 4], 0) for left in range(1, 6)}) == 2
+    with pytest.raises(UsageError, match="context position 3 is outside the context window 0..2"):
+        compile_questions(topo, phone_qs, "q.int", context_positions=[0, 3])
 
 
 @pytest.mark.parametrize("max_leaves", [5, 7, 9])

@@ -26,6 +26,7 @@ corpus=corpus          # where the synthesised corpus goes (wavs + lists); any p
 seed=777               # random seed of the corpus
 num_train_utts=2000    # training utterances to synthesise
 num_test_utts=300      # test utterances to synthesise (speakers unseen in training)
+mfcc_config=conf/mfcc.conf  # stage 2's MFCC options (conf/mfcc_dither.conf: Kaldi's --dither=1.0, RESULTS.md tri1)
 dnn_hid_layers=2       # DNN hidden layers (the seeds use 6 x 2048 on Switchboard)
 dnn_hid_dim=512        # DNN neurons per hidden layer
 pretrain=true          # RBM pretraining (stage 5) before DNN training; false: random initialisation
@@ -77,7 +78,8 @@ fi
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: MFCC features and per-speaker CMVN statistics"
   for x in train test; do
-    steps/make_mfcc.sh --nj $nj --cmd "$train_cmd" data/$x exp/make_mfcc/$x mfcc
+    steps/make_mfcc.sh --nj $nj --cmd "$train_cmd" --mfcc-config $mfcc_config \
+      data/$x exp/make_mfcc/$x mfcc
     steps/compute_cmvn_stats.sh data/$x exp/make_mfcc/$x mfcc
     utils/validate_data_dir.sh data/$x
   done

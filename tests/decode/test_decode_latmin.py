@@ -6,7 +6,7 @@ import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst
 import numpy as np
 import pytest
 
-from nnetmix.decode.latmin import minimize, push_and_minimize, push_strings, push_weights
+from nnetmix.decode.latmin import push_and_minimize, push_strings, push_weights
 from nnetmix.decode.lattice import CompactLattice, determinize_lattice_pruned
 from nnetmix.decode.phonedet import (PhoneDeterminizeOptions, determinize_lattice_phone_pruned,
                                      phone_start_labels)

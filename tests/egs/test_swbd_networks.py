@@ -118,14 +118,19 @@ def test_stages_12_to_14_train_and_decode_a_tiny_blstm(kaldi_fixtures, tmp_path)
     assert isinstance(final.components[0], BlstmProjected) and final.components[0].cell_dim == 8
     log = (exp / "log" / "iter01.tr.log").read_text()
     assert "nnet-train-multistream-perutt.py" in log and "--chunk-size=32" in log
-    accs = [float(a) for a in re.findall(r"FRAME_ACCURACY tr [\d.]+% cv ([\d.]+)%",
-                                         (exp / "log" / "train_scheduler.log").read_text())]
-    assert len(accs) >= 2 and accs[-1] > accs[0], accs
+    sched = (exp / "log" / "train_scheduler.log").read_text()
+    prerun = float(re.search(r"CROSSVAL PRERUN AVG.LOSS [\d.]+ \(Xent\), FRAME_ACCURACY ([\d.]+)%",
+                             sched).group(1))
+    accs = [float(a) for a in re.findall(r"FRAME_ACCURACY tr [\d.]+% cv ([\d.]+)%", sched)]
+    # learns: every epoch's CV accuracy above the untrained network's (the accuracy of the last
+    # epochs on 3 yesno utterances goes up and down: the CV loss of the accepted models falls)
+    assert len(accs) >= 2 and min(accs) > prerun + 20, (prerun, accs)
     dec = exp / "decode_eval2000_graph"
     assert "Forwarding in chunks of 32 frames" in (dec / "log" / "decode.1.log").read_text()
     wer = _wer(dec)
     assert wer < 50, wer
-    print(f"\nswbd run.sh, tiny BLSTM on yesno: CV frame accuracy by epoch {accs}; WER {wer}%")
+    print(f"\nswbd run.sh, tiny BLSTM on yesno: CV frame accuracy {prerun}% untrained, by epoch "
+          f"{accs}; WER {wer}%")
 
 
 @pytest.mark.slow

@@ -35,8 +35,8 @@ appearing with more text, as in real text; the counts the LM sees follow from sa
 Writes under --work: data/local/dict_20k, data/lang_20k (with G.fst), data/local/lm_20k,
 exp/<model>/graph_20k, timings.json; prints a table of the steps and tools (wall and CPU
 seconds, peak memory) and of the FSTs' sizes (states, arcs, bytes).
-Usage: nice -n 15 bench/big_graph.py [--harbour /work/harbour_runs/default/s5]
-           [--work /work/scratch-bigraph] [--exp exp/mono] [--vocab-size 20000]
+Usage: nice -n 15 bench/big_graph.py [--harbour egs/harbour/s5]
+           [--work bench/out/big_graph] [--exp exp/mono] [--vocab-size 20000]
            [--gen-words 2000000] [--cutoffs "-gt2min 1 -gt3min 2"]
 then: nice -n 15 bench/decode_speed.py --recipe <work> --exp exp/mono --graph graph_20k
 """
@@ -66,9 +66,10 @@ _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 def get_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--harbour", default="/work/harbour_runs/default/s5",
+    p.add_argument("--harbour", default=str(ROOT / "egs/harbour/s5"),
                    help="a finished egs/harbour/s5 run (read only)")
-    p.add_argument("--work", default="/work/scratch-bigraph", help="output directory")
+    p.add_argument("--work", default=str(ROOT / "bench/out/big_graph"),
+                   help="output directory")
     p.add_argument("--exp", default="exp/mono", help="model directory inside --harbour "
                    "(exp/mono: kaldi-hmm-gmm's C++ decoder binds monophone trees only)")
     p.add_argument("--decode-dir", default="decode_test_tg", help="decode directory of --exp "

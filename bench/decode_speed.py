@@ -34,7 +34,7 @@ gives the largest growth of the process's resident memory during one utterance (
 high-water mark, reset before each utterance, in an extra untimed run with a fresh decoder).
 A model whose tree is not monophone (kaldi-hmm-gmm binds monophone trees only) gets the table
 without its C++ rows. The 20,000-word graph (issue 18's (c)) is built by bench/big_graph.py:
-  bench/decode_speed.py --recipe /work/scratch-bigraph --exp exp/mono --graph graph_20k
+  bench/decode_speed.py --recipe bench/out/big_graph --exp exp/mono --graph graph_20k
 
 The log-likelihoods are computed once beforehand (their time is reported on its own line) and
 scaled by --acwt; the C++ decoders get the (T x transition-ids) matrix they read, also made

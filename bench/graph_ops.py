@@ -7,7 +7,7 @@ minimization, fstpushspecial) and HCLGa (composition, determinization, fstrmsymb
 removal, encoded minimization) into the OpenFst operations and the two written here
 (nnetmix/decode/graph.py), to tell which bounds the build. Run after bench/big_graph.py; H is
 made again with make-h-transducer.py into --work/graph_ops (mkgraph.sh deletes its Ha.fst).
-Usage: nice -n 15 bench/graph_ops.py [--work /work/scratch-bigraph] [--exp exp/mono]
+Usage: nice -n 15 bench/graph_ops.py [--work bench/out/big_graph] [--exp exp/mono]
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def timed(label, fn):
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--work", default="/work/scratch-bigraph")
+    p.add_argument("--work", default=str(ROOT / "bench/out/big_graph"))
     p.add_argument("--exp", default="exp/mono")
     args = p.parse_args()
     w = Path(args.work)

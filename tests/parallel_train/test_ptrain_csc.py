@@ -3,13 +3,12 @@ chunks on every rank, mixed by model averaging or BMUF (a block counted in steps
 one rank it is nnet-train-multistream-perutt.py; over two ranks the BLSTM learns the look-ahead
 task (tests/train/test_perutt_csc.py's, which a past-only LSTM cannot learn)."""
 import dataclasses
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 from helpers import (ROOT, load_bin, memory_blstm, memory_lstm, memory_utts, mpi_env, mpiexec,
-                     run_mpi, tiny_net, write_data)
+                     run_mpi, run_mpiexec, tiny_net, write_data)
 
 from nnetmix.cli.streams import mpi_stream_options
 from nnetmix.nnet import NnetTrainOptions, read_nnet
@@ -58,10 +57,10 @@ def test_one_rank_is_nnet_train_multistream_perutt_bit_exact(task, mode):
     tag = "-".join(m.strip("-=") for m in mode[-1:] + mode[:1])
     p, _ = run_mpi(1, [*TRAIN, *mode, "--average-every=3", *_data(tr), init, d / f"{tag}.mpi"])
     assert p.returncode == 0, p.stderr
-    q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(PERUTT), *TRAIN,
+    q = run_mpiexec([mpiexec(), "-n", "1", sys.executable, str(PERUTT), *TRAIN,
                         *[m for m in mode if not m.startswith("--stream-mode")],
                         tr["feats"], tr["targets"], str(init), str(d / f"{tag}.perutt")],
-                       env=mpi_env(), text=True, capture_output=True, timeout=120)
+                       env=mpi_env(), timeout=120)
     assert q.returncode == 0, q.stderr
     assert (d / f"{tag}.mpi").read_bytes() == (d / f"{tag}.perutt").read_bytes()
     assert (d / f"{tag}.mpi").read_bytes() != init.read_bytes()

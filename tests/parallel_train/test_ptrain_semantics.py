@@ -3,7 +3,7 @@ minibatch is large-minibatch SGD; BMUF with eta = 0, zeta = 1 is model averaging
 import numpy as np
 import pytest
 from helpers import (FRMSHUFF, mpi_env, mpi_net, mpi_utts, mpiexec, read_params, run_frmshuff,
-                     run_mpi, write_data)
+                     run_mpi, run_mpiexec, write_data)
 
 from nnetmix.parallel import partition_utterances
 
@@ -34,11 +34,10 @@ def test_one_rank_is_nnet_train_frmshuff_bit_exact(task):
     d, _, data, init = task
     p, _ = run_mpi(1, _args(data, init, d / "mpi1.nnet", "--momentum=0.5"))
     assert p.returncode == 0, p.stderr
-    import subprocess
     import sys
-    q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, "--momentum=0.5",
+    q = run_mpiexec([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, "--momentum=0.5",
                         data["feats"], data["targets"], str(init), str(d / "frm.nnet")],
-                       env=mpi_env(), text=True, capture_output=True, timeout=120)
+                       env=mpi_env(), timeout=120)
     assert q.returncode == 0, q.stderr
     assert (d / "mpi1.nnet").read_bytes() == (d / "frm.nnet").read_bytes()
     # the same AvgLoss / FRAME_ACCURACY lines, printed once
@@ -166,11 +165,10 @@ def test_ngsgd_over_mpi(task):
     ng = ["--optimizer=ngsgd", "--ngsgd-rank-in=2", "--ngsgd-rank-out=2", "--learn-rate=0.01"]
     p, _ = run_mpi(1, _args(data, init, d / "ng1.nnet", *ng))
     assert p.returncode == 0, p.stderr
-    import subprocess
     import sys
-    q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, *ng,
+    q = run_mpiexec([mpiexec(), "-n", "1", sys.executable, str(FRMSHUFF), *MB, *ng,
                         data["feats"], data["targets"], str(init), str(d / "ngf.nnet")],
-                       env=mpi_env(), text=True, capture_output=True, timeout=120)
+                       env=mpi_env(), timeout=120)
     assert q.returncode == 0, q.stderr
     assert (d / "ng1.nnet").read_bytes() == (d / "ngf.nnet").read_bytes()
     with np.load(d / "ng1.nnet.ngsgd.npz") as a, np.load(d / "ngf.nnet.ngsgd.npz") as b:

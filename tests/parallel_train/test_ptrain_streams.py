@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import (ROOT, memory_lstm, memory_utts, mpi_env, mpiexec, run_mpi, write_data,
-                     tiny_net, write_tables)
+from helpers import (ROOT, memory_lstm, memory_utts, mpi_env, mpiexec, run_mpi, run_mpiexec,
+                     write_data, tiny_net, write_tables)
 
 from nnetmix.driver.batches import epoch_streams, stream_steps
 from nnetmix.train import parse_report
@@ -80,9 +80,9 @@ def test_one_rank_is_nnet_train_multistream_bit_exact(task):
     d, tr, _, init = task
     p, _ = run_mpi(1, [*TRAIN, "--average-every=5", *_data(tr), init, d / "mpi1.nnet"])
     assert p.returncode == 0, p.stderr
-    q = subprocess.run([mpiexec(), "-n", "1", sys.executable, str(MULTISTREAM), *TRAIN,
+    q = run_mpiexec([mpiexec(), "-n", "1", sys.executable, str(MULTISTREAM), *TRAIN,
                         tr["feats"], tr["targets"], str(init), str(d / "ms.nnet")],
-                       env=mpi_env(), text=True, capture_output=True, timeout=120)
+                       env=mpi_env(), timeout=120)
     assert q.returncode == 0, q.stderr
     assert (d / "mpi1.nnet").read_bytes() == (d / "ms.nnet").read_bytes()
     assert (d / "mpi1.nnet").read_bytes() != init.read_bytes()
@@ -98,9 +98,9 @@ def test_one_rank_is_nnet_train_multistream_bit_exact(task):
 def test_after_every_mix_the_ranks_are_one_model_with_their_own_lstm_state():
     """Model averaging and BMUF every 3 steps at 2 ranks: parameters bit-identical after each
     mix (and apart before it), the LSTM state per rank and untouched by the mix."""
-    p = subprocess.run([mpiexec(), "-n", "2", "--oversubscribe", sys.executable,
+    p = run_mpiexec([mpiexec(), "-n", "2", "--oversubscribe", sys.executable,
                         str(HERE / "ptrain_stream_checks.py")], cwd=ROOT, env=mpi_env(),
-                       text=True, capture_output=True, timeout=120)
+                       timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "2 ranks: all stream checks passed (allreduce 13 mixes, bmuf 13 mixes)" in p.stdout
 

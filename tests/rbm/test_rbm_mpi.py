@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import (ROOT, binary_prototype_utts, low_rank_gauss_utts, mpiexec, run_script,
-                     script_env, tiny_rbm, write_feats)
+from helpers import (ROOT, binary_prototype_utts, low_rank_gauss_utts, mpiexec, run_mpiexec,
+                     run_script, script_env, tiny_rbm, write_feats)
 from nnetmix.nnet import read_nnet
 
 TOOL = ROOT / "bin" / "rbm-train-cd1-mpi.py"
@@ -32,7 +32,7 @@ def _env() -> dict:
 def _run(n: int, tool: Path, args) -> subprocess.CompletedProcess:
     cmd = [mpiexec(), "-n", str(n), "--oversubscribe", sys.executable, str(tool),
            *[str(a) for a in args]]
-    return subprocess.run(cmd, cwd=ROOT, env=_env(), text=True, capture_output=True, timeout=120)
+    return run_mpiexec(cmd, cwd=ROOT, env=_env(), timeout=120)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ corpus=corpus          # where the synthesised corpus goes (wavs + lists); any p
 seed=777               # random seed of the corpus
 num_train_utts=2000    # training utterances to synthesise
 num_test_utts=300      # test utterances to synthesise (speakers unseen in training)
-mfcc_config=conf/mfcc.conf  # stage 2's MFCC options (conf/mfcc_dither.conf: Kaldi's --dither=1.0, RESULTS.md tri1)
+mfcc_config=conf/mfcc_dither.conf  # stage 2's MFCC options: Kaldi's --dither=1.0 (digital-zero silences); conf/mfcc.conf: --dither=0, the older tables
 dnn_hid_layers=2       # DNN hidden layers (the seeds use 6 x 2048 on Switchboard)
 dnn_hid_dim=512        # DNN neurons per hidden layer
 pretrain=true          # RBM pretraining (stage 5) before DNN training; false: random initialisation

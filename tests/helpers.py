@@ -50,6 +50,7 @@ from nnetmix.kaldi.transition_model import TransitionModel
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import (AddShift, AffineTransform, LinearTransform, Nnet, Rbm, Rescale, Sigmoid,
                           Softmax, Splice, Tanh, init_components, read_nnet)
+from nnetmix.utils.mpistart import only_banner
 
 # ---------------------------------------------------------------------------------------------
 # Paths and running tools
@@ -609,17 +610,15 @@ def write_data(d: Path, utts, name: str = "tr") -> dict:
     return {"feats": feats, "targets": targets, "u2nf": str(d / f"{name}.utt2num_frames")}
 
 
-#: Open MPI 5's start-up failure before any rank runs, seen about once in a few full runs of the
-#: suite on the loaded 2-core machine (stop 24 serially, stop 27 in two processes)
-PMIX_LISTENER_FAILED = "The PMIx server's listener thread failed to start"
-
-
 def run_mpiexec(cmd: list, **kwargs) -> subprocess.CompletedProcess:
     """``subprocess.run(cmd, text=True, capture_output=True, **kwargs)`` for an mpiexec command
-    line, launched once more when Open MPI failed to start it (:data:`PMIX_LISTENER_FAILED`):
-    no rank ran, so the test's subject was never reached. Every other failure is returned."""
+    line, launched once more when Open MPI failed to start it and it printed nothing else (the
+    library's one definition, :func:`nnetmix.utils.mpistart.only_banner`, which utils/run.py's
+    retry uses too; seen about once in a few full runs of the suite on the loaded 2-core
+    machine): no rank ran, so the test's subject was never reached. Every other failure is
+    returned."""
     p = subprocess.run(cmd, text=True, capture_output=True, **kwargs)
-    if p.returncode != 0 and PMIX_LISTENER_FAILED in p.stdout + p.stderr:
+    if p.returncode != 0 and only_banner(p.stdout + p.stderr):
         p = subprocess.run(cmd, text=True, capture_output=True, **kwargs)
     return p
 

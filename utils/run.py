@@ -5,7 +5,9 @@
 #       JOB=1:4 exp/x/log/name.JOB.log command args...
 # JOB (any identifier) is replaced by 1..4 in the command and the log name; each job runs through
 # bash with its output in its own log. A queue or Slurm wrapper with the same convention can take
-# its place in cmd.sh without any script changing. The logic is in nnetmix/utils/jobs.py.
+# its place in cmd.sh without any script changing. With --num-tasks N, a job that mpiexec failed
+# to start (no rank ran) is started once more, its first log kept as <log>.1
+# (NNETMIX_MPI_START_RETRIES=N sets the count). The logic is in nnetmix/utils/jobs.py.
 import os
 import sys
 

@@ -15,6 +15,12 @@ without any caller changing:
   permission when running as root, ``OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS`` = ``--num-threads``
   (default 1) unless already set, and ``NNETMIX_TASK_LOG`` = the job's log, so MPI tools write
   per-rank logs beside it (``name.rankR.log``); rank 0's output goes to the job log;
+- an MPI job that mpiexec failed to start (its log holds only Open MPI's start-up failure banner
+  and no rank log or record was written, :mod:`nnetmix.utils.mpistart`) is started once more
+  (``$NNETMIX_MPI_START_RETRIES`` times, default 1) with a WARNING naming both logs; the failed
+  attempt's log is kept as ``<log>.1`` (``.2``, ... for further attempts). A job whose ranks ran
+  is never started again. The scheduler's in-process MPI epochs (:func:`run_mpi_job`) do the
+  same;
 - the job variable is any identifier and is replaced as a plain substring, in the command and in
   the log name (run.pl's ``s/$jobname/$jobid/g``);
 - the arguments are joined the way run.pl joins them: a word with no whitespace goes in as is (so
@@ -35,6 +41,7 @@ without any caller changing:
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import re
 import shutil
@@ -48,16 +55,20 @@ from concurrent.futures import TimeoutError as _WaitTimeout
 from typing import Sequence
 
 from nnetmix.errors import UsageError
+from nnetmix.log import setup_logging
+from nnetmix.utils.mpistart import nothing_ran, start_failure, start_retries
 from nnetmix.utils.rankstatus import summarise_mpi_failure
 
 __all__ = ["JobSpec", "parse_job_args", "join_command", "find_mpiexec", "mpi_command",
-           "mpi_environment", "mpi_argv", "run_mpi_job",
+           "mpi_environment", "mpi_argv", "run_mpi_job", "run_mpi_attempts",
            "default_max_jobs", "run_job",
            "run_jobs", "failure_message", "main"]
 
 #: run each job under nnetmix/utils/guard.py (Linux: it finds a job's processes in /proc)
 GUARD_ENABLED = sys.platform.startswith("linux")
 _GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guard.py")
+
+logger = logging.getLogger(__name__)
 
 _RANGE = re.compile(r"^([A-Za-z_]\w*)=(\d+):(\d+)$")
 _SINGLE = re.compile(r"^([A-Za-z_]\w*)=(\d+)$")
@@ -261,8 +272,37 @@ def run_mpi_job(argv: Sequence[str], num_tasks: int, log: str, num_threads: int 
     --num-tasks N does, for a caller that already holds the command as a list."""
     env = {**os.environ, **mpi_environment(log, num_threads)}
     shown = "mpiexec -n %d %s" % (num_tasks, join_command(argv))
-    return run_job(list(mpi_argv(num_tasks)) + list(argv), log, num_threads, shown=shown,
-                   env=env)
+    return run_mpi_attempts(list(mpi_argv(num_tasks)) + list(argv), log, num_threads,
+                            shown=shown, env=env)
+
+
+def run_mpi_attempts(command: str | Sequence[str], log: str, num_threads: int = 1,
+                     running: _Running | None = None, shown: str | None = None,
+                     env: dict[str, str] | None = None) -> int:
+    """:func:`run_job` for an mpiexec command line, started again when mpiexec failed to start
+    it and no rank ran (:func:`nnetmix.utils.mpistart.nothing_ran`), at most
+    ``$NNETMIX_MPI_START_RETRIES`` times (default 1). Each failed attempt's log is kept as
+    ``<log>.K`` (K = 1, 2, ...), with a last line naming the log of the next attempt, and a
+    WARNING names both; returns the last attempt's exit code."""
+    retries = start_retries(env)
+    attempt = 0
+    while True:
+        since = time.time()
+        rc = run_job(command, log, num_threads, running, shown=shown, env=env)
+        attempt += 1
+        if rc == 0 or attempt > retries or (running is not None and running.stopping) \
+                or not nothing_ran(log, since):
+            return rc
+        kept = f"{log}.{attempt}"
+        os.replace(log, kept)
+        with open(kept, "a", encoding="utf-8") as fh:
+            fh.write(f"# mpiexec failed to start the job, no rank ran: started again, "
+                     f"log {log}\n")
+        with open(kept, encoding="utf-8", errors="replace") as fh:
+            why = start_failure(fh.read())
+        logger.warning("mpiexec failed to start the job (exit code %d: \"%s\"), no rank ran; "
+                       "its log is kept as %s; starting it again (retry %d of %d), log %s",
+                       rc, why, kept, attempt, retries, log)
 
 
 def default_max_jobs(num_jobs: int, gpu: int = 0) -> int:
@@ -409,8 +449,9 @@ def run_jobs(spec: JobSpec) -> dict[int, int]:
             return done
         cmd = spec.substitute(command, jobid)
         if spec.num_tasks:
-            return run_job(mpi_command(cmd, spec.num_tasks, log, spec.num_threads), log,
-                           spec.num_threads, running, shown=f"mpiexec -n {spec.num_tasks} {cmd}")
+            return run_mpi_attempts(mpi_command(cmd, spec.num_tasks, log, spec.num_threads), log,
+                                    spec.num_threads, running,
+                                    shown=f"mpiexec -n {spec.num_tasks} {cmd}")
         return run_job(cmd, log, spec.num_threads, running)
 
     pool = ThreadPoolExecutor(max_workers=max(1, min(limit, spec.num_jobs)))
@@ -463,9 +504,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     prog = prog or os.path.basename(sys.argv[0] or "run.py")
     try:
         spec = parse_job_args(argv, prog)
+        if spec.num_tasks:
+            start_retries()
     except UsageError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 1
+    if not logging.getLogger().handlers:  # the retry's WARNING, in Kaldi's format
+        setup_logging(prog)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.time()

@@ -25,6 +25,8 @@ import re
 import signal
 from typing import Optional
 
+from nnetmix.utils.mpistart import start_failure
+
 __all__ = ["RankRecord", "status_path", "status_pattern", "write_record", "read_record",
            "read_records", "LauncherReport", "launcher_report", "MpiFailure",
            "summarise_mpi_failure", "signal_name"]
@@ -166,7 +168,8 @@ def summarise_mpi_failure(job_log: str, rc: int, since: float = 0.0) -> MpiFailu
     """The first line of a failed MPI job's error, naming the rank, its host, how it ended and
     its log, from (in this order of trust): a rank killed by a signal as mpiexec reports it
     (128 + the signal is its exit code) matched to that rank's record; the rank a failed record
-    blames (a rank's own error, or a peer its watchdog found hung); mpiexec's exit code alone.
+    blames (a rank's own error, or a peer its watchdog found hung); mpiexec's start-up failure
+    (:mod:`nnetmix.utils.mpistart`) when no rank left a record; mpiexec's exit code alone.
     Every ERROR line of the job and rank logs other than the cause's follows as a consequence.
     """
     try:
@@ -200,6 +203,9 @@ def summarise_mpi_failure(job_log: str, rc: int, since: float = 0.0) -> MpiFailu
             rank = int(b["rank"])
             line = (f"MPI rank {rank} on host {b['host']} (pid {b['pid']}) {b['why']}"
                     + _see(b.get("log", ""), job_log, rc))
+    if not line and not recs and start_failure(text):
+        line = (f"mpiexec failed to start the job (\"{start_failure(text)}\"), no rank ran; "
+                f"see {job_log} (exit code {rc})")
     if not line:
         how = (f"a rank was killed by signal {rc - 128} ({signal_name(rc - 128)})"
                if 128 < rc < 160 else f"exit code {rc}")

@@ -78,6 +78,8 @@ _T_USED, _T_FREE, _L_USED, _L_FREE = 0, 1, 2, 3
 
 # the arguments of the mode not in use (one compiled signature for both)
 _NO_MATRIX = np.zeros((0, 0), np.float32)
+_PDF_RANGE = ("the graph reaches a pdf beyond the log-likelihood matrix's columns or the GMM's "
+              "pdfs (graph, model and matrix do not match)")
 _NO_GMM = (np.zeros((0, 0), np.float32), np.zeros((0, 0), np.float64), np.zeros(0, np.float64),
            np.zeros(0, np.int64), 0.0)
 
@@ -454,26 +456,21 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
     return n_cur, 0, 0
 
 
-@njit(inline="always", **_JIT)
-def _acoustic(frame, pdf, ac, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame,
-              n_eval):
-    """The scaled log-likelihood of ``pdf`` on ``frame``: from the matrix ``ac``, or (on-demand
-    mode: ``cache_frame`` is not empty) computed by the GMM kernel the first time the frame
-    asks for it and cached for the frame, as Kaldi's DecodableAmDiagGmmScaled (``n_eval[0]``
-    counts the pdfs computed)."""
-    if cache_frame.shape[0] == 0:
-        if pdf >= ac.shape[1]:
-            raise ValueError("the graph reaches a pdf beyond the columns of the "
-                             "log-likelihood matrix (graph, model and matrix do not match)")
-        return np.float64(ac[frame, pdf])
-    if pdf >= cache_frame.shape[0]:
-        raise ValueError("the graph reaches a pdf beyond the GMM's pdfs (graph and model do "
-                         "not match)")
-    if cache_frame[pdf] != frame:
-        cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
-        cache_frame[pdf] = frame
-        n_eval[0] += 1
-    return np.float64(cache[pdf])
+@njit(**_JIT)
+def _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame,
+                n_eval):
+    """On-demand mode: the scaled log-likelihood of ``pdf`` on ``frame`` computed by the GMM
+    kernel into the per-frame cache, the first time the frame asks for it, as Kaldi's
+    DecodableAmDiagGmmScaled (``n_eval[0]`` counts the pdfs computed).
+
+    The search reads an arc's acoustic score in its own loop (``cache[pdf]`` or
+    ``ac[frame, pdf]``), not through a function: numba gives each array a function inlined
+    into a loop takes an atomic reference-count increment and decrement per call (NRT_incref /
+    NRT_decref), which its pruning pass did not remove; eight arrays per emitting arc took
+    most of the search's time on the 20,000-word graph (perf). Only a cache miss calls this."""
+    cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
+    cache_frame[pdf] = frame
+    n_eval[0] += 1
 
 
 @njit(**_JIT)
@@ -485,6 +482,8 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
     """The main loop of Kaldi's ProcessEmitting (the caller has reserved room for one token and
     one link per emitting arc). Returns (n_cur, next_cutoff, tokens expanded, of those below
     the cutoff)."""
+    on_demand = cache_frame.shape[0] > 0
+    num_pdfs = cache_frame.shape[0] if on_demand else ac.shape[1]
     n_cur = 0
     n_exp = 0
     n_below = 0
@@ -501,9 +500,14 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
             il = arc_il[a]
             if il == 0:
                 continue
-            acost = cost_offset - _acoustic(frame, tid2pdf[il], ac, gmm_x2, gmm_proj,
-                                            gmm_gconst, gmm_off, acwt, cache, cache_frame,
-                                            n_eval)
+            pdf = tid2pdf[il]                      # the arc's acoustic score (_fill_cache)
+            if pdf >= num_pdfs:
+                raise ValueError(_PDF_RANGE)
+            if on_demand and cache_frame[pdf] != frame:
+                _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache,
+                            cache_frame, n_eval)
+            acost = cost_offset - (np.float64(cache[pdf]) if on_demand
+                                   else np.float64(ac[frame, pdf]))
             g = np.float64(arc_w[a])
             tot = cur_cost + acost + g
             if tot >= next_cutoff:
@@ -597,15 +601,16 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     (cutoffs, tokens) is the same, so is the best path.
 
     On-demand mode (``gmm_off`` not empty): ``ac`` is not read; the scaled log-likelihoods come
-    from the GMM kernel for the pdfs the search reaches, cached per frame (see _acoustic).
+    from the GMM kernel for the pdfs the search reaches, cached per frame (see _fill_cache).
 
     ``state2tok`` (all -1), ``lists`` and ``tmp`` are a SearchWorkspace's arrays; the search
     leaves ``state2tok`` all -1 again when it returns."""
     on_demand = gmm_off.shape[0] > 0
     num_frames = gmm_x2.shape[0] if on_demand else ac.shape[0]
-    num_pdfs = gmm_off.shape[0] - 1 if on_demand else 0
-    cache = np.empty(num_pdfs, np.float32)
-    cache_frame = np.full(num_pdfs, -1, np.int64)
+    num_cached = gmm_off.shape[0] - 1 if on_demand else 0
+    cache = np.empty(num_cached, np.float32)
+    cache_frame = np.full(num_cached, -1, np.int64)
+    num_pdfs = num_cached if on_demand else ac.shape[1]
     n_eval = np.zeros(1, np.int64)
     cap = 1024
     toks_f = np.empty((cap, 3 if keep_links else 5), np.float64)
@@ -690,9 +695,15 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             cost_offset = -tc
             for a in range(arc_start[s], arc_start[s + 1]):
                 if arc_il[a] != 0:
+                    pdf = tid2pdf[arc_il[a]]       # as in _process_emitting
+                    if pdf >= num_pdfs:
+                        raise ValueError(_PDF_RANGE)
+                    if on_demand and cache_frame[pdf] != frame:
+                        _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt,
+                                    cache, cache_frame, n_eval)
                     w = (np.float64(arc_w[a]) + cost_offset
-                         - _acoustic(frame, tid2pdf[arc_il[a]], ac, gmm_x2, gmm_proj,
-                                     gmm_gconst, gmm_off, acwt, cache, cache_frame, n_eval)
+                         - (np.float64(cache[pdf]) if on_demand
+                            else np.float64(ac[frame, pdf]))
                          + tc)
                     if w + adaptive_beam < next_cutoff:
                         next_cutoff = w + adaptive_beam

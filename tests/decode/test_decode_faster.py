@@ -366,7 +366,7 @@ def test_a_search_that_raised_does_not_spoil_the_next(digits):
     dirty = False
     for pdf in range(tm.num_pdfs):          # the first pdf whose absence stops a search midway
         bad_map = np.where(tid2pdf == pdf, tm.num_pdfs, tid2pdf)
-        with pytest.raises(ValueError, match="beyond the columns"):
+        with pytest.raises(ValueError, match="beyond the log-likelihood matrix.s columns"):
             lattice_search(graph, (0.2 * other).astype(np.float32), bad_map, so, workspace=ws)
         if np.any(ws.state2tok != -1):
             dirty = True

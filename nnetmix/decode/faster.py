@@ -464,10 +464,11 @@ def _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, 
     DecodableAmDiagGmmScaled (``n_eval[0]`` counts the pdfs computed).
 
     The search reads an arc's acoustic score in its own loop (``cache[pdf]`` or
-    ``ac[frame, pdf]``), not through a function: numba gives each array a function inlined
-    into a loop takes an atomic reference-count increment and decrement per call (NRT_incref /
-    NRT_decref), which its pruning pass did not remove; eight arrays per emitting arc took
-    most of the search's time on the 20,000-word graph (perf). Only a cache miss calls this."""
+    ``ac[frame, pdf]``), not through a function: a numba function inlined into a loop costs,
+    per call, an atomic reference-count increment and decrement for each array argument
+    (NRT_incref / NRT_decref) that numba's pruning pass did not remove here; with eight arrays
+    per emitting arc they took most of the search's time on the 20,000-word graph (perf, at
+    max-active 500). Only a cache miss calls this."""
     cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
     cache_frame[pdf] = frame
     n_eval[0] += 1
@@ -887,7 +888,8 @@ def lattice_search(graph: GraphArrays, scaled_loglikes: Optional[np.ndarray],
     instead of forward links; the lattice returned is then the best path alone (linear).
     ``workspace``: the graph's :class:`SearchWorkspace` to reuse (one search at a time); without
     it the state-sized arrays are made for this call. Raises ValueError when the epsilon arcs of
-    a frame form a cycle (lattice mode)."""
+    a frame form a cycle (lattice mode) or an arc's pdf is beyond the matrix's columns (or the
+    GMM's pdfs)."""
     if gmm is not None:
         model, feats, acwt = gmm
         x2, proj, gconst, off = model.design(feats), model.proj_t, model.gconst, model.offsets

@@ -39,6 +39,13 @@ the head, as Kaldi's); the per-frame hash from state to token is an array indexe
 (reset through the frame's list of active states), so ``--hash-ratio`` has nothing to size and
 is accepted only.
 
+Hot loops: the helpers the loops call are plain ``njit`` functions, which LLVM inlines. A
+function compiled with numba's ``inline="always"`` is inlined into numba's IR instead, and each
+array argument then costs an atomic reference-count increment and decrement per call
+(NRT_incref / NRT_decref) that numba's pruning pass left in place: the acoustic score read
+through such a function (eight arrays, once per emitting arc) took most of the search's time
+on the 20,000-word graph (perf, max-active 500); the search reads it in the loop itself now.
+
 The arrays indexed by state (that map and the active lists) live in a :class:`SearchWorkspace`
 made once per graph and thread and kept between utterances: filling an array over all graph
 states for every utterance was a fixed cost of milliseconds on a graph of millions of states
@@ -154,7 +161,7 @@ def _grow(a):
     return b
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _new_tok(toks_f, toks_i, ctr, cost, frame, frame_head):
     t = ctr[_T_FREE]
     if t >= 0:
@@ -172,7 +179,7 @@ def _new_tok(toks_f, toks_i, ctr, cost, frame, frame_head):
     return t
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _add_link(links_i, links_f, ctr, toks_i, tok, next_tok, il, ol, g, ac):
     k = ctr[_L_FREE]
     if k >= 0:
@@ -189,7 +196,7 @@ def _add_link(links_i, links_f, ctr, toks_i, tok, next_tok, il, ol, g, ac):
     toks_i[tok, 0] = k
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _set_backpointer(toks_f, toks_i, tok, prev, il, ol, g, ac):
     """Best-path mode: the arc that gave token ``tok`` its cost (ac without the frame's
     offset); the garbage-collection stamp is reset."""
@@ -201,7 +208,7 @@ def _set_backpointer(toks_f, toks_i, tok, prev, il, ol, g, ac):
     toks_f[tok, 4] = ac
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _delete_links(links_i, ctr, toks_i, tok):
     k = toks_i[tok, 0]
     while k >= 0:
@@ -280,7 +287,7 @@ def _get_cutoff(cur_toks, n, toks_f, beam, max_active, min_active, beam_delta, t
     return beam_cutoff, beam, best_i
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _prune_links_of(t, tok_extra, toks_f, toks_i, links_i, links_f, ctr, lattice_beam):
     """Drop token t's forward links whose extra cost (how much worse the best path through the
     link is than the best path through its destination) exceeds lattice_beam. Returns (the
@@ -464,11 +471,7 @@ def _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, 
     DecodableAmDiagGmmScaled (``n_eval[0]`` counts the pdfs computed).
 
     The search reads an arc's acoustic score in its own loop (``cache[pdf]`` or
-    ``ac[frame, pdf]``), not through a function: a numba function inlined into a loop costs,
-    per call, an atomic reference-count increment and decrement for each array argument
-    (NRT_incref / NRT_decref) that numba's pruning pass did not remove here; with eight arrays
-    per emitting arc they took most of the search's time on the 20,000-word graph (perf, at
-    max-active 500). Only a cache miss calls this."""
+    ``ac[frame, pdf]``); only a cache miss calls this (see the module's note on hot loops)."""
     cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
     cache_frame[pdf] = frame
     n_eval[0] += 1

@@ -7,7 +7,12 @@ Decodes the same utterances with, side by side in one run and at the same beam:
 * ``nnetmix faster``: nnetmix.decode.faster.lattice_search (the compiled LatticeFasterDecoder:
   search, final pruning, raw lattice) plus its best path -- no determinization;
 * ``nnetmix faster, best path only``: the same search keeping backpointers, not forward links
-  (``best_path_only=True``, what ``LatticeDecoder.decode(lattice=False)`` runs);
+  (``best_path_only=True``, what ``LatticeDecoder.decode(lattice=False)`` runs); both search
+  rows reuse one SearchWorkspace over the utterances, as LatticeDecoder does;
+* with ``--baseline DIR``: the same two rows with DIR's ``nnetmix/decode/faster.py`` (another
+  checkout, e.g. the commit before a change to the search), loaded beside ours and interleaved
+  with it in the same process, so that both see the same load; the rest of the library is
+  this checkout's;
 * ``kaldi-hmm-gmm C++ faster``: Kaldi's LatticeFasterDecoder through kaldi-hmm-gmm's
   decode_utterance_lattice_faster (Decode, then GetBestPath: raw lattice + shortest path);
 * ``kaldi-decoder simple``: kaldi-decoder's LatticeSimpleDecoder (decode + get_best_path);
@@ -50,7 +55,8 @@ Usage: bench/decode_speed.py [--recipe egs/digits/s5] [--exp exp/mono] [--graph 
                              [--jobs 1,2] [--beams 13,16] [--max-active 7000,2000]
                              [--min-active 200]
                              [--repeat 3] [--synthetic] [--tables main,gmm,threads]
-                             [--threads 1,2] [--whole faster,simple]
+                             [--threads 1,2] [--whole faster,simple] [--baseline DIR]
+                             [--no-simple]
 """
 from __future__ import annotations
 
@@ -70,7 +76,8 @@ import numpy as np  # noqa: E402
 
 from nnetmix.decode.decoder import (LatticeDecoder, LatticeDecoderConfig,  # noqa: E402
                                     _linear_path, pdf_to_tid_matrix, read_decoding_graph)
-from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search  # noqa: E402
+from nnetmix.decode.faster import (SearchOptions, SearchWorkspace,  # noqa: E402
+                                   best_path_arcs, lattice_search)
 from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
 from nnetmix.decode.gmmframes import OnDemandGmm, scaled_loglikes_matrix  # noqa: E402
 from nnetmix.hmm.gmm_likelihood import pdf_loglikes  # noqa: E402
@@ -107,6 +114,10 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--whole", default="faster,simple", help="the LatticeDecoder.decode rows "
                    "(search, determinization, rescaling) of the main table: faster, simple, "
                    "both or none ('')")
+    p.add_argument("--no-simple", action="store_true", help="leave out the main table's "
+                   "kaldi-decoder simple row (the slowest on a large graph)")
+    p.add_argument("--baseline", default="", help="another checkout whose "
+                   "nnetmix/decode/faster.py to time beside ours in the main table")
     args = p.parse_args()
     args.max_actives = [int(m) for m in args.max_active.split(",")]
     args.max_active = args.max_actives[0]
@@ -196,6 +207,23 @@ def word_comparison(beam, words, args) -> str:
                    f"{errs['simple']} of {n} words")
 
 
+def load_baseline(checkout: str):
+    """(module, label): ``checkout``'s nnetmix/decode/faster.py imported under its own name
+    (its imports resolve to this checkout's library; its numba cache stays in its own tree)."""
+    import importlib.util
+    import subprocess
+    path = Path(checkout).resolve() / "nnetmix/decode/faster.py"
+    if not path.is_file():
+        sys.exit(f"decode_speed.py: no such file {path} (--baseline)")
+    spec = importlib.util.spec_from_file_location("baseline_faster", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    rev = subprocess.run(["git", "-C", str(path.parent), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    return mod, f"baseline {rev or checkout}"
+
+
 def interleaved_times(fns, repeat):
     """Medians of (wall, process CPU) seconds of each function, the functions run in turn
     within each repetition, so that a change in the machine's load hits them alike."""
@@ -253,23 +281,47 @@ def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, fra
     run). Every decoder here runs on one thread, so CPU seconds are its time on one core."""
     notes = []
     n = len(items)
+    base, base_label = load_baseline(args.baseline) if args.baseline else (None, "")
+    if base is not None:
+        print(f"{base_label}: {Path(args.baseline).resolve()}/nnetmix/decode/faster.py")
     print(f"load average {os.getloadavg()[0]:.1f} at the start of the table")
-    print("| max-active | beam | decoder | seconds | RTF | CPU seconds | RTF (CPU) | x C++ (CPU) | "
-          "peak MiB per utterance | best paths equal to C++ |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| max-active | beam | decoder | seconds | RTF | CPU seconds | RTF (CPU) | CPU ms per "
+          "utterance | x C++ (CPU) | peak MiB per utterance | best paths equal to C++ |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for mi, max_active in enumerate(args.max_actives):
         for beam in [float(b) for b in args.beams.split(",")]:
             opts = SearchOptions(beam, max_active, args.min_active, args.lattice_beam, 25, 0.5)
             lattice_search(graph, scaled[0], tid2pdf, opts)      # compile (numba cache) first
 
-            def ours(i):
-                lat = lattice_search(graph, scaled[i], tid2pdf, opts).lattice
-                return lat, best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g, lat.a,
-                                           lat.final_g, lat.final_a)
+            def searches(search, **kw):
+                """(lattice row, best-path row) makers of a lattice_search; each made row has
+                its own keyword arguments (kw's values called: a fresh workspace each)."""
+                def lattice_row():
+                    kws = {k: v() for k, v in kw.items()}
 
-            def ours_best_path(i):
-                lat = lattice_search(graph, scaled[i], tid2pdf, opts, best_path_only=True).lattice
-                return (lat.olabel[lat.olabel != 0].tolist(), lat.ilabel[lat.ilabel != 0].tolist())
+                    def one(i):
+                        lat = search(graph, scaled[i], tid2pdf, opts, **kws).lattice
+                        return lat, best_path_arcs(lat.num_states, lat.src, lat.dst, lat.g,
+                                                   lat.a, lat.final_g, lat.final_a)
+                    return one
+
+                def best_path_row():
+                    kws = {k: v() for k, v in kw.items()}
+
+                    def one(i):
+                        lat = search(graph, scaled[i], tid2pdf, opts, best_path_only=True,
+                                     **kws).lattice
+                        return (lat.olabel[lat.olabel != 0].tolist(),
+                                lat.ilabel[lat.ilabel != 0].tolist())
+                    return one
+                return lattice_row, best_path_row
+            ours, ours_best_path = searches(
+                lattice_search, workspace=lambda: SearchWorkspace(graph.num_states))
+            lattice_search(graph, scaled[0], tid2pdf, opts, best_path_only=True)
+            if base is not None:
+                for bp in (False, True):                                 # compile first
+                    base.lattice_search(graph, scaled[0], tid2pdf, opts, best_path_only=bp)
+                base_rows = searches(base.lattice_search)
             kcfg = khg.LatticeFasterDecoderConfig(beam=beam, lattice_beam=args.lattice_beam,
                                                   max_active=max_active,
                                                   min_active=args.min_active,
@@ -310,9 +362,12 @@ def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, fra
             # (name, a function making the per-utterance function: a fresh decoder object for
             # the memory run, so that what it keeps between utterances counts there too)
             rows = [("kaldi-hmm-gmm C++ faster", cpp)] if ktm is not None else []
-            rows += [("nnetmix faster", lambda: ours),
-                     ("nnetmix faster, best path only", lambda: ours_best_path)]
-            if mi == 0:
+            rows += [("nnetmix faster", ours),
+                     ("nnetmix faster, best path only", ours_best_path)]
+            if base is not None:
+                rows += [(f"nnetmix faster ({base_label})", base_rows[0]),
+                         (f"nnetmix faster, best path only ({base_label})", base_rows[1])]
+            if mi == 0 and not args.no_simple:
                 rows.append(("kaldi-decoder simple", simple))
             rows.append(("nnetmix determinize (faster's lattices)", lambda: determinize))
             for kind in args.whole.split(","):
@@ -335,6 +390,8 @@ def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, fra
             same = {"nnetmix faster": sum(a == b for a, b in zip(ours_paths, ref)),
                     "nnetmix faster, best path only":
                         sum(a == b for a, b in zip(outs["nnetmix faster, best path only"], ref))}
+            if base is not None:
+                check_baseline(outs, base_label)
             if not ref:
                 same = {}
             elif "kaldi-decoder simple" in outs:
@@ -347,7 +404,7 @@ def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, fra
                 (t, c), m = times[name], mems[name]
                 eq = f"{same[name]}/{n}" if name in same else ""
                 print(f"| {max_active} | {beam:g} | {name} | {t:.3f} | {t * 100 / frames:.4f} | "
-                      f"{c:.3f} | {c * 100 / frames:.4f} | "
+                      f"{c:.3f} | {c * 100 / frames:.4f} | {c * 1000 / n:.1f} | "
                       f"{'' if t_cpp is None else f'{c / t_cpp:.2f}'} | "
                       f"{'' if m is None else f'{m:.1f}'} | {eq} |")
             for kind in ("faster", "simple"):
@@ -359,6 +416,21 @@ def main_table(args, hclg, tm, ktm, items, graph, scaled, tid_mats, tid2pdf, fra
             outs.clear()
     print(f"load average {os.getloadavg()[0]:.1f} at the end of the table")
     print("\n" + "\n".join(notes))
+
+
+def check_baseline(outs, label):
+    """Exits unless the baseline's search gave the same raw lattices and best paths as ours
+    (a change meant to keep the search must not change what it finds)."""
+    fields = ("src", "dst", "ilabel", "olabel", "g", "a", "final_g", "final_a")
+    for (lat, arcs), (blat, barcs) in zip(outs["nnetmix faster"],
+                                         outs[f"nnetmix faster ({label})"]):
+        if not (np.array_equal(arcs, barcs) and all(
+                np.array_equal(getattr(lat, f), getattr(blat, f)) for f in fields)):
+            sys.exit(f"decode_speed.py: the {label} search's raw lattice differs from ours")
+    if outs["nnetmix faster, best path only"] != \
+            outs[f"nnetmix faster, best path only ({label})"]:
+        sys.exit(f"decode_speed.py: the {label} search's best paths differ from ours")
+    print(f"{label}: the same raw lattices and best paths as ours on all utterances")
 
 
 def gmm_table(args, graph, tm, am, feats_items, frames):
@@ -426,6 +498,7 @@ def gmm_table(args, graph, tm, am, feats_items, frames):
 def threads_table(args, hclg, tm, am, feats_items, graph, scaled, tid2pdf, frames):
     """The gmm-latgen-faster-parallel loop and the search alone with each of --threads."""
     import tempfile
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     from nnetmix.decode.gmmframes import GmmFrames, GmmLikelihoodOptions
@@ -453,9 +526,16 @@ def threads_table(args, hclg, tm, am, feats_items, graph, scaled, tid2pdf, frame
                                   f"ark:{tmp}/lat.ark", sequencer=TaskSequencerConfig(n))
 
         def search(n):
+            local = threading.local()      # a workspace per thread, as LatticeDecoder keeps
+
+            def one(m):
+                if not hasattr(local, "ws"):
+                    local.ws = SearchWorkspace(graph.num_states)
+                return lattice_search(graph, m, tid2pdf, opts, workspace=local.ws)
+
             def run():
                 with ThreadPoolExecutor(n) as ex:
-                    list(ex.map(lambda m: lattice_search(graph, m, tid2pdf, opts), scaled))
+                    list(ex.map(one, scaled))
             return run
         for name, make in (("latgen table (GMM, search, determinize, write)", table),
                            ("search only (lattice_search)", search)):
@@ -484,7 +564,10 @@ def main() -> int:
     g_bytes = sum(getattr(graph, f).nbytes for f in ("arc_start", "ilabel", "olabel", "weight",
                                                       "nextstate", "final", "num_input_eps"))
     print(f"graph arrays of the compiled search: {g_bytes / 2**20:.1f} MiB; the process's "
-          f"resident memory after loading: {_proc_status_kib('VmRSS') / 1024:.0f} MiB")
+          f"resident memory after loading: {_proc_status_kib('VmRSS') / 1024:.0f} MiB; a search "
+          f"workspace (per graph and thread, made once): {8 * graph.num_states / 2**20:.1f} MiB "
+          f"resident for the state-to-token map, {56 * graph.num_states / 2**20:.1f} MiB "
+          "reserved in all (the lists' pages become resident as the active states need them)")
     print(f"GMM log-likelihoods (computed once, not in the times below): {gmm_s:.3f} s, "
           f"RTF {gmm_s * 100 / frames:.4f}\n")
     tables = args.tables.split(",")

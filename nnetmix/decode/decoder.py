@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -46,7 +47,8 @@ import kaldi_decoder
 import kaldifst  # noqa: F401
 import numpy as np
 
-from nnetmix.decode.faster import SearchOptions, best_path_arcs, lattice_search
+from nnetmix.decode.faster import (SearchOptions, SearchWorkspace, best_path_arcs,
+                                   lattice_search)
 from nnetmix.decode.fstarrays import ConstFstError, graph_arrays, parse_const_fst
 from nnetmix.decode.gmmframes import GmmFrames
 from nnetmix.decode.lattice import IMPLS, CompactLattice, LatticeError, RawLattice
@@ -234,6 +236,7 @@ class LatticeDecoder:
                                        config.lattice_beam, config.prune_interval,
                                        config.beam_delta)
             self._tid2pdf = np.asarray(trans_model.tid2pdf, dtype=np.int64)
+            self._workspaces = threading.local()   # one SearchWorkspace per thread
             top = int(self._graph.ilabel.max()) if self._graph.num_arcs else 0
             if top >= len(self._tid2pdf) or int(self._graph.ilabel.min(initial=0)) < 0:
                 raise DecodeError(f"the decoding graph has input label {top}, but the model has "
@@ -254,7 +257,8 @@ class LatticeDecoder:
     def for_thread(self) -> "LatticeDecoder":
         """A decoder for another thread: the same graph, its arrays and transition model
         (read-only, shared), its own search state (the bound LatticeSimpleDecoder is one
-        object per decoder; the compiled search keeps its state on the stack of each call)."""
+        object per decoder; the compiled search's workspace is per thread already, see
+        :meth:`_workspace`)."""
         other = object.__new__(LatticeDecoder)
         other.__dict__.update(self.__dict__)
         other.last_expanded = None
@@ -354,6 +358,16 @@ class LatticeDecoder:
             raise DecodeError(f"Unexpected problem getting lattice for utterance {key}")
         return RawLattice.from_kaldifst(raw_fst), path, reached, None
 
+    def _workspace(self) -> SearchWorkspace:
+        """This thread's workspace for the graph (made on the thread's first utterance and
+        reused: the search's state-sized arrays are not made again per utterance). Thread-local,
+        so that decoders from :meth:`for_thread`, or one decoder called from several threads,
+        never share one."""
+        ws = getattr(self._workspaces, "ws", None)
+        if ws is None:
+            ws = self._workspaces.ws = SearchWorkspace(self._graph.num_states)
+        return ws
+
     def _search_faster(self, loglikes: Optional[np.ndarray], key: str, lattice: bool = True,
                        gmm: Optional[GmmFrames] = None):
         """The compiled LatticeFasterDecoder: (raw lattice, best path, reached final, the best
@@ -365,10 +379,11 @@ class LatticeDecoder:
             if gmm is not None:
                 out = lattice_search(self._graph, None, self._tid2pdf, self._opts,
                                      best_path_only=not lattice,
-                                     gmm=(gmm.gmm, gmm.feats, acwt))
+                                     gmm=(gmm.gmm, gmm.feats, acwt), workspace=self._workspace())
             else:
                 out = lattice_search(self._graph, np.asarray(acwt * loglikes, dtype=np.float32),
-                                     self._tid2pdf, self._opts, best_path_only=not lattice)
+                                     self._tid2pdf, self._opts, best_path_only=not lattice,
+                                     workspace=self._workspace())
         except ValueError as e:
             raise DecodeError(f"utterance {key}: {e}") from None
         self.last_expanded = out.expanded

@@ -38,9 +38,24 @@ with free lists (Kaldi's memory pools); each frame has a singly linked token lis
 the head, as Kaldi's); the per-frame hash from state to token is an array indexed by state
 (reset through the frame's list of active states), so ``--hash-ratio`` has nothing to size and
 is accepted only.
+
+Hot loops: the helpers the loops call are plain ``njit`` functions, which LLVM inlines. A
+function compiled with numba's ``inline="always"`` is inlined into numba's IR instead, and each
+array argument then costs an atomic reference-count increment and decrement per call
+(NRT_incref / NRT_decref) that numba's pruning pass left in place: the acoustic score read
+through such a function (eight arrays, once per emitting arc) took most of the search's time
+on the 20,000-word graph (perf, max-active 500); the search reads it in the loop itself now.
+
+The arrays indexed by state (that map and the active lists) live in a :class:`SearchWorkspace`
+made once per graph and thread and kept between utterances: filling an array over all graph
+states for every utterance was a fixed cost of milliseconds on a graph of millions of states
+(3.55M on the 20,000-word graph: 28 MB an array). The search leaves the map all -1 again by
+resetting only the states of its last frame, as Kaldi's HashList frees only its active
+elements; a workspace whose search raised is refilled before its next use.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
@@ -50,8 +65,10 @@ from numba import njit
 from nnetmix.decode.fstarrays import GraphArrays
 from nnetmix.decode.gmmframes import pdf_loglike_scaled
 from nnetmix.decode.lattice import RawLattice
+from nnetmix.errors import NnetmixError
 
-__all__ = ["SearchOptions", "SearchOutput", "lattice_search", "best_path_arcs", "INT32_MAX"]
+__all__ = ["SearchOptions", "SearchOutput", "SearchWorkspace", "WorkspaceError",
+           "lattice_search", "best_path_arcs", "INT32_MAX"]
 
 INT32_MAX = 2147483647
 PRUNE_SCALE = 0.1   # Kaldi's LatticeFasterDecoderConfig::prune_scale
@@ -68,6 +85,8 @@ _T_USED, _T_FREE, _L_USED, _L_FREE = 0, 1, 2, 3
 
 # the arguments of the mode not in use (one compiled signature for both)
 _NO_MATRIX = np.zeros((0, 0), np.float32)
+_PDF_RANGE = ("the graph reaches a pdf beyond the log-likelihood matrix's columns or the GMM's "
+              "pdfs (graph, model and matrix do not match)")
 _NO_GMM = (np.zeros((0, 0), np.float32), np.zeros((0, 0), np.float64), np.zeros(0, np.float64),
            np.zeros(0, np.int64), 0.0)
 
@@ -98,6 +117,43 @@ class SearchOutput:
     expanded: np.ndarray      # (num_frames, 3)
 
 
+class WorkspaceError(NnetmixError):
+    """A workspace used by two searches at once, or with a graph of another size."""
+
+
+class SearchWorkspace:
+    """The search's arrays indexed by graph state, for one graph, reused by one search at a
+    time: ``state2tok`` (the state-to-token map of the newest frame, -1 where no token; all -1
+    between searches) and the scratch lists of active states, their tokens, the previous
+    frame's, the cutoff's costs and the epsilon queue (sized by the graph: at most every state
+    is active; pages never touched are never resident). Threads each need their own
+    (``LatticeDecoder`` keeps one per thread); a second search entering a workspace in use
+    raises :class:`WorkspaceError` rather than corrupting both."""
+
+    def __init__(self, num_states: int):
+        self.num_states = int(num_states)
+        self.state2tok = np.full(self.num_states, -1, np.int64)
+        self.lists = np.empty((5, self.num_states), np.int64)   # cur/prev states, tokens; queue
+        self.costs = np.empty(self.num_states, np.float64)
+        self._lock = threading.Lock()
+        self._dirty = False    # a search raised before it could reset state2tok
+
+    def _enter(self, num_states: int) -> None:
+        if num_states != self.num_states:
+            raise WorkspaceError(f"search workspace of {self.num_states} states used with a "
+                                 f"graph of {num_states}")
+        if not self._lock.acquire(blocking=False):
+            raise WorkspaceError("search workspace already in use by another search (each "
+                                 "thread needs its own)")
+        if self._dirty:
+            self.state2tok.fill(-1)
+        self._dirty = True
+
+    def _leave(self, clean: bool) -> None:
+        self._dirty = not clean
+        self._lock.release()
+
+
 @njit(**_JIT)
 def _grow(a):
     b = np.empty((a.shape[0] * 2, a.shape[1]), a.dtype)
@@ -105,7 +161,7 @@ def _grow(a):
     return b
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _new_tok(toks_f, toks_i, ctr, cost, frame, frame_head):
     t = ctr[_T_FREE]
     if t >= 0:
@@ -123,7 +179,7 @@ def _new_tok(toks_f, toks_i, ctr, cost, frame, frame_head):
     return t
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _add_link(links_i, links_f, ctr, toks_i, tok, next_tok, il, ol, g, ac):
     k = ctr[_L_FREE]
     if k >= 0:
@@ -140,7 +196,7 @@ def _add_link(links_i, links_f, ctr, toks_i, tok, next_tok, il, ol, g, ac):
     toks_i[tok, 0] = k
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _set_backpointer(toks_f, toks_i, tok, prev, il, ol, g, ac):
     """Best-path mode: the arc that gave token ``tok`` its cost (ac without the frame's
     offset); the garbage-collection stamp is reset."""
@@ -152,7 +208,7 @@ def _set_backpointer(toks_f, toks_i, tok, prev, il, ol, g, ac):
     toks_f[tok, 4] = ac
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _delete_links(links_i, ctr, toks_i, tok):
     k = toks_i[tok, 0]
     while k >= 0:
@@ -231,7 +287,7 @@ def _get_cutoff(cur_toks, n, toks_f, beam, max_active, min_active, beam_delta, t
     return beam_cutoff, beam, best_i
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _prune_links_of(t, tok_extra, toks_f, toks_i, links_i, links_f, ctr, lattice_beam):
     """Drop token t's forward links whose extra cost (how much worse the best path through the
     link is than the best path through its destination) exceeds lattice_beam. Returns (the
@@ -407,20 +463,18 @@ def _process_nonemitting(frame, cutoff, arc_start, arc_il, arc_ol, arc_w, arc_ne
     return n_cur, 0, 0
 
 
-@njit(inline="always", **_JIT)
-def _acoustic(frame, pdf, ac, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame,
-              n_eval):
-    """The scaled log-likelihood of ``pdf`` on ``frame``: from the matrix ``ac``, or (on-demand
-    mode: ``cache_frame`` is not empty) computed by the GMM kernel the first time the frame
-    asks for it and cached for the frame, as Kaldi's DecodableAmDiagGmmScaled (``n_eval[0]``
-    counts the pdfs computed)."""
-    if cache_frame.shape[0] == 0:
-        return np.float64(ac[frame, pdf])
-    if cache_frame[pdf] != frame:
-        cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
-        cache_frame[pdf] = frame
-        n_eval[0] += 1
-    return np.float64(cache[pdf])
+@njit(**_JIT)
+def _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache, cache_frame,
+                n_eval):
+    """On-demand mode: the scaled log-likelihood of ``pdf`` on ``frame`` computed by the GMM
+    kernel into the per-frame cache, the first time the frame asks for it, as Kaldi's
+    DecodableAmDiagGmmScaled (``n_eval[0]`` counts the pdfs computed).
+
+    The search reads an arc's acoustic score in its own loop (``cache[pdf]`` or
+    ``ac[frame, pdf]``); only a cache miss calls this (see the module's note on hot loops)."""
+    cache[pdf] = pdf_loglike_scaled(gmm_x2, frame, gmm_proj, gmm_gconst, gmm_off, pdf, acwt)
+    cache_frame[pdf] = frame
+    n_eval[0] += 1
 
 
 @njit(**_JIT)
@@ -432,6 +486,8 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
     """The main loop of Kaldi's ProcessEmitting (the caller has reserved room for one token and
     one link per emitting arc). Returns (n_cur, next_cutoff, tokens expanded, of those below
     the cutoff)."""
+    on_demand = cache_frame.shape[0] > 0
+    num_pdfs = cache_frame.shape[0] if on_demand else ac.shape[1]
     n_cur = 0
     n_exp = 0
     n_below = 0
@@ -448,9 +504,14 @@ def _process_emitting(frame, cur_cutoff, adaptive_beam, next_cutoff, cost_offset
             il = arc_il[a]
             if il == 0:
                 continue
-            acost = cost_offset - _acoustic(frame, tid2pdf[il], ac, gmm_x2, gmm_proj,
-                                            gmm_gconst, gmm_off, acwt, cache, cache_frame,
-                                            n_eval)
+            pdf = tid2pdf[il]                      # the arc's acoustic score (_fill_cache)
+            if pdf >= num_pdfs:
+                raise ValueError(_PDF_RANGE)
+            if on_demand and cache_frame[pdf] != frame:
+                _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, cache,
+                            cache_frame, n_eval)
+            acost = cost_offset - (np.float64(cache[pdf]) if on_demand
+                                   else np.float64(ac[frame, pdf]))
             g = np.float64(arc_w[a])
             tot = cur_cost + acost + g
             if tot >= next_cutoff:
@@ -533,7 +594,7 @@ def _trace_backpointers(frame_head, toks_f, toks_i, final_nonempty):
 @njit(**_JIT)
 def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, ac, tid2pdf,
             beam, max_active, min_active, lattice_beam, prune_interval, beam_delta, keep_links,
-            gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt):
+            gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt, state2tok, lists, tmp):
     """The whole utterance. Returns the token/link arrays and the frame lists for
     :func:`_raw_lattice` (or, without links, for :func:`_trace_backpointers`), whether a final
     state was reached and the per-frame expanded counts.
@@ -544,14 +605,17 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     (cutoffs, tokens) is the same, so is the best path.
 
     On-demand mode (``gmm_off`` not empty): ``ac`` is not read; the scaled log-likelihoods come
-    from the GMM kernel for the pdfs the search reaches, cached per frame (see _acoustic)."""
+    from the GMM kernel for the pdfs the search reaches, cached per frame (see _fill_cache).
+
+    ``state2tok`` (all -1), ``lists`` and ``tmp`` are a SearchWorkspace's arrays; the search
+    leaves ``state2tok`` all -1 again when it returns."""
     on_demand = gmm_off.shape[0] > 0
     num_frames = gmm_x2.shape[0] if on_demand else ac.shape[0]
-    num_pdfs = gmm_off.shape[0] - 1 if on_demand else 0
-    cache = np.empty(num_pdfs, np.float32)
-    cache_frame = np.full(num_pdfs, -1, np.int64)
+    num_cached = gmm_off.shape[0] - 1 if on_demand else 0
+    cache = np.empty(num_cached, np.float32)
+    cache_frame = np.full(num_cached, -1, np.int64)
+    num_pdfs = num_cached if on_demand else ac.shape[1]
     n_eval = np.zeros(1, np.int64)
-    num_states = final_w.shape[0]
     cap = 1024
     toks_f = np.empty((cap, 3 if keep_links else 5), np.float64)
     toks_i = np.empty((cap, 3 if keep_links else 7), np.int64)
@@ -564,13 +628,11 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
     cost_offsets = np.zeros(num_frames, np.float64)
     # per frame: tokens expanded; those below the cutoff; pdfs computed (on-demand mode)
     expanded = np.zeros((num_frames, 3), np.int64)
-    state2tok = np.full(num_states, -1, np.int64)
-    cur_states = np.empty(num_states, np.int64)    # the active states of the newest frame
-    cur_toks = np.empty(num_states, np.int64)
-    prev_states = np.empty(num_states, np.int64)
-    prev_toks = np.empty(num_states, np.int64)
-    tmp = np.empty(num_states, np.float64)
-    queue = np.empty(num_states, np.int64)
+    cur_states = lists[0]    # the active states of the newest frame
+    cur_toks = lists[1]
+    prev_states = lists[2]
+    prev_toks = lists[3]
+    queue = lists[4]         # replaced by a larger copy in the rare case it overflows
 
     t0 = _new_tok(toks_f, toks_i, ctr, 0.0, 0, frame_head)
     if not keep_links:
@@ -637,9 +699,15 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             cost_offset = -tc
             for a in range(arc_start[s], arc_start[s + 1]):
                 if arc_il[a] != 0:
+                    pdf = tid2pdf[arc_il[a]]       # as in _process_emitting
+                    if pdf >= num_pdfs:
+                        raise ValueError(_PDF_RANGE)
+                    if on_demand and cache_frame[pdf] != frame:
+                        _fill_cache(frame, pdf, gmm_x2, gmm_proj, gmm_gconst, gmm_off, acwt,
+                                    cache, cache_frame, n_eval)
                     w = (np.float64(arc_w[a]) + cost_offset
-                         - _acoustic(frame, tid2pdf[arc_il[a]], ac, gmm_x2, gmm_proj,
-                                     gmm_gconst, gmm_off, acwt, cache, cache_frame, n_eval)
+                         - (np.float64(cache[pdf]) if on_demand
+                            else np.float64(ac[frame, pdf]))
                          + tc)
                     if w + adaptive_beam < next_cutoff:
                         next_cutoff = w + adaptive_beam
@@ -666,6 +734,8 @@ def _search(arc_start, arc_il, arc_ol, arc_w, arc_next, final_w, n_eps, start, a
             best = toks_f[t, 0]
         if toks_f[t, 0] + fc < best_final:
             best_final = toks_f[t, 0] + fc
+    for i in range(n_cur):                 # the workspace's map back to all -1
+        state2tok[cur_states[i]] = -1
     final_nonempty = best_final != _INF
     final_best = best_final if final_nonempty else best
     if not keep_links:
@@ -811,14 +881,18 @@ def best_path_arcs(num_states, src, dst, g, a, final_g, final_a):
 
 def lattice_search(graph: GraphArrays, scaled_loglikes: Optional[np.ndarray],
                    tid2pdf: np.ndarray, opts: SearchOptions, best_path_only: bool = False,
-                   gmm: Optional[tuple] = None) -> SearchOutput:
+                   gmm: Optional[tuple] = None,
+                   workspace: Optional[SearchWorkspace] = None) -> SearchOutput:
     """Decode one utterance. ``scaled_loglikes`` is (T, num_pdfs): acoustic_scale times the
     pdf log-likelihoods (Kaldi's DecodableMatrixScaledMapped); ``tid2pdf[tid]`` maps an input
     label to its column. Or, with ``gmm = (OnDemandGmm, features (T, D), acoustic_scale)`` and
     no matrix, the search computes the pdfs it reaches (Kaldi's DecodableAmDiagGmmScaled; see
     :mod:`nnetmix.decode.gmmframes`). ``best_path_only``: the same search keeping backpointers
-    instead of forward links; the lattice returned is then the best path alone (linear). Raises
-    ValueError when the epsilon arcs of a frame form a cycle (lattice mode)."""
+    instead of forward links; the lattice returned is then the best path alone (linear).
+    ``workspace``: the graph's :class:`SearchWorkspace` to reuse (one search at a time); without
+    it the state-sized arrays are made for this call. Raises ValueError when the epsilon arcs of
+    a frame form a cycle (lattice mode) or an arc's pdf is beyond the matrix's columns (or the
+    GMM's pdfs)."""
     if gmm is not None:
         model, feats, acwt = gmm
         x2, proj, gconst, off = model.design(feats), model.proj_t, model.gconst, model.offsets
@@ -826,13 +900,21 @@ def lattice_search(graph: GraphArrays, scaled_loglikes: Optional[np.ndarray],
     else:
         x2, proj, gconst, off, acwt = _NO_GMM
         ac = np.ascontiguousarray(scaled_loglikes, dtype=np.float32)
-    (frame_head, toks_f, toks_i, links_i, links_f, offsets, final_nonempty,
-     expanded) = _search(graph.arc_start, graph.ilabel, graph.olabel, graph.weight,
-                         graph.nextstate, graph.final, graph.num_input_eps, graph.start, ac,
-                         np.ascontiguousarray(tid2pdf, dtype=np.int64), float(opts.beam),
-                         int(opts.max_active), int(opts.min_active), float(opts.lattice_beam),
-                         max(int(opts.prune_interval), 1), float(opts.beam_delta),
-                         not best_path_only, x2, proj, gconst, off, float(acwt))
+    ws = workspace if workspace is not None else SearchWorkspace(graph.num_states)
+    ws._enter(graph.num_states)
+    clean = False
+    try:
+        (frame_head, toks_f, toks_i, links_i, links_f, offsets, final_nonempty,
+         expanded) = _search(graph.arc_start, graph.ilabel, graph.olabel, graph.weight,
+                             graph.nextstate, graph.final, graph.num_input_eps, graph.start, ac,
+                             np.ascontiguousarray(tid2pdf, dtype=np.int64), float(opts.beam),
+                             int(opts.max_active), int(opts.min_active),
+                             float(opts.lattice_beam), max(int(opts.prune_interval), 1),
+                             float(opts.beam_delta), not best_path_only, x2, proj, gconst, off,
+                             float(acwt), ws.state2tok, ws.lists, ws.costs)
+        clean = True
+    finally:
+        ws._leave(clean)
     if best_path_only:
         il, ol, g, a, fc, found = _trace_backpointers(frame_head, toks_f, toks_i,
                                                       final_nonempty)

@@ -4,6 +4,7 @@ Kaldi's own C++ LatticeFasterDecoder (kaldi-hmm-gmm) with max-active/min-active,
 the tokens expanded per frame, partial output, bad graphs."""
 import kaldi_hmm_gmm as khg  # noqa: I001 -- before kaldifst
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -277,3 +278,114 @@ def test_best_path_only_mode_gives_the_lattice_modes_best_path(digits, opts):
     dec = _decoder(hclg, tm, "faster", **opts)
     full, best = dec.decode(ll, "d"), dec.decode(ll, "d", lattice=False)
     assert (best.words, best.alignment) == (full.words, full.alignment)
+
+
+def _raw_equal(x, y):
+    """Two SearchOutputs are the same search: lattices array for array, the same counts."""
+    a, b = x.lattice, y.lattice
+    assert (a.num_states, a.start, x.reached_final) == (b.num_states, b.start, y.reached_final)
+    for f in ("src", "dst", "ilabel", "olabel", "g", "a", "final_g", "final_a"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert np.array_equal(x.expanded, y.expanded)
+
+
+def _workspace_utts(digits, n=6):
+    tm, tree, _hclg, _keep, word_phones = digits
+    rng = np.random.default_rng(31)
+    return [(f"w{i}", _digits_loglikes(tree, tm, word_phones,
+                                       [int(w) for w in rng.choice(list(word_phones), size=4)],
+                                       rng, noise=2.5))
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("opts", [dict(beam=16.0, max_active=30, min_active=5),
+                                  dict(beam=9.0, **NO_HISTOGRAM)])
+def test_a_reused_workspace_searches_as_a_fresh_one(digits, opts):
+    """The search's state-sized arrays are kept between utterances (SearchWorkspace) and the
+    state-to-token map is reset through the last frame's states only: every utterance, searched
+    twice in turn in both modes on one workspace, gives exactly the search of fresh arrays, and
+    the map is all -1 after each."""
+    from nnetmix.decode.faster import SearchOptions, SearchWorkspace, lattice_search
+    tm, _tree, hclg, _keep, _wp = digits
+    graph = graph_arrays(hclg)
+    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
+    so = SearchOptions(opts["beam"], opts["max_active"], opts["min_active"], 5.0)
+    ws = SearchWorkspace(graph.num_states)
+    utts = _workspace_utts(digits)
+    for _round in range(2):
+        for _key, ll in utts:
+            scaled = (0.2 * ll).astype(np.float32)
+            for best_path_only in (False, True):
+                fresh = lattice_search(graph, scaled, tid2pdf, so, best_path_only)
+                reused = lattice_search(graph, scaled, tid2pdf, so, best_path_only, workspace=ws)
+                _raw_equal(reused, fresh)
+                assert np.all(ws.state2tok == -1)
+    assert fresh.expanded[:, 0].max() > 5       # many states are active at once
+
+
+def test_one_decoder_in_threads_equals_fresh_decoders(digits):
+    """LatticeDecoder keeps one workspace per thread: one decoder object called from three
+    threads at once, twice over the utterances, gives each utterance the result of a fresh
+    decoder (words, alignment, likelihood, determinized lattice), and no two threads share a
+    workspace."""
+    from nnetmix.decode.sequencer import TaskSequencerConfig, run_in_order
+    tm, _tree, hclg, _keep, _wp = digits
+    utts = _workspace_utts(digits, 8)
+    kw = dict(beam=14.0, max_active=40, min_active=5)
+    ref = {k: _decoder(hclg, tm, "faster", **kw).decode(ll, k) for k, ll in utts}
+    shared = _decoder(hclg, tm, "faster", **kw)
+    got, workspaces = [], {}
+
+    def work(item):
+        workspaces.setdefault(id(shared._workspace()), set()).add(threading.get_ident())
+        return shared.decode(item[1], item[0])
+    run_in_order(utts + utts, work, lambda item, r: got.append(r), TaskSequencerConfig(3))
+    for r, (k, _ll) in zip(got, utts + utts):
+        want = ref[k]
+        assert (r.key, r.words, r.alignment, r.likelihood) == (k, want.words, want.alignment,
+                                                               want.likelihood)
+        assert r.lattice == want.lattice
+    assert all(len(threads) == 1 for threads in workspaces.values())
+
+
+def test_a_search_that_raised_does_not_spoil_the_next(digits):
+    """A search that stops midway (here: a pdf of the transition-id map beyond the matrix's
+    columns, reached after the first frames) leaves the state-to-token map dirty; the
+    workspace refills it before its next search, whose output is a fresh search's. A workspace
+    is refused to a second search while in use, and to a graph of another size."""
+    from nnetmix.decode.faster import (SearchOptions, SearchWorkspace, WorkspaceError,
+                                       lattice_search)
+    tm, _tree, hclg, _keep, _wp = digits
+    graph = graph_arrays(hclg)
+    tid2pdf = np.asarray(tm.tid2pdf, dtype=np.int64)
+    so = SearchOptions(16.0, 30, 5, 5.0)
+    (_k, good), (_k2, other) = _workspace_utts(digits, 2)
+    scaled = (0.2 * good).astype(np.float32)
+    fresh = lattice_search(graph, scaled, tid2pdf, so)
+    ws = SearchWorkspace(graph.num_states)
+    dirty = False
+    for pdf in range(tm.num_pdfs):          # the first pdf whose absence stops a search midway
+        bad_map = np.where(tid2pdf == pdf, tm.num_pdfs, tid2pdf)
+        with pytest.raises(ValueError, match="beyond the log-likelihood matrix.s columns"):
+            lattice_search(graph, (0.2 * other).astype(np.float32), bad_map, so, workspace=ws)
+        if np.any(ws.state2tok != -1):
+            dirty = True
+            break
+    assert dirty
+    _raw_equal(lattice_search(graph, scaled, tid2pdf, so, workspace=ws), fresh)
+    assert np.all(ws.state2tok == -1)
+    ws._enter(graph.num_states)                      # as a search running in another thread
+    with pytest.raises(WorkspaceError, match="already in use"):
+        lattice_search(graph, scaled, tid2pdf, so, workspace=ws)
+    ws._leave(True)
+    with pytest.raises(WorkspaceError, match="states"):
+        lattice_search(graph, scaled, tid2pdf, so, workspace=SearchWorkspace(3))
+    # through the decoder: bad utterances between good ones change nothing
+    dec = _decoder(hclg, tm, "faster", beam=16.0, max_active=30, min_active=5)
+    want = _decoder(hclg, tm, "faster", beam=16.0, max_active=30, min_active=5).decode(good, "g")
+    for bad in (good[:, :-1], good[:0]):
+        with pytest.raises(DecodeError):
+            dec.decode(bad, "b")
+        r = dec.decode(good, "g")
+        assert (r.words, r.alignment, r.likelihood, r.lattice) == (
+            want.words, want.alignment, want.likelihood, want.lattice)

@@ -31,8 +31,8 @@
 # nnet1 Switchboard recipe) and decodes with tri3's graphs, or with `--dnn-input mfcc` on the
 # monophone's alignments and MFCCs with the monophone's graphs. `local/make_results.py --record`
 # keeps the run in exp/ as a row of RESULTS.md's calibration table (local/calibration.jsonl).
-# Other networks for stages 10-11 (issue 19; none of them run at full size yet, and RESULTS.md
-# has no row for them): --dnn-activation relu trains a ReLU DNN (Kaldi's rm ReLU recipe:
+# Other networks for stages 10-11 (issue 19; of these only the ReLU DNN has run at full size, a tie
+# with the sigmoid DNN in RESULTS.md): --dnn-activation relu trains a ReLU DNN (Kaldi's rm ReLU recipe:
 # <ParametricRelu>, zero hidden biases, weights N(0, 0.02), learning rate 0.001, random
 # initialisation: no stage 9 RBMs); --dnn-type lstm|blstm trains an LSTM or BLSTM
 # (steps/nnet/train.sh --network-type, --rnn-* options; unspliced features, SGD with momentum 0.9

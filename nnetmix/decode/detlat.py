@@ -58,38 +58,44 @@ _PAR, _LAB, _DEP, _CHILD, _SIB = 0, 1, 2, 3, 4
 
 
 @njit(**_JIT)
-def _intern(parent, label, tr, alive, root, meta):
-    """The node of string ``parent`` + (label,), or -1 if the trie is full (grow and call again).
-    A node created, or revived after a rebuild dropped it, counts in meta[1] (the repository
-    size, as the reference's set of strings counts it); meta[0] is the number of nodes."""
-    if parent == 0:
-        c = root[label]
-    else:
-        c = tr[parent, _CHILD]
-        while c >= 0 and tr[c, _LAB] != label:
-            c = tr[c, _SIB]
-    if c >= 0:
-        if not alive[c]:
-            alive[c] = True
-            meta[1] += 1
-        return c
-    n = meta[0]
-    if n == tr.shape[0]:
-        return -1
-    tr[n, _PAR] = parent
-    tr[n, _LAB] = label
-    tr[n, _DEP] = tr[parent, _DEP] + 1
-    tr[n, _CHILD] = -1
-    if parent == 0:
-        tr[n, _SIB] = -1
-        root[label] = n
-    else:
-        tr[n, _SIB] = tr[parent, _CHILD]
-        tr[parent, _CHILD] = n
-    alive[n] = True
-    meta[0] += 1
-    meta[1] += 1
-    return n
+def _intern_strings(lb, starts, ends, cnt, tr, alive, root, meta, out):
+    """out[x] = the node of string lb[starts[x]:ends[x]] for x < cnt, interned from the root in
+    that order; the caller grows the trie first so that it has room for every label. A node
+    created, or revived after a rebuild dropped it, counts in meta[1] (the repository size, as
+    the reference's set of strings counts it); meta[0] is the number of nodes. One call per
+    closure, the per-label step written out in the loop: a helper per label cost a
+    reference-count pair per array per label (see the module docstring)."""
+    for x in range(cnt):
+        node = np.int64(0)
+        for i in range(starts[x], ends[x]):
+            label = lb[i]
+            if node == 0:
+                c = root[label]
+            else:
+                c = tr[node, _CHILD]
+                while c >= 0 and tr[c, _LAB] != label:
+                    c = tr[c, _SIB]
+            if c >= 0:
+                if not alive[c]:
+                    alive[c] = True
+                    meta[1] += 1
+            else:
+                c = meta[0]
+                tr[c, _PAR] = node
+                tr[c, _LAB] = label
+                tr[c, _DEP] = tr[node, _DEP] + 1
+                tr[c, _CHILD] = -1
+                if node == 0:
+                    tr[c, _SIB] = -1
+                    root[label] = c
+                else:
+                    tr[c, _SIB] = tr[node, _CHILD]
+                    tr[node, _CHILD] = c
+                alive[c] = True
+                meta[0] += 1
+                meta[1] += 1
+            node = c
+        out[x] = node
 
 
 @njit(**_JIT)
@@ -140,18 +146,6 @@ def _better(g1, a1, s1, l1, g2, a2, s2, l2, tr):
 
 
 @njit(**_JIT)
-def _intern_seq(lb, b, e, tr, alive, root, meta):
-    """The node of string lb[b:e], interned from the root, or -1 if the trie might fill up on
-    the way (grow and call again)."""
-    if meta[0] + (e - b) > tr.shape[0]:
-        return -1
-    node = np.int64(0)
-    for i in range(b, e):
-        node = _intern(node, lb[i], tr, alive, root, meta)
-    return node
-
-
-@njit(**_JIT)
 def _path_len(x, w_pred, w_il, w_base, tr):
     """Length of the string of closure state x (see determinize_arrays)."""
     n = 0
@@ -179,6 +173,29 @@ def _path_labels(x, w_pred, w_il, w_base, tr, lb, b, e):
         lb[p] = tr[s, _LAB]
         s = tr[s, _PAR]
         p -= 1
+
+
+@njit(**_JIT)
+def _write_paths(nl, cnt, lo, w_pred, w_il, w_base, tr, lb):
+    """_path_labels of closure states nl[x] into lb[lo[x]:lo[x + 1]] for x < cnt, written out
+    in one loop (one call per closure, not one per state: see _intern_strings)."""
+    for q in range(cnt):
+        x = nl[q]
+        b = lo[q]
+        p = lo[q + 1] - 1
+        while w_pred[x] >= 0:
+            if w_il[x] != 0:
+                lb[p] = w_il[x]
+                p -= 1
+            x = w_pred[x]
+        if w_il[x] != 0:
+            lb[p] = w_il[x]
+            p -= 1
+        s = w_base[x]
+        while p >= b:
+            lb[p] = tr[s, _LAB]
+            s = tr[s, _PAR]
+            p -= 1
 
 
 @njit(**_JIT)
@@ -247,18 +264,16 @@ def _heap_pop(hp, k):
     k -= 1
     v = hp[k]
     i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= k:
-            break
+    c = 1
+    while c < k:
         if c + 1 < k and hp[c + 1] < hp[c]:
             c += 1
         if v <= hp[c]:
             break
         hp[i] = hp[c]
         i = c
-    if k > 0:
-        hp[i] = v
+        c = 2 * i + 1
+    hp[i] = v       # k == 0: hp[0] = hp[0]
     return k
 
 
@@ -449,6 +464,8 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     ng = np.empty(n)
     na = np.empty(n)
     ns = np.empty(n, np.int64)
+    is_ = np.empty(n, np.int64)     # the strings to intern: lb[is_[x]:ie_[x]]
+    ie_ = np.empty(n, np.int64)
     status = STATUS_OK
     # an expansion's word-arc candidates (at most one per kept word arc: a subset's states
     # differ): word, next state, the string before the arc's input label, that label; g, a
@@ -634,8 +651,7 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                 continue
             if lb.shape[0] < tot:
                 lb = np.empty(2 * tot, np.int64)
-            for x in range(cnt_n):
-                _path_labels(nl[x], w_pred, w_il, w_base, tr, lb, lo[x], lo[x + 1])
+            _write_paths(nl, cnt_n, lo, w_pred, w_il, w_base, tr, lb)
             kpre = 0
             if cur >= 0:
                 # normalize: the best element's weight and the common string prefix go out
@@ -653,20 +669,20 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     while k < kpre and k < lo[x + 1] - lo[x] and lb[lo[x] + k] == lb[lo[0] + k]:
                         k += 1
                     kpre = k
-                pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
-                while pre < 0:
+                while meta[0] + kpre > tr.shape[0]:
                     tr, alive = _grow_trie(tr, alive)
-                    pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
+                is_[0], ie_[0] = lo[0], lo[0] + kpre
+                _intern_strings(lb, is_, ie_, 1, tr, alive, root, meta, ns)
+                pre = ns[0]
                 cg0, ca0 = ng[b], na[b]
                 for x in range(cnt_n):
                     ng[x] = ng[x] - cg0
                     na[x] = na[x] - ca0
             for x in range(cnt_n):
-                sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
-                while sx < 0:
-                    tr, alive = _grow_trie(tr, alive)
-                    sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
-                ns[x] = sx
+                is_[x], ie_[x] = lo[x] + kpre, lo[x + 1]
+            while meta[0] + tot - cnt_n * kpre > tr.shape[0]:
+                tr, alive = _grow_trie(tr, alive)
+            _intern_strings(lb, is_, ie_, cnt_n, tr, alive, root, meta, ns)
             if cur >= 0:
                 f = base + cg0 + ca0
             else:

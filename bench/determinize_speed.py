@@ -48,7 +48,12 @@ from nnetmix.decode.phonedet import (determinize_lattice_phone_pruned,  # noqa: 
                                      phone_pass, phone_start_labels)
 
 sys.path.insert(0, str(ROOT / "bench"))
-from decode_speed import median_time, recipe_inputs, synthetic_inputs  # noqa: E402
+from decode_speed import interleaved_times, recipe_inputs, synthetic_inputs  # noqa: E402
+
+
+def median_time(fn, repeat: int) -> float:
+    """Median process CPU seconds of ``fn`` over ``repeat`` runs (decode_speed.py's timer)."""
+    return interleaved_times([fn], repeat)[0][1]
 
 
 def get_args() -> argparse.Namespace:

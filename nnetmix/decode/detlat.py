@@ -19,6 +19,16 @@ Here everything is arrays:
   only the states kept in the subset get theirs written out, split into the common prefix (the
   output arc's) and the residuals, which are interned.
 
+Hot loops hold no numba lists, heapq or typed-dict operations per element and call no helper
+per label or per state: numba takes an atomic reference-count increment and decrement
+(NRT_incref / NRT_decref) per list method call and per heap push or pop, and a helper whose
+array arguments live past one of its loops keeps a pair per such array per call, which its
+pruning pass does not remove and LLVM cannot (perf put a quarter of the time on harbour's
+monophone lattices there). So the tables are growable arrays with counts, the closure's heap is
+an int64 array, and strings are written and interned by one call per closure
+(:func:`_write_paths`, :func:`_intern_strings`). Inspect a change with ``NUMBA_DEBUGINFO=1`` and
+``inspect_llvm()``: the calls to NRT_incref in a function's body should be outside its loops.
+
 Memory is counted as Kaldi's CheckMemoryUsage counts it (repository entries, output arcs and
 subset elements at 32, 32 and 24 bytes; checked every time the number of output states is a
 multiple of 10): past ``max_mem`` the repository is rebuilt to the strings still needed, and if

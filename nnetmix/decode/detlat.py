@@ -167,28 +167,9 @@ def _path_len(x, w_pred, w_il, w_base, tr):
 
 
 @njit(**_JIT)
-def _path_labels(x, w_pred, w_il, w_base, tr, lb, b, e):
-    """Write the string of closure state x into lb[b:e]."""
-    p = e - 1
-    while w_pred[x] >= 0:
-        if w_il[x] != 0:
-            lb[p] = w_il[x]
-            p -= 1
-        x = w_pred[x]
-    if w_il[x] != 0:
-        lb[p] = w_il[x]
-        p -= 1
-    s = w_base[x]
-    while p >= b:
-        lb[p] = tr[s, _LAB]
-        s = tr[s, _PAR]
-        p -= 1
-
-
-@njit(**_JIT)
 def _write_paths(nl, cnt, lo, w_pred, w_il, w_base, tr, lb):
-    """_path_labels of closure states nl[x] into lb[lo[x]:lo[x + 1]] for x < cnt, written out
-    in one loop (one call per closure, not one per state: see _intern_strings)."""
+    """Write the string of closure state nl[x] into lb[lo[x]:lo[x + 1]] for x < cnt: one call
+    per closure, not one per state (see _intern_strings)."""
     for q in range(cnt):
         x = nl[q]
         b = lo[q]
@@ -223,12 +204,13 @@ def _path_less(s, il, d, w_pred, w_il, w_base, tr):
     n1 = _path_len(s, w_pred, w_il, w_base, tr) + (1 if il != 0 else 0)
     n2 = _path_len(d, w_pred, w_il, w_base, tr)
     lb = np.empty(n1 + n2, np.int64)
+    k1 = n1 - 1 if il != 0 else n1
     if il != 0:
         lb[n1 - 1] = il
-        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1 - 1)
-    else:
-        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1)
-    _path_labels(d, w_pred, w_il, w_base, tr, lb, n1, n1 + n2)
+    # s's string into lb[0:k1], d's into lb[n1:n1 + n2] (exact ties only: not a hot path)
+    nl = np.array([s, d])
+    _write_paths(nl[:1], 1, np.array([0, k1]), w_pred, w_il, w_base, tr, lb)
+    _write_paths(nl[1:], 1, np.array([n1, n1 + n2]), w_pred, w_il, w_base, tr, lb)
     return _seq_less(lb, 0, n1, n1, n1 + n2)
 
 

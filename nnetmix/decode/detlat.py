@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-__all__ = ["determinize_arrays", "strings_to_flat", "output_lattice", "STATUS_OK", "STATUS_MEMORY",
+__all__ = ["determinize_arrays", "connect_prune", "strings_to_flat", "output_lattice", "STATUS_OK", "STATUS_MEMORY",
            "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
            "ARC_BYTES", "ELEM_BYTES"]
 
@@ -771,6 +771,171 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     t_par = tr[:meta[0], _PAR].copy()
     t_lab = tr[:meta[0], _LAB].copy()
     return status, out_arcs, out_w, f_str, f_w, 0 if ns_out else -1, t_par, t_lab, info
+
+
+@njit(**_JIT)
+def _topo_connect(n, start, csr, by, dst, arc_ok, final_ok):
+    """(new id per state, -1 where dropped; number kept): the states on a successful path over
+    the arcs with arc_ok, numbered as lattice.py's _connect_and_sort numbers them (its
+    topo_order: Kahn's algorithm with a stack, arcs in order; arcs of state s are
+    by[csr[s]:csr[s + 1]])."""
+    indeg = np.zeros(n, np.int64)
+    for j in range(csr[n]):
+        i = by[j]
+        if arc_ok[i]:
+            indeg[dst[i]] += 1
+    stack = np.empty(n, np.int64)
+    top = 0
+    for s in range(n):
+        if indeg[s] == 0:
+            stack[top] = s
+            top += 1
+    order = np.empty(n, np.int64)
+    m = 0
+    while top > 0:
+        top -= 1
+        s = stack[top]
+        order[m] = s
+        m += 1
+        for j in range(csr[s], csr[s + 1]):
+            i = by[j]
+            if arc_ok[i]:
+                d = dst[i]
+                indeg[d] -= 1
+                if indeg[d] == 0:
+                    stack[top] = d
+                    top += 1
+    coacc = final_ok.copy()
+    for r in range(m - 1, -1, -1):
+        s = order[r]
+        if not coacc[s]:
+            for j in range(csr[s], csr[s + 1]):
+                i = by[j]
+                if arc_ok[i] and coacc[dst[i]]:
+                    coacc[s] = True
+                    break
+    acc = np.zeros(n, np.bool_)
+    acc[start] = True
+    new_id = np.full(n, -1, np.int64)
+    k = 0
+    for r in range(m):
+        s = order[r]
+        if acc[s]:
+            for j in range(csr[s], csr[s + 1]):
+                i = by[j]
+                if arc_ok[i]:
+                    acc[dst[i]] = True
+            if coacc[s]:
+                new_id[s] = k
+                k += 1
+    return new_id, k
+
+
+@njit(**_JIT)
+def connect_prune(n, start, out_arcs, out_w, f_str, f_w, beam):
+    """determinize_arrays' output as lattice.py's ``prune_compact_lattice(_connect_and_sort(
+    lattice), beam)`` leaves it, on arrays, so that Python objects are made for the kept arcs
+    only, once: trim to the states on a successful path (numbered in topological order),
+    drop the arcs and final weights more than ``beam`` worse than the best path (the same float
+    operations in the same order as lattice.py), trim again. Returns (start, per kept arc in
+    order of source state: source, word, string node, next, g, a; per kept state: final string
+    node (-1: not final), final g, a); start is -1 and everything empty when no path is left."""
+    k = out_arcs.shape[0]
+    src = out_arcs[:, 0].copy()
+    dst = out_arcs[:, 3].copy()
+    by = np.argsort(src, kind="mergesort")
+    csr = np.zeros(n + 1, np.int64)
+    for i in range(k):
+        csr[src[i] + 1] += 1
+    for s in range(n):
+        csr[s + 1] += csr[s]
+    e_i = np.zeros((0, 4), np.int64)
+    e_f = np.zeros((0, 2))
+    e_s = np.zeros(0, np.int64)
+    if n == 0 or start < 0:
+        return -1, e_i, e_f, e_s, e_f
+    id1, n1 = _topo_connect(n, start, csr, by, dst, np.ones(k, np.bool_), f_str >= 0)
+    if id1[start] < 0:
+        return -1, e_i, e_f, e_s, e_f
+    # the trimmed lattice: state id1[s] holds s's arcs to kept states, in order
+    old = np.empty(n1, np.int64)
+    for s in range(n):
+        if id1[s] >= 0:
+            old[id1[s]] = s
+    b_arc = np.empty(k, np.int64)      # original arc index
+    b_dst = np.empty(k, np.int64)
+    b_csr = np.zeros(n1 + 1, np.int64)
+    m = 0
+    for q in range(n1):
+        s = old[q]
+        for j in range(csr[s], csr[s + 1]):
+            i = by[j]
+            if id1[dst[i]] >= 0:
+                b_arc[m] = i
+                b_dst[m] = id1[dst[i]]
+                m += 1
+        b_csr[q + 1] = m
+    start1 = id1[start]
+    # prune (states are numbered in topological order; min over the same sums in any
+    # topological order gives the same values)
+    alpha = np.full(n1, np.inf)
+    alpha[start1] = 0.0
+    for q in range(n1):
+        if alpha[q] == np.inf:
+            continue
+        for j in range(b_csr[q], b_csr[q + 1]):
+            i = b_arc[j]
+            v = alpha[q] + out_w[i, 0] + out_w[i, 1]
+            if v < alpha[b_dst[j]]:
+                alpha[b_dst[j]] = v
+    beta = np.empty(n1)
+    for q in range(n1 - 1, -1, -1):
+        s = old[q]
+        b = f_w[s, 0] + f_w[s, 1] if f_str[s] >= 0 else np.inf
+        for j in range(b_csr[q], b_csr[q + 1]):
+            i = b_arc[j]
+            v = out_w[i, 0] + out_w[i, 1] + beta[b_dst[j]]
+            if v < b:
+                b = v
+        beta[q] = b
+    cutoff = beta[start1] + beam
+    cutoff += 1e-6 * abs(cutoff)
+    ident = np.arange(m)
+    arc_ok = np.empty(m, np.bool_)
+    for q in range(n1):
+        for j in range(b_csr[q], b_csr[q + 1]):
+            i = b_arc[j]
+            arc_ok[j] = alpha[q] + out_w[i, 0] + out_w[i, 1] + beta[b_dst[j]] <= cutoff
+    fin_ok = np.zeros(n1, np.bool_)
+    for q in range(n1):
+        s = old[q]
+        fin_ok[q] = f_str[s] >= 0 and not (alpha[q] + f_w[s, 0] + f_w[s, 1] > cutoff)
+    id2, n2 = _topo_connect(n1, start1, b_csr, ident, b_dst, arc_ok, fin_ok)
+    if id2[start1] < 0:
+        return -1, e_i, e_f, e_s, e_f
+    old2 = np.empty(n2, np.int64)
+    for q in range(n1):
+        if id2[q] >= 0:
+            old2[id2[q]] = q
+    res_i = np.empty((m, 4), np.int64)
+    res_w = np.empty((m, 2))
+    fin_s = np.full(n2, -1, np.int64)
+    fin_w = np.zeros((n2, 2))
+    r = 0
+    for t in range(n2):
+        q = old2[t]
+        s = old[q]
+        if fin_ok[q]:
+            fin_s[t] = f_str[s]
+            fin_w[t, 0], fin_w[t, 1] = f_w[s, 0], f_w[s, 1]
+        for j in range(b_csr[q], b_csr[q + 1]):
+            if arc_ok[j] and id2[b_dst[j]] >= 0:
+                i = b_arc[j]
+                res_i[r, 0], res_i[r, 1] = t, out_arcs[i, 1]
+                res_i[r, 2], res_i[r, 3] = out_arcs[i, 2], id2[b_dst[j]]
+                res_w[r, 0], res_w[r, 1] = out_w[i, 0], out_w[i, 1]
+                r += 1
+    return id2[start1], res_i[:r].copy(), res_w[:r].copy(), fin_s, fin_w
 
 
 @njit(**_JIT)

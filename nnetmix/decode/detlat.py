@@ -775,7 +775,8 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
 
 @njit(**_JIT)
 def _topo_connect(n, start, csr, by, dst, arc_ok, final_ok):
-    """(new id per state, -1 where dropped; number kept): the states on a successful path over
+    """(new id per state, -1 where dropped; the kept states by new id): the states on a
+    successful path over
     the arcs with arc_ok, numbered as lattice.py's _connect_and_sort numbers them (its
     topo_order: Kahn's algorithm with a stack, arcs in order; arcs of state s are
     by[csr[s]:csr[s + 1]])."""
@@ -817,6 +818,7 @@ def _topo_connect(n, start, csr, by, dst, arc_ok, final_ok):
     acc = np.zeros(n, np.bool_)
     acc[start] = True
     new_id = np.full(n, -1, np.int64)
+    kept = np.empty(m, np.int64)
     k = 0
     for r in range(m):
         s = order[r]
@@ -827,8 +829,9 @@ def _topo_connect(n, start, csr, by, dst, arc_ok, final_ok):
                     acc[dst[i]] = True
             if coacc[s]:
                 new_id[s] = k
+                kept[k] = s
                 k += 1
-    return new_id, k
+    return new_id, kept[:k]
 
 
 @njit(**_JIT)
@@ -854,14 +857,11 @@ def connect_prune(n, start, out_arcs, out_w, f_str, f_w, beam):
     e_s = np.zeros(0, np.int64)
     if n == 0 or start < 0:
         return -1, e_i, e_f, e_s, e_f
-    id1, n1 = _topo_connect(n, start, csr, by, dst, np.ones(k, np.bool_), f_str >= 0)
+    id1, old = _topo_connect(n, start, csr, by, dst, np.ones(k, np.bool_), f_str >= 0)
     if id1[start] < 0:
         return -1, e_i, e_f, e_s, e_f
-    # the trimmed lattice: state id1[s] holds s's arcs to kept states, in order
-    old = np.empty(n1, np.int64)
-    for s in range(n):
-        if id1[s] >= 0:
-            old[id1[s]] = s
+    # the trimmed lattice: state q (old state old[q]) holds its arcs to kept states, in order
+    n1 = old.shape[0]
     b_arc = np.empty(k, np.int64)      # original arc index
     b_dst = np.empty(k, np.int64)
     b_csr = np.zeros(n1 + 1, np.int64)
@@ -910,13 +910,10 @@ def connect_prune(n, start, out_arcs, out_w, f_str, f_w, beam):
     for q in range(n1):
         s = old[q]
         fin_ok[q] = f_str[s] >= 0 and not (alpha[q] + f_w[s, 0] + f_w[s, 1] > cutoff)
-    id2, n2 = _topo_connect(n1, start1, b_csr, ident, b_dst, arc_ok, fin_ok)
+    id2, old2 = _topo_connect(n1, start1, b_csr, ident, b_dst, arc_ok, fin_ok)
     if id2[start1] < 0:
         return -1, e_i, e_f, e_s, e_f
-    old2 = np.empty(n2, np.int64)
-    for q in range(n1):
-        if id2[q] >= 0:
-            old2[id2[q]] = q
+    n2 = old2.shape[0]
     res_i = np.empty((m, 4), np.int64)
     res_w = np.empty((m, 2))
     fin_s = np.full(n2, -1, np.int64)

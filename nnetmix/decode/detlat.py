@@ -44,8 +44,8 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-__all__ = ["determinize_arrays", "connect_prune", "strings_to_flat", "output_lattice", "STATUS_OK", "STATUS_MEMORY",
-           "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
+__all__ = ["determinize_arrays", "connect_prune", "strings_to_flat", "output_lattice", "STATUS_OK",
+           "STATUS_MEMORY", "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
            "ARC_BYTES", "ELEM_BYTES"]
 
 _JIT = dict(cache=True, nogil=True)   # no fastmath: the reference's float operations, in order

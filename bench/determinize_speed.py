@@ -11,8 +11,8 @@ compiled phone-then-word wrapper the decoders run by default
 (nnetmix/decode/phonedet.py, Kaldi's DeterminizeLatticePhonePrunedWrapper). Each time is the
 median over --repeat runs of the whole set, in process CPU seconds (wall seconds before
 8b0d2fc). Checks: python and compiled give the same lattices (same states, arcs, strings;
-weights within 1e-6); phone-then-word and word-only the same --nbest best word sequences within the beam (a word-deterministic lattice has one path per
-sequence) with the same alignments and costs (within 1e-6 relative). The share is
+weights within 1e-6); phone-then-word and word-only the same --nbest best word sequences
+within the beam (a word-deterministic lattice has one path per sequence) with the same alignments and costs (within 1e-6 relative). The share is
 determinization / (search + determinization), the decoding time of latgen-faster-mapped given
 log-likelihoods; the GMM time is printed apart.
 

@@ -7,12 +7,12 @@ For each utterance of a recipe's decode: GMM log-likelihoods (once), the compile
 LatticeFasterDecoder search (nnetmix.decode.faster.lattice_search) to a raw lattice, then, side
 by side on the same raw lattices (--impls): word-only determinize_lattice_pruned with
 impl="python" (the reference) and impl="compiled" (nnetmix/decode/detlat.py), and "phone", the
-compiled phone-then-word wrapper the decoders run by default
-(nnetmix/decode/phonedet.py, Kaldi's DeterminizeLatticePhonePrunedWrapper). Each time is the
-median over --repeat runs of the whole set, in process CPU seconds (wall seconds before
-8b0d2fc). Checks: python and compiled give the same lattices (same states, arcs, strings;
-weights within 1e-6); phone-then-word and word-only the same --nbest best word sequences
-within the beam (a word-deterministic lattice has one path per sequence) with the same alignments and costs (within 1e-6 relative). The share is
+compiled phone-then-word wrapper the decoders run by default (nnetmix/decode/phonedet.py,
+Kaldi's DeterminizeLatticePhonePrunedWrapper). Each time is the median over --repeat runs of the
+whole set, in process CPU seconds (wall seconds before 8b0d2fc). Checks: python and compiled
+give the same lattices (same states, arcs, strings; weights within 1e-6); phone-then-word and
+word-only the same --nbest best word sequences within the beam (a word-deterministic lattice has
+one path per sequence) with the same alignments and costs (within 1e-6 relative). The share is
 determinization / (search + determinization), the decoding time of latgen-faster-mapped given
 log-likelihoods; the GMM time is printed apart.
 

@@ -7,12 +7,12 @@ For each utterance of a recipe's decode: GMM log-likelihoods (once), the compile
 LatticeFasterDecoder search (nnetmix.decode.faster.lattice_search) to a raw lattice, then, side
 by side on the same raw lattices (--impls): word-only determinize_lattice_pruned with
 impl="python" (the reference) and impl="compiled" (nnetmix/decode/detlat.py), and "phone", the
-compiled phone-then-word wrapper the decoders run by default
-(nnetmix/decode/phonedet.py, Kaldi's DeterminizeLatticePhonePrunedWrapper). Each time is the
-median over --repeat runs of the whole set. Checks: python and compiled give the same lattices
-(same states, arcs, strings; weights within 1e-6); phone-then-word and word-only the same
---nbest best word sequences within the beam (a word-deterministic lattice has one path per
-sequence) with the same alignments and costs (within 1e-6 relative). The share is
+compiled phone-then-word wrapper the decoders run by default (nnetmix/decode/phonedet.py,
+Kaldi's DeterminizeLatticePhonePrunedWrapper). Each time is the median over --repeat runs of the
+whole set, in process CPU seconds (wall seconds before 8b0d2fc). Checks: python and compiled
+give the same lattices (same states, arcs, strings; weights within 1e-6); phone-then-word and
+word-only the same --nbest best word sequences within the beam (a word-deterministic lattice has
+one path per sequence) with the same alignments and costs (within 1e-6 relative). The share is
 determinization / (search + determinization), the decoding time of latgen-faster-mapped given
 log-likelihoods; the GMM time is printed apart.
 
@@ -48,7 +48,12 @@ from nnetmix.decode.phonedet import (determinize_lattice_phone_pruned,  # noqa: 
                                      phone_pass, phone_start_labels)
 
 sys.path.insert(0, str(ROOT / "bench"))
-from decode_speed import median_time, recipe_inputs, synthetic_inputs  # noqa: E402
+from decode_speed import interleaved_times, recipe_inputs, synthetic_inputs  # noqa: E402
+
+
+def median_time(fn, repeat: int) -> float:
+    """Median process CPU seconds of ``fn`` over ``repeat`` runs (decode_speed.py's timer)."""
+    return interleaved_times([fn], repeat)[0][1]
 
 
 def get_args() -> argparse.Namespace:

@@ -19,6 +19,16 @@ Here everything is arrays:
   only the states kept in the subset get theirs written out, split into the common prefix (the
   output arc's) and the residuals, which are interned.
 
+Hot loops hold no numba lists, heapq or typed-dict operations per element and call no helper
+per label or per state: numba takes an atomic reference-count increment and decrement
+(NRT_incref / NRT_decref) per list method call and per heap push or pop, and a helper whose
+array arguments live past one of its loops keeps a pair per such array per call, which its
+pruning pass does not remove and LLVM cannot (perf put a quarter of the time on harbour's
+monophone lattices there). So the tables are growable arrays with counts, the closure's heap is
+an int64 array, and strings are written and interned by one call per closure
+(:func:`_write_paths`, :func:`_intern_strings`). Inspect a change with ``NUMBA_DEBUGINFO=1`` and
+``inspect_llvm()``: the calls to NRT_incref in a function's body should be outside its loops.
+
 Memory is counted as Kaldi's CheckMemoryUsage counts it (repository entries, output arcs and
 subset elements at 32, 32 and 24 bytes; checked every time the number of output states is a
 multiple of 10): past ``max_mem`` the repository is rebuilt to the strings still needed, and if
@@ -34,14 +44,21 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-__all__ = ["determinize_arrays", "strings_to_flat", "output_lattice", "STATUS_OK", "STATUS_MEMORY",
-           "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
+__all__ = ["determinize_arrays", "connect_prune", "strings_to_flat", "output_lattice", "STATUS_OK",
+           "STATUS_MEMORY", "STATUS_MAX_STATES", "STATUS_CYCLE", "STATUS_NO_PATH", "REPO_ENTRY_BYTES",
            "ARC_BYTES", "ELEM_BYTES"]
 
 _JIT = dict(cache=True, nogil=True)   # no fastmath: the reference's float operations, in order
 _QUANT = 1024.0
 REPO_ENTRY_BYTES, ARC_BYTES, ELEM_BYTES = 32, 32, 24   # Kaldi's sizeof(Entry) * 2, TempArc, Element
 STATUS_OK, STATUS_MEMORY, STATUS_MAX_STATES, STATUS_CYCLE, STATUS_NO_PATH = 0, 1, 2, 3, 4
+# columns of determinize_arrays' tables: subset elements (el_i, el_f), output states (sub_i,
+# sub_f), output arcs (arc_i; arc_w is g, a)
+_E_STATE, _E_STR = 0, 1
+_E_G, _E_A, _E_QG, _E_QA = 0, 1, 2, 3
+_S_START, _S_LEN, _S_CHAIN, _S_FIN, _S_DONE = 0, 1, 2, 3, 4
+_S_FWD, _S_FG, _S_FA = 0, 1, 2
+_O_SRC, _O_WORD, _O_STR, _O_NEXT = 0, 1, 2, 3
 
 
 # -- string repository (trie) -------------------------------------------------------------------
@@ -51,38 +68,44 @@ _PAR, _LAB, _DEP, _CHILD, _SIB = 0, 1, 2, 3, 4
 
 
 @njit(**_JIT)
-def _intern(parent, label, tr, alive, root, meta):
-    """The node of string ``parent`` + (label,), or -1 if the trie is full (grow and call again).
-    A node created, or revived after a rebuild dropped it, counts in meta[1] (the repository
-    size, as the reference's set of strings counts it); meta[0] is the number of nodes."""
-    if parent == 0:
-        c = root[label]
-    else:
-        c = tr[parent, _CHILD]
-        while c >= 0 and tr[c, _LAB] != label:
-            c = tr[c, _SIB]
-    if c >= 0:
-        if not alive[c]:
-            alive[c] = True
-            meta[1] += 1
-        return c
-    n = meta[0]
-    if n == tr.shape[0]:
-        return -1
-    tr[n, _PAR] = parent
-    tr[n, _LAB] = label
-    tr[n, _DEP] = tr[parent, _DEP] + 1
-    tr[n, _CHILD] = -1
-    if parent == 0:
-        tr[n, _SIB] = -1
-        root[label] = n
-    else:
-        tr[n, _SIB] = tr[parent, _CHILD]
-        tr[parent, _CHILD] = n
-    alive[n] = True
-    meta[0] += 1
-    meta[1] += 1
-    return n
+def _intern_strings(lb, starts, ends, cnt, tr, alive, root, meta, out):
+    """out[x] = the node of string lb[starts[x]:ends[x]] for x < cnt, interned from the root in
+    that order; the caller grows the trie first so that it has room for every label. A node
+    created, or revived after a rebuild dropped it, counts in meta[1] (the repository size, as
+    the reference's set of strings counts it); meta[0] is the number of nodes. One call per
+    closure, the per-label step written out in the loop: a helper per label cost a
+    reference-count pair per array per label (see the module docstring)."""
+    for x in range(cnt):
+        node = np.int64(0)
+        for i in range(starts[x], ends[x]):
+            label = lb[i]
+            if node == 0:
+                c = root[label]
+            else:
+                c = tr[node, _CHILD]
+                while c >= 0 and tr[c, _LAB] != label:
+                    c = tr[c, _SIB]
+            if c >= 0:
+                if not alive[c]:
+                    alive[c] = True
+                    meta[1] += 1
+            else:
+                c = meta[0]
+                tr[c, _PAR] = node
+                tr[c, _LAB] = label
+                tr[c, _DEP] = tr[node, _DEP] + 1
+                tr[c, _CHILD] = -1
+                if node == 0:
+                    tr[c, _SIB] = -1
+                    root[label] = c
+                else:
+                    tr[c, _SIB] = tr[node, _CHILD]
+                    tr[node, _CHILD] = c
+                alive[c] = True
+                meta[0] += 1
+                meta[1] += 1
+            node = c
+        out[x] = node
 
 
 @njit(**_JIT)
@@ -120,7 +143,7 @@ def _str_less(x, lx, y, ly, tr):
     return bx.shape[0] < by.shape[0]
 
 
-@njit(inline="always", **_JIT)
+@njit(**_JIT)
 def _better(g1, a1, s1, l1, g2, a2, s2, l2, tr):
     """The reference's _better: total cost, then graph cost, then the string."""
     t1 = g1 + a1
@@ -130,18 +153,6 @@ def _better(g1, a1, s1, l1, g2, a2, s2, l2, tr):
     if g1 != g2:
         return g1 < g2
     return _str_less(s1, l1, s2, l2, tr)
-
-
-@njit(**_JIT)
-def _intern_seq(lb, b, e, tr, alive, root, meta):
-    """The node of string lb[b:e], interned from the root, or -1 if the trie might fill up on
-    the way (grow and call again)."""
-    if meta[0] + (e - b) > tr.shape[0]:
-        return -1
-    node = np.int64(0)
-    for i in range(b, e):
-        node = _intern(node, lb[i], tr, alive, root, meta)
-    return node
 
 
 @njit(**_JIT)
@@ -156,22 +167,26 @@ def _path_len(x, w_pred, w_il, w_base, tr):
 
 
 @njit(**_JIT)
-def _path_labels(x, w_pred, w_il, w_base, tr, lb, b, e):
-    """Write the string of closure state x into lb[b:e]."""
-    p = e - 1
-    while w_pred[x] >= 0:
+def _write_paths(nl, cnt, lo, w_pred, w_il, w_base, tr, lb):
+    """Write the string of closure state nl[x] into lb[lo[x]:lo[x + 1]] for x < cnt: one call
+    per closure, not one per state (see _intern_strings)."""
+    for q in range(cnt):
+        x = nl[q]
+        b = lo[q]
+        p = lo[q + 1] - 1
+        while w_pred[x] >= 0:
+            if w_il[x] != 0:
+                lb[p] = w_il[x]
+                p -= 1
+            x = w_pred[x]
         if w_il[x] != 0:
             lb[p] = w_il[x]
             p -= 1
-        x = w_pred[x]
-    if w_il[x] != 0:
-        lb[p] = w_il[x]
-        p -= 1
-    s = w_base[x]
-    while p >= b:
-        lb[p] = tr[s, _LAB]
-        s = tr[s, _PAR]
-        p -= 1
+        s = w_base[x]
+        while p >= b:
+            lb[p] = tr[s, _LAB]
+            s = tr[s, _PAR]
+            p -= 1
 
 
 @njit(**_JIT)
@@ -189,12 +204,13 @@ def _path_less(s, il, d, w_pred, w_il, w_base, tr):
     n1 = _path_len(s, w_pred, w_il, w_base, tr) + (1 if il != 0 else 0)
     n2 = _path_len(d, w_pred, w_il, w_base, tr)
     lb = np.empty(n1 + n2, np.int64)
+    k1 = n1 - 1 if il != 0 else n1
     if il != 0:
         lb[n1 - 1] = il
-        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1 - 1)
-    else:
-        _path_labels(s, w_pred, w_il, w_base, tr, lb, 0, n1)
-    _path_labels(d, w_pred, w_il, w_base, tr, lb, n1, n1 + n2)
+    # s's string into lb[0:k1], d's into lb[n1:n1 + n2] (exact ties only: not a hot path)
+    nl = np.array([s, d])
+    _write_paths(nl[:1], 1, np.array([0, k1]), w_pred, w_il, w_base, tr, lb)
+    _write_paths(nl[1:], 1, np.array([n1, n1 + n2]), w_pred, w_il, w_base, tr, lb)
     return _seq_less(lb, 0, n1, n1, n1 + n2)
 
 
@@ -207,6 +223,50 @@ def _mark_needed(x, tr, alive):
         c += 1
         x = tr[x, _PAR]
     return c
+
+
+# -- growable arrays and a heap of int64 (numba's lists and heapq took an atomic reference-count
+# increment and decrement per append, push and pop: see the module docstring) -----------------
+@njit(**_JIT)
+def _grown(x, need):
+    """x (rows along the first axis) copied into an array of at least ``need`` rows."""
+    shape = (max(need, 2 * x.shape[0]),) + x.shape[1:]
+    y = np.empty(shape, x.dtype)
+    y[:x.shape[0]] = x
+    return y
+
+
+@njit(**_JIT)
+def _heap_push(hp, k, v):
+    """Push v on the binary min-heap hp[:k]; returns k + 1 (hp has room)."""
+    i = k
+    while i > 0:
+        p = (i - 1) >> 1
+        if hp[p] <= v:
+            break
+        hp[i] = hp[p]
+        i = p
+    hp[i] = v
+    return k + 1
+
+
+@njit(**_JIT)
+def _heap_pop(hp, k):
+    """Remove the minimum hp[0] of the heap hp[:k]; returns k - 1."""
+    k -= 1
+    v = hp[k]
+    i = 0
+    c = 1
+    while c < k:
+        if c + 1 < k and hp[c + 1] < hp[c]:
+            c += 1
+        if v <= hp[c]:
+            break
+        hp[i] = hp[c]
+        i = c
+        c = 2 * i + 1
+    hp[i] = v       # k == 0: hp[0] = hp[0]
+    return k
 
 
 # -- the raw lattice: topological order, forward/backward costs ---------------------------------
@@ -369,27 +429,17 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     gen = 0
 
     # output states: subsets sorted by raw state
-    el_state = [np.int64(0)][:0]
-    el_qg = [0.0][:0]
-    el_qa = [0.0][:0]
-    el_g = [0.0][:0]
-    el_a = [0.0][:0]
-    el_s = [np.int64(0)][:0]
-    sub_start = [np.int64(0)][:0]
-    sub_len = [np.int64(0)][:0]
-    sub_chain = [np.int64(0)][:0]
-    sub_done = [False][:0]          # expanded (a state can be queued again at a better cost)
-    fwd = [0.0][:0]
-    fin_str = [np.int64(0)][:0]
-    fin_wg = [0.0][:0]
-    fin_wa = [0.0][:0]
+    # (growable arrays with counts, not numba lists: see the module docstring)
+    el_i = np.empty((256, 2), np.int64)     # elements: raw state, string
+    el_f = np.empty((256, 4))               # g, a, quantized g, quantized a
+    n_el = 0
+    sub_i = np.empty((64, 5), np.int64)     # subsets: first element, size, hash chain, final
+    sub_f = np.empty((64, 3))               # string (-1: not final), expanded; fwd, final g, a
+    n_sub = 0
     sub_map = Dict.empty(key_type=types.int64, value_type=types.int64)
-    arc_src = [np.int64(0)][:0]
-    arc_word = [np.int64(0)][:0]
-    arc_str = [np.int64(0)][:0]
-    arc_nxt = [np.int64(0)][:0]
-    arc_g = [0.0][:0]
-    arc_a = [0.0][:0]
+    arc_i = np.empty((64, 4), np.int64)     # output arcs: source, word, string, next
+    arc_w = np.empty((64, 2))               # g, a
+    n_arc = 0
     num_elems = 0
     num_arcs = 0
     queue = [(0.0, np.int64(0))][:0]
@@ -399,18 +449,20 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
     w_base = np.zeros(n, np.int64)  # initial elements: the string before that label
     lb = np.empty(1024, np.int64)   # the kept states' strings, flat
     lo = np.empty(n + 1, np.int64)
-    wl = [np.int64(0)][:0]          # working subset's states in insertion order
+    wl = np.empty(n, np.int64)      # working subset's states in insertion order (n_wl)
+    n_wl = 0
+    hp = np.empty(n + m + 1, np.int64)  # the closure's heap of ranks: a push per state or arc
     nl = np.empty(n, np.int64)      # minimal (normalized) subset, scratch
     ng = np.empty(n)
     na = np.empty(n)
     ns = np.empty(n, np.int64)
+    is_ = np.empty(n, np.int64)     # the strings to intern: lb[is_[x]:ie_[x]]
+    ie_ = np.empty(n, np.int64)
     status = STATUS_OK
-    cw_l = [np.int64(0)][:0]        # an expansion's word-arc candidates
-    cd_l = [np.int64(0)][:0]
-    cg_l = [0.0][:0]
-    ca_l = [0.0][:0]
-    cs_l = [np.int64(0)][:0]        # the string before the arc's input label
-    ci_l = [np.int64(0)][:0]        # the arc's input label
+    # an expansion's word-arc candidates (at most one per kept word arc: a subset's states
+    # differ): word, next state, the string before the arc's input label, that label; g, a
+    c_i = np.empty((max(wcnt[n], 1), 4), np.int64)
+    c_f = np.empty((max(wcnt[n], 1), 2))
     pre = np.int64(0)
     cg0 = 0.0
     ca0 = 0.0
@@ -419,12 +471,12 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
         if it == -1:
             # the start subset: closure of {start} with base 0, not normalized
             gen += 1
-            wl.clear()
             w_gen[start] = gen
             w_g[start] = 0.0
             w_a[start] = 0.0
             w_pred[start], w_base[start], w_il[start] = -1, 0, 0
-            wl.append(start)
+            wl[0] = start
+            n_wl = 1
             base = 0.0
             cur = -1
             words = np.zeros(1, np.int64)
@@ -433,7 +485,7 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
         else:
             if len(queue) == 0:
                 break
-            nstates = len(sub_start)
+            nstates = n_sub
             if (max_states > 0 and nstates > max_states) or (max_arcs > 0
                                                              and num_arcs > max_arcs):
                 info[0] = queue[0][0] - best_total
@@ -447,13 +499,13 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     alive[:] = False
                     alive[0] = True
                     c = 0
-                    for x in range(len(el_s)):
-                        c += _mark_needed(el_s[x], tr, alive)
-                    for x in range(len(arc_str)):
-                        c += _mark_needed(arc_str[x], tr, alive)
-                    for x in range(len(fin_str)):
-                        if fin_str[x] >= 0:
-                            c += _mark_needed(fin_str[x], tr, alive)
+                    for x in range(n_el):
+                        c += _mark_needed(el_i[x, _E_STR], tr, alive)
+                    for x in range(n_arc):
+                        c += _mark_needed(arc_i[x, _O_STR], tr, alive)
+                    for x in range(n_sub):
+                        if sub_i[x, _S_FIN] >= 0:
+                            c += _mark_needed(sub_i[x, _S_FIN], tr, alive)
                     meta[1] = c
                     new_total = c * REPO_ENTRY_BYTES + num_arcs * ARC_BYTES \
                         + num_elems * ELEM_BYTES
@@ -466,14 +518,14 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                         status = STATUS_MEMORY
                         break
             prio, cur = heapq.heappop(queue)
-            if sub_done[cur]:
+            if sub_i[cur, _S_DONE]:
                 continue
-            sub_done[cur] = True
-            base = fwd[cur]
-            st, ln = sub_start[cur], sub_len[cur]
+            sub_i[cur, _S_DONE] = 1
+            base = sub_f[cur, _S_FWD]
+            st, ln = sub_i[cur, _S_START], sub_i[cur, _S_LEN]
             fut = np.inf
             for x in range(st, st + ln):
-                v = el_g[x] + el_a[x] + beta[el_state[x]]
+                v = el_f[x, _E_G] + el_f[x, _E_A] + beta[el_i[x, _E_STATE]]
                 if v < fut:
                     fut = v
             if base + fut > tol:
@@ -483,15 +535,10 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
             bfg = 0.0
             bfa = 0.0
             bfs = np.int64(0)
-            cw_l.clear()
-            cd_l.clear()
-            cg_l.clear()
-            ca_l.clear()
-            cs_l.clear()
-            ci_l.clear()
+            k = 0
             for x in range(st, st + ln):
-                s = el_state[x]
-                g0, a0, t0 = el_g[x], el_a[x], el_s[x]
+                s = el_i[x, _E_STATE]
+                g0, a0, t0 = el_f[x, _E_G], el_f[x, _E_A], el_i[x, _E_STR]
                 if fin_g[s] != np.inf:
                     fg = g0 + fin_g[s]
                     fa = a0 + fin_a[s]
@@ -503,21 +550,17 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     d = dst[i]
                     if base + g0 + g[i] + a0 + a[i] + beta[d] > tol:
                         continue
-                    cw_l.append(olabel[i])
-                    cd_l.append(d)
-                    cg_l.append(g0 + g[i])
-                    ca_l.append(a0 + a[i])
-                    cs_l.append(t0)
-                    ci_l.append(ilabel[i])
+                    c_i[k, 0], c_i[k, 1], c_i[k, 2], c_i[k, 3] = olabel[i], d, t0, ilabel[i]
+                    c_f[k, 0], c_f[k, 1] = g0 + g[i], a0 + a[i]
+                    k += 1
             if have_fin:
-                fin_str[cur] = bfs
-                fin_wg[cur] = bfg
-                fin_wa[cur] = bfa
+                sub_i[cur, _S_FIN] = bfs
+                sub_f[cur, _S_FG] = bfg
+                sub_f[cur, _S_FA] = bfa
                 num_arcs += 1
-            k = len(cw_l)
             cw = np.empty(k, np.int64)
             for x in range(k):
-                cw[x] = cw_l[x]
+                cw[x] = c_i[x, 0]
             cand_order = np.argsort(cw, kind="mergesort")
             nw = 0
             words = np.empty(k, np.int64)
@@ -533,28 +576,30 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
             if cur >= 0:
                 word = words[wi]
                 gen += 1
-                wl.clear()
+                n_wl = 0
                 while p < cand_order.shape[0] and cw[cand_order[p]] == word:
                     x = cand_order[p]
                     p += 1
-                    d = cd_l[x]
-                    if w_gen[d] == gen and not _better(cg_l[x], ca_l[x], cs_l[x], ci_l[x],
-                                                       w_g[d], w_a[d], w_base[d], w_il[d], tr):
+                    d = c_i[x, 1]
+                    if w_gen[d] == gen and not _better(c_f[x, 0], c_f[x, 1], c_i[x, 2],
+                                                       c_i[x, 3], w_g[d], w_a[d], w_base[d],
+                                                       w_il[d], tr):
                         continue
                     if w_gen[d] != gen:
                         w_gen[d] = gen
-                        wl.append(d)
-                    w_g[d], w_a[d] = cg_l[x], ca_l[x]
-                    w_pred[d], w_base[d], w_il[d] = -1, cs_l[x], ci_l[x]
+                        wl[n_wl] = d
+                        n_wl += 1
+                    w_g[d], w_a[d] = c_f[x, 0], c_f[x, 1]
+                    w_pred[d], w_base[d], w_il[d] = -1, c_i[x, 2], c_i[x, 3]
             # word-epsilon closure in topological order; a state's string is its predecessor's
             # plus the arc's label (w_pred, w_il), made into a string only for the states kept
             limit = cutoff - base + 1e-6 * abs(cutoff)
-            heap = [np.int64(0)][:0]
-            for s in wl:
-                heap.append(rank[s])
-            heapq.heapify(heap)
-            while len(heap) > 0:
-                s = order[heapq.heappop(heap)]
+            n_hp = 0
+            for q in range(n_wl):
+                n_hp = _heap_push(hp, n_hp, rank[wl[q]])
+            while n_hp > 0:
+                s = order[hp[0]]
+                n_hp = _heap_pop(hp, n_hp)
                 if w_done[s] == gen:
                     continue
                 w_done[s] = gen
@@ -575,14 +620,16 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                             continue
                     else:
                         w_gen[d] = gen
-                        wl.append(d)
+                        wl[n_wl] = d
+                        n_wl += 1
                     w_g[d], w_a[d] = cg_, ca_
                     w_pred[d], w_il[d] = s, ilabel[i]
-                    heapq.heappush(heap, rank[d])
+                    n_hp = _heap_push(hp, n_hp, rank[d])
             # keep the states with a word arc out or a final weight, with their strings
             cnt_n = 0
             tot = 0
-            for s in wl:
+            for q in range(n_wl):
+                s = wl[q]
                 if minimal[s]:
                     nl[cnt_n] = s
                     ng[cnt_n] = w_g[s]
@@ -596,8 +643,7 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                 continue
             if lb.shape[0] < tot:
                 lb = np.empty(2 * tot, np.int64)
-            for x in range(cnt_n):
-                _path_labels(nl[x], w_pred, w_il, w_base, tr, lb, lo[x], lo[x + 1])
+            _write_paths(nl, cnt_n, lo, w_pred, w_il, w_base, tr, lb)
             kpre = 0
             if cur >= 0:
                 # normalize: the best element's weight and the common string prefix go out
@@ -615,20 +661,20 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                     while k < kpre and k < lo[x + 1] - lo[x] and lb[lo[x] + k] == lb[lo[0] + k]:
                         k += 1
                     kpre = k
-                pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
-                while pre < 0:
+                while meta[0] + kpre > tr.shape[0]:
                     tr, alive = _grow_trie(tr, alive)
-                    pre = _intern_seq(lb, lo[0], lo[0] + kpre, tr, alive, root, meta)
+                is_[0], ie_[0] = lo[0], lo[0] + kpre
+                _intern_strings(lb, is_, ie_, 1, tr, alive, root, meta, ns)
+                pre = ns[0]
                 cg0, ca0 = ng[b], na[b]
                 for x in range(cnt_n):
                     ng[x] = ng[x] - cg0
                     na[x] = na[x] - ca0
             for x in range(cnt_n):
-                sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
-                while sx < 0:
-                    tr, alive = _grow_trie(tr, alive)
-                    sx = _intern_seq(lb, lo[x] + kpre, lo[x + 1], tr, alive, root, meta)
-                ns[x] = sx
+                is_[x], ie_[x] = lo[x] + kpre, lo[x + 1]
+            while meta[0] + tot - cnt_n * kpre > tr.shape[0]:
+                tr, alive = _grow_trie(tr, alive)
+            _intern_strings(lb, is_, ie_, cnt_n, tr, alive, root, meta, ns)
             if cur >= 0:
                 f = base + cg0 + ca0
             else:
@@ -659,74 +705,234 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
                 h = h * np.int64(1000003) + ns[x]
             sid = sub_map[h] if h in sub_map else np.int64(-1)
             while sid >= 0:
-                st2 = sub_start[sid]
-                if sub_len[sid] == cnt_n:
+                st2 = sub_i[sid, _S_START]
+                if sub_i[sid, _S_LEN] == cnt_n:
                     same = True
                     for x in range(cnt_n):
-                        if (el_state[st2 + x] != nl[x] or el_s[st2 + x] != ns[x]
-                                or el_qg[st2 + x] != np.rint(ng[x] * _QUANT)
-                                or el_qa[st2 + x] != np.rint(na[x] * _QUANT)):
+                        if (el_i[st2 + x, _E_STATE] != nl[x] or el_i[st2 + x, _E_STR] != ns[x]
+                                or el_f[st2 + x, _E_QG] != np.rint(ng[x] * _QUANT)
+                                or el_f[st2 + x, _E_QA] != np.rint(na[x] * _QUANT)):
                             same = False
                             break
                     if same:
                         break
-                sid = sub_chain[sid]
+                sid = sub_i[sid, _S_CHAIN]
             if sid < 0:
-                sid = len(sub_start)
-                sub_chain.append(sub_map[h] if h in sub_map else np.int64(-1))
+                sid = n_sub
+                if n_sub == sub_i.shape[0]:
+                    sub_i = _grown(sub_i, n_sub + 1)
+                    sub_f = _grown(sub_f, n_sub + 1)
+                n_sub += 1
+                sub_i[sid, _S_CHAIN] = sub_map[h] if h in sub_map else np.int64(-1)
                 sub_map[h] = sid
-                sub_start.append(len(el_state))
-                sub_len.append(cnt_n)
+                sub_i[sid, _S_START] = n_el
+                sub_i[sid, _S_LEN] = cnt_n
+                if n_el + cnt_n > el_i.shape[0]:
+                    el_i = _grown(el_i, n_el + cnt_n)
+                    el_f = _grown(el_f, n_el + cnt_n)
                 for x in range(cnt_n):
-                    el_state.append(nl[x])
-                    el_g.append(ng[x])
-                    el_a.append(na[x])
-                    el_qg.append(np.rint(ng[x] * _QUANT))
-                    el_qa.append(np.rint(na[x] * _QUANT))
-                    el_s.append(ns[x])
+                    el_i[n_el, _E_STATE], el_i[n_el, _E_STR] = nl[x], ns[x]
+                    el_f[n_el, _E_G], el_f[n_el, _E_A] = ng[x], na[x]
+                    el_f[n_el, _E_QG] = np.rint(ng[x] * _QUANT)
+                    el_f[n_el, _E_QA] = np.rint(na[x] * _QUANT)
+                    n_el += 1
                 num_elems += cnt_n
-                fwd.append(f)
-                fin_str.append(-1)
-                sub_done.append(False)
-                fin_wg.append(0.0)
-                fin_wa.append(0.0)
+                sub_i[sid, _S_FIN] = -1
+                sub_i[sid, _S_DONE] = 0
+                sub_f[sid, _S_FWD], sub_f[sid, _S_FG], sub_f[sid, _S_FA] = f, 0.0, 0.0
                 heapq.heappush(queue, (f + fut, sid))
-            elif f < fwd[sid]:
-                fwd[sid] = f
-                if not sub_done[sid]:
+            elif f < sub_f[sid, _S_FWD]:
+                sub_f[sid, _S_FWD] = f
+                if not sub_i[sid, _S_DONE]:
                     # not expanded yet: queue it again at its better priority (the reference's
                     # comment says why)
                     fut2 = np.inf
-                    for x in range(sub_start[sid], sub_start[sid] + sub_len[sid]):
-                        v = el_g[x] + el_a[x] + beta[el_state[x]]
+                    st2 = sub_i[sid, _S_START]
+                    for x in range(st2, st2 + sub_i[sid, _S_LEN]):
+                        v = el_f[x, _E_G] + el_f[x, _E_A] + beta[el_i[x, _E_STATE]]
                         if v < fut2:
                             fut2 = v
                     heapq.heappush(queue, (f + fut2, sid))
             if cur >= 0:
-                arc_src.append(cur)
-                arc_word.append(words[wi])
-                arc_str.append(pre)
-                arc_nxt.append(sid)
-                arc_g.append(cg0)
-                arc_a.append(ca0)
+                if n_arc == arc_i.shape[0]:
+                    arc_i = _grown(arc_i, n_arc + 1)
+                    arc_w = _grown(arc_w, n_arc + 1)
+                arc_i[n_arc, _O_SRC], arc_i[n_arc, _O_WORD] = cur, words[wi]
+                arc_i[n_arc, _O_STR], arc_i[n_arc, _O_NEXT] = pre, sid
+                arc_w[n_arc, 0], arc_w[n_arc, 1] = cg0, ca0
+                n_arc += 1
                 num_arcs += 1
 
-    k = len(arc_src)
-    out_arcs = np.empty((k, 4), np.int64)
-    out_w = np.empty((k, 2))
-    for x in range(k):
-        out_arcs[x, 0], out_arcs[x, 1] = arc_src[x], arc_word[x]
-        out_arcs[x, 2], out_arcs[x, 3] = arc_str[x], arc_nxt[x]
-        out_w[x, 0], out_w[x, 1] = arc_g[x], arc_a[x]
-    ns_out = len(sub_start)
-    f_str = np.empty(ns_out, np.int64)
-    f_w = np.empty((ns_out, 2))
-    for x in range(ns_out):
-        f_str[x] = fin_str[x]
-        f_w[x, 0], f_w[x, 1] = fin_wg[x], fin_wa[x]
+    out_arcs = arc_i[:n_arc].copy()
+    out_w = arc_w[:n_arc].copy()
+    ns_out = n_sub
+    f_str = sub_i[:n_sub, _S_FIN].copy()
+    f_w = sub_f[:n_sub, _S_FG:].copy()
     t_par = tr[:meta[0], _PAR].copy()
     t_lab = tr[:meta[0], _LAB].copy()
     return status, out_arcs, out_w, f_str, f_w, 0 if ns_out else -1, t_par, t_lab, info
+
+
+@njit(**_JIT)
+def _topo_connect(n, start, csr, by, dst, arc_ok, final_ok):
+    """(new id per state, -1 where dropped; the kept states by new id): the states on a
+    successful path over
+    the arcs with arc_ok, numbered as lattice.py's _connect_and_sort numbers them (its
+    topo_order: Kahn's algorithm with a stack, arcs in order; arcs of state s are
+    by[csr[s]:csr[s + 1]])."""
+    indeg = np.zeros(n, np.int64)
+    for j in range(csr[n]):
+        i = by[j]
+        if arc_ok[i]:
+            indeg[dst[i]] += 1
+    stack = np.empty(n, np.int64)
+    top = 0
+    for s in range(n):
+        if indeg[s] == 0:
+            stack[top] = s
+            top += 1
+    order = np.empty(n, np.int64)
+    m = 0
+    while top > 0:
+        top -= 1
+        s = stack[top]
+        order[m] = s
+        m += 1
+        for j in range(csr[s], csr[s + 1]):
+            i = by[j]
+            if arc_ok[i]:
+                d = dst[i]
+                indeg[d] -= 1
+                if indeg[d] == 0:
+                    stack[top] = d
+                    top += 1
+    coacc = final_ok.copy()
+    for r in range(m - 1, -1, -1):
+        s = order[r]
+        if not coacc[s]:
+            for j in range(csr[s], csr[s + 1]):
+                i = by[j]
+                if arc_ok[i] and coacc[dst[i]]:
+                    coacc[s] = True
+                    break
+    acc = np.zeros(n, np.bool_)
+    acc[start] = True
+    new_id = np.full(n, -1, np.int64)
+    kept = np.empty(m, np.int64)
+    k = 0
+    for r in range(m):
+        s = order[r]
+        if acc[s]:
+            for j in range(csr[s], csr[s + 1]):
+                i = by[j]
+                if arc_ok[i]:
+                    acc[dst[i]] = True
+            if coacc[s]:
+                new_id[s] = k
+                kept[k] = s
+                k += 1
+    return new_id, kept[:k]
+
+
+@njit(**_JIT)
+def connect_prune(n, start, out_arcs, out_w, f_str, f_w, beam):
+    """determinize_arrays' output as lattice.py's ``prune_compact_lattice(_connect_and_sort(
+    lattice), beam)`` leaves it, on arrays, so that Python objects are made for the kept arcs
+    only, once: trim to the states on a successful path (numbered in topological order),
+    drop the arcs and final weights more than ``beam`` worse than the best path (the same float
+    operations in the same order as lattice.py), trim again. Returns (start, per kept arc in
+    order of source state: source, word, string node, next, g, a; per kept state: final string
+    node (-1: not final), final g, a); start is -1 and everything empty when no path is left."""
+    k = out_arcs.shape[0]
+    src = out_arcs[:, 0].copy()
+    dst = out_arcs[:, 3].copy()
+    by = np.argsort(src, kind="mergesort")
+    csr = np.zeros(n + 1, np.int64)
+    for i in range(k):
+        csr[src[i] + 1] += 1
+    for s in range(n):
+        csr[s + 1] += csr[s]
+    e_i = np.zeros((0, 4), np.int64)
+    e_f = np.zeros((0, 2))
+    e_s = np.zeros(0, np.int64)
+    if n == 0 or start < 0:
+        return -1, e_i, e_f, e_s, e_f
+    id1, old = _topo_connect(n, start, csr, by, dst, np.ones(k, np.bool_), f_str >= 0)
+    if id1[start] < 0:
+        return -1, e_i, e_f, e_s, e_f
+    # the trimmed lattice: state q (old state old[q]) holds its arcs to kept states, in order
+    n1 = old.shape[0]
+    b_arc = np.empty(k, np.int64)      # original arc index
+    b_dst = np.empty(k, np.int64)
+    b_csr = np.zeros(n1 + 1, np.int64)
+    m = 0
+    for q in range(n1):
+        s = old[q]
+        for j in range(csr[s], csr[s + 1]):
+            i = by[j]
+            if id1[dst[i]] >= 0:
+                b_arc[m] = i
+                b_dst[m] = id1[dst[i]]
+                m += 1
+        b_csr[q + 1] = m
+    start1 = id1[start]
+    # prune (states are numbered in topological order; min over the same sums in any
+    # topological order gives the same values)
+    alpha = np.full(n1, np.inf)
+    alpha[start1] = 0.0
+    for q in range(n1):
+        if alpha[q] == np.inf:
+            continue
+        for j in range(b_csr[q], b_csr[q + 1]):
+            i = b_arc[j]
+            v = alpha[q] + out_w[i, 0] + out_w[i, 1]
+            if v < alpha[b_dst[j]]:
+                alpha[b_dst[j]] = v
+    beta = np.empty(n1)
+    for q in range(n1 - 1, -1, -1):
+        s = old[q]
+        b = f_w[s, 0] + f_w[s, 1] if f_str[s] >= 0 else np.inf
+        for j in range(b_csr[q], b_csr[q + 1]):
+            i = b_arc[j]
+            v = out_w[i, 0] + out_w[i, 1] + beta[b_dst[j]]
+            if v < b:
+                b = v
+        beta[q] = b
+    cutoff = beta[start1] + beam
+    cutoff += 1e-6 * abs(cutoff)
+    ident = np.arange(m)
+    arc_ok = np.empty(m, np.bool_)
+    for q in range(n1):
+        for j in range(b_csr[q], b_csr[q + 1]):
+            i = b_arc[j]
+            arc_ok[j] = alpha[q] + out_w[i, 0] + out_w[i, 1] + beta[b_dst[j]] <= cutoff
+    fin_ok = np.zeros(n1, np.bool_)
+    for q in range(n1):
+        s = old[q]
+        fin_ok[q] = f_str[s] >= 0 and not (alpha[q] + f_w[s, 0] + f_w[s, 1] > cutoff)
+    id2, old2 = _topo_connect(n1, start1, b_csr, ident, b_dst, arc_ok, fin_ok)
+    if id2[start1] < 0:
+        return -1, e_i, e_f, e_s, e_f
+    n2 = old2.shape[0]
+    res_i = np.empty((m, 4), np.int64)
+    res_w = np.empty((m, 2))
+    fin_s = np.full(n2, -1, np.int64)
+    fin_w = np.zeros((n2, 2))
+    r = 0
+    for t in range(n2):
+        q = old2[t]
+        s = old[q]
+        if fin_ok[q]:
+            fin_s[t] = f_str[s]
+            fin_w[t, 0], fin_w[t, 1] = f_w[s, 0], f_w[s, 1]
+        for j in range(b_csr[q], b_csr[q + 1]):
+            if arc_ok[j] and id2[b_dst[j]] >= 0:
+                i = b_arc[j]
+                res_i[r, 0], res_i[r, 1] = t, out_arcs[i, 1]
+                res_i[r, 2], res_i[r, 3] = out_arcs[i, 2], id2[b_dst[j]]
+                res_w[r, 0], res_w[r, 1] = out_w[i, 0], out_w[i, 1]
+                r += 1
+    return id2[start1], res_i[:r].copy(), res_w[:r].copy(), fin_s, fin_w
 
 
 @njit(**_JIT)

@@ -428,18 +428,34 @@ def _determinize_compiled(raw: RawLattice, beam: float, max_states: int, max_mem
     from nnetmix.decode import detlat  # optional: numba loads only when determinizing
     (arcs, w, fstr, fw, start, tpar, tlab), info = determinize_compiled_arrays(
         raw, beam, max_states, max_mem, max_arcs)
+    # trimmed and pruned on arrays first (prune_compact_lattice(_connect_and_sort(...)) on the
+    # same floats), so that tuples are made once, for the kept arcs only
+    start, arcs, w, fstr, fw = detlat.connect_prune(len(fstr), start, arcs, w, fstr, fw,
+                                                    float(beam))
+    return compact_from_arrays(start, arcs, w, fstr, fw, tpar, tlab), info
+
+
+def compact_from_arrays(start: int, arcs: np.ndarray, w: np.ndarray, fstr: np.ndarray,
+                        fw: np.ndarray, tpar: np.ndarray, tlab: np.ndarray) -> CompactLattice:
+    """The CompactLattice of :func:`nnetmix.decode.detlat.determinize_arrays`' (or
+    ``connect_prune``'s) arrays: arcs (source, word, string node, next) with weights w (g, a) in
+    the order of their source states' arcs, final string nodes (-1: not final) and weights;
+    strings are the trie's (tpar, tlab) nodes. Empty when start < 0."""
+    from nnetmix.decode import detlat  # optional: numba loads only when determinizing
+    if start < 0:
+        return CompactLattice()
     flat, offs = detlat.strings_to_flat(np.concatenate([arcs[:, 2], fstr]), tpar, tlab)
     flat, offs = flat.tolist(), offs.tolist()
     strs = [tuple(flat[offs[j]:offs[j + 1]]) for j in range(len(offs) - 1)]
     n = len(fstr)
-    out = CompactLattice(start, [[] for _ in range(n)], [None] * n)
-    for j, (s, lab, _sid, nxt) in enumerate(arcs.tolist()):
-        out.arcs[s].append((lab, w[j, 0].item(), w[j, 1].item(), strs[j], nxt))
+    out = CompactLattice(int(start), [[] for _ in range(n)], [None] * n)
+    for j, ((s, lab, _sid, nxt), (g, a)) in enumerate(zip(arcs.tolist(), w.tolist())):
+        out.arcs[s].append((lab, g, a, strs[j], nxt))
     k = len(arcs)
     for s, (fs, (g, a)) in enumerate(zip(fstr.tolist(), fw.tolist())):
         if fs >= 0:
             out.finals[s] = (g, a, strs[k + s])
-    return prune_compact_lattice(_connect_and_sort(out), beam), info
+    return out
 
 
 def determinize_reference(raw: RawLattice, beam: float, max_states: int, max_mem: int,

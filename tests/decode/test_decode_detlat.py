@@ -12,8 +12,10 @@ import pytest
 from nnetmix.decode.decoder import LatticeDecoder, LatticeDecoderConfig
 from nnetmix.decode.latio import CompactLatticeWriter, iter_compact_lattices
 from nnetmix.decode.latrescore import raw_to_compact
-from nnetmix.decode.lattice import (LatticeError, RawLattice, best_path,
-                                    determinize_lattice_pruned, determinize_lattice_pruned_status)
+from nnetmix.decode.lattice import (LatticeError, RawLattice, best_path, connect,
+                                    compact_from_arrays, determinize_compiled_arrays,
+                                    determinize_lattice_pruned, determinize_lattice_pruned_status,
+                                    prune_compact_lattice)
 
 from helpers import (all_paths, compact_paths, digits_search_lattices, digits_system, load_bin,
                      random_mixed_lattice, random_raw_lattice)
@@ -34,6 +36,30 @@ def _both(caplog, raw, beam, **kw):
                 out = str(e)
         res.append((out, [r.getMessage() for r in caplog.records if r.name == LOGGER]))
     return res
+
+
+def test_connect_prune_equals_trimming_and_pruning_in_python():
+    """detlat.connect_prune on the determinizer's arrays gives what lattice.py's
+    prune_compact_lattice(connect(...)) gives on their CompactLattice, at beams that
+    cut arcs, final weights and states."""
+    from nnetmix.decode import detlat
+    rng = np.random.default_rng(77)
+    cut = 0
+    for _ in range(60):
+        raw = random_mixed_lattice(rng, 10, 3, 0.6)
+        try:
+            (arcs, w, fstr, fw, start, tpar, tlab), _info = determinize_compiled_arrays(
+                raw, 1e9, -1, 0, -1)
+        except LatticeError:
+            continue
+        for beam in (np.inf, 3.0, 1.0, 0.2, 0.0):
+            full = compact_from_arrays(start, arcs, w, fstr, fw, tpar, tlab)
+            ref = prune_compact_lattice(connect(full), beam)
+            got = compact_from_arrays(*detlat.connect_prune(len(fstr), start, arcs, w, fstr, fw,
+                                                            beam), tpar, tlab)
+            assert got == ref
+            cut += ref.num_states < full.num_states
+    assert cut > 10
 
 
 @pytest.mark.parametrize("group", range(4))

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +39,6 @@ sys.path.insert(0, str(ROOT))
 import kaldi_hmm_gmm  # noqa: E402,F401,I001 -- before kaldifst
 import numpy as np  # noqa: E402
 
-from nnetmix.decode.decoder import read_decoding_graph  # noqa: E402
 from nnetmix.decode.faster import SearchOptions, lattice_search  # noqa: E402
 from nnetmix.decode.fstarrays import graph_arrays  # noqa: E402
 from nnetmix.decode.lattice import determinize_lattice_pruned  # noqa: E402

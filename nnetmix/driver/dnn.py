@@ -256,8 +256,10 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
                                     f"(rank {w.rank} has {usable}); use fewer ranks or smaller "
                                     "minibatches")
             if streams is not None:
-                log.info("rank %d: a minibatch is one multi-stream step (%s); at a mix each "
-                         "rank keeps its streams' LSTM state", w.rank, describe_step(streams))
+                state = ("at a mix each rank keeps its streams' LSTM state"
+                         if hasattr(streams, "batch_size") else "no state crosses a step")
+                log.info("rank %d: a minibatch is one multi-stream step (%s); %s", w.rank,
+                         describe_step(streams), state)
             factor = mopts.lr_factor(w.size)
             upd = dataclasses.replace(update_opts, learn_rate=update_opts.learn_rate * factor)
             log.info("rank %d: %d minibatches agreed (%d local); learning rate %g (x %g)%s",

@@ -170,7 +170,8 @@ def test_run_sh_help_and_options(tmp_path):
                             ("dnn-num-workers", "2"), ("lms", '"wp tg"'), ("tri1-leaves", "1800"),
                             ("tri3-gauss", "9000"), ("dnn-input", "fmllr"), ("dnn-type", "dnn"),
                             ("dnn-activation", "sigmoid"), ("rnn-layers", "2"),
-                            ("rnn-cell-dim", "256"), ("rnn-decode-opts", "")):
+                            ("rnn-cell-dim", "256"), ("rnn-decode-opts", ""),
+                            ("rnn-num-workers", "1")):
         assert re.search(rf"^  --{option} +{re.escape(default)}  # ", p.stderr, re.M), option
     assert "3 monophone GMM" in p.stderr and "7 tri3 (speaker-adaptive training" in p.stderr
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)

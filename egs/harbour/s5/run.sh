@@ -17,6 +17,7 @@
 #   ./run.sh --stage 10 --dnn-activation relu          # a ReLU DNN (<ParametricRelu>, no RBMs)
 #   ./run.sh --stage 10 --dnn-type blstm --rnn-layers 5 --rnn-cell-dim 256   # seed 002's DBLSTM shape
 #   ./run.sh --stage 10 --dnn-type blstm --rnn-decode-opts "--chunk-size 64 --chunk-left-context 21 --chunk-right-context 21 --chunk-overlap 32"
+#   ./run.sh --stage 10 --dnn-type blstm --rnn-num-workers 2 --dnn-opts "--bmuf true" --dnn-tag bmuf   # BMUF over 2 ranks
 #
 # Stages: 0 corpus (local/synth_harbour.py), 1 data/{train,test}, data/local/dict (CMUdict),
 # data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 features (--feat-type:
@@ -37,7 +38,8 @@
 # initialisation: no stage 9 RBMs); --dnn-type lstm|blstm trains an LSTM or BLSTM
 # (steps/nnet/train.sh --network-type, --rnn-* options; unspliced features, SGD with momentum 0.9
 # on one worker; the BLSTM's default tool is nnet-train-multistream-perutt.py, whole utterances;
-# --rnn-train-opts go to the tool, e.g. CSC-BPTT's chunk options) and decodes it per utterance
+# --rnn-train-opts go to the tool, e.g. CSC-BPTT's chunk options; --rnn-num-workers N trains over
+# N MPI ranks with model averaging, or BMUF with --dnn-opts "--bmuf true") and decodes it per utterance
 # or, with --rnn-decode-opts, in context-sensitive chunks (seed 002: 21-64+21, 32-frame overlap).
 #
 # Everything is written under data/, exp/, mfcc/ (plp/) and the corpus directory: deleting them
@@ -97,6 +99,7 @@ rnn_layers=2           # lstm/blstm: recurrent layers (seed 002's DBLSTM: 5)
 rnn_cell_dim=256       # lstm/blstm: memory cells per direction (seed 002: 256 forward + 256 backward)
 rnn_proj_dim=128       # lstm/blstm: recurrent projection per direction
 rnn_learn_rate=0.0001  # lstm/blstm: learning rate (Kaldi's rm LSTM recipe's), with momentum 0.9
+rnn_num_workers=1      # lstm/blstm: MPI ranks (N > 1: nnet-train-mpi.py, mixing every dnn_average_every steps; BMUF: --dnn-opts "--bmuf true")
 rnn_train_opts=        # lstm/blstm: the training tool's options, e.g. "--num-streams=10 --batch-size=20"
 rnn_decode_opts=       # lstm/blstm: steps/nnet/decode.sh options, e.g. "--chunk-size 64 --chunk-left-context 21 ..."
 results=RESULTS.md     # stage 12 writes this (local/make_results.py --out)
@@ -361,16 +364,21 @@ if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
 fi
 
 # As egs/digits/s5: the DNN's directory names its initialisation, workers and optimizer.
-# (relu: exp/dnn_fmllr_relu_w2; lstm/blstm: exp/dnn_fmllr_blstm2x256, one worker, SGD)
+# (relu: exp/dnn_fmllr_relu_w2; lstm/blstm: exp/dnn_fmllr_blstm2x256 with one worker, SGD,
+# exp/dnn_fmllr_blstm2x256_w2 with --rnn-num-workers 2)
 dnn_init=$($use_rbm && echo rbm || echo rand)
 [ $dnn_activation == relu ] && dnn_init=relu
 dnn_dir=exp/dnn_$([ $dnn_input == mfcc ] || echo fmllr_)${dnn_init}_w${dnn_num_workers}
 [ $dnn_optimizer == ngsgd ] || dnn_dir=${dnn_dir}_$dnn_optimizer
-[ $dnn_type == dnn ] || dnn_dir=exp/dnn_$([ $dnn_input == mfcc ] || echo fmllr_)${dnn_type}${rnn_layers}x${rnn_cell_dim}
+if [ $dnn_type != dnn ]; then
+  dnn_dir=exp/dnn_$([ $dnn_input == mfcc ] || echo fmllr_)${dnn_type}${rnn_layers}x${rnn_cell_dim}
+  [ $rnn_num_workers -le 1 ] || dnn_dir=${dnn_dir}_w$rnn_num_workers
+fi
 dnn_dir=${dnn_dir}${dnn_tag:+_$dnn_tag}
+workers=$([ $dnn_type == dnn ] && echo $dnn_num_workers || echo $rnn_num_workers)
 
 if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
-  log "Stage 10: DNN training on $ali, $dnn_num_workers MPI worker(s), at most $dnn_max_epochs epochs ($dnn_dir)"
+  log "Stage 10: $dnn_type training on $ali, $workers MPI worker(s), at most $dnn_max_epochs epochs ($dnn_dir)"
   t0=$SECONDS
   need 10 $ali/final.mdl "the alignments: run stage 3"
   # 10% of the training speakers are Newbob's CV set (utils/subset_data_dir_tr_cv.sh); with N > 1
@@ -387,8 +395,12 @@ if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
     dbn_opts=(--cmvn-opts "--norm-means=false --norm-vars=false")  # fMLLR: no per-speaker CMVN
   fi
   if [ $dnn_type != dnn ]; then
-    # issue 19: an LSTM or BLSTM on unspliced features, one worker, SGD with momentum 0.9
+    # issue 19: an LSTM or BLSTM on unspliced features, SGD with momentum 0.9; with
+    # --rnn-num-workers N > 1 each epoch is nnet-train-mpi.py over N ranks (--stream-mode
+    # perutt for blstm, multistream for lstm, with the --rnn-train-opts), model averaging
+    # (learning rate x N) or BMUF (--dnn-opts "--bmuf true") every --dnn-average-every steps
     steps/nnet/train.sh --cmd "$train_cmd" --network-type $dnn_type --proto-opts "$(rnn_proto_opts)" \
+      --num-workers $rnn_num_workers --average-every $dnn_average_every \
       --learn-rate $rnn_learn_rate --momentum 0.9 ${rnn_train_opts:+--train-tool-opts "$rnn_train_opts"} \
       "${dbn_opts[@]}" --max-iters $dnn_max_epochs $dnn_opts \
       $dnn_data/train_tr90 $dnn_data/train_cv10 data/lang $ali $ali $dnn_dir

@@ -40,6 +40,9 @@ def test_stage_10_trains_a_blstm_with_bmuf_over_two_workers(kaldi_fixtures, tmp_
     assert "Stage 10: blstm training on exp/mono_ali, 2 MPI worker(s)" in p.stdout
     assert "2 MPI workers per epoch (BMUF every 2 minibatches)" in p.stdout
     assert isinstance(read_nnet(str(exp / "final.nnet")).components[0], BlstmProjected)
+    options = (s5 / "exp" / "options").read_text()
+    assert "rnn_num_workers=2\n" in options and "dnn_tag=bmuf\n" in options
+    assert (exp / "stage_options" / "11").read_text() == options
     for rank in (0, 1):     # both ranks trained CSC chunks in perutt mode
         log = (exp / "log" / f"iter01.tr.rank{rank}.log").read_text()
         assert "(up to 4 chunks 8-32+8); no state crosses a step" in log, log[-2000:]

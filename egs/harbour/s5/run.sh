@@ -124,10 +124,11 @@ stage_done() {
   # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
   # (default exp; the DNN stages 10-11 use the DNN's directory), then the load average at its
   # end (the machine may be shared), for local/make_results.py
-  # and the options it ran with in <dir>/stage_options/N (exp/options of this invocation)
+  # and the options it ran with in <dir>/stage_options/N (this invocation's, as it wrote them to
+  # exp/options: another run.sh started meanwhile on the same exp/ rewrites that file)
   mkdir -p ${3:-exp}/stage_seconds ${3:-exp}/stage_options
   echo "$(( SECONDS - $2 )) $(cut -d' ' -f1-3 /proc/loadavg)" > ${3:-exp}/stage_seconds/$1
-  cp exp/options ${3:-exp}/stage_options/$1
+  echo "$options" > ${3:-exp}/stage_options/$1
 }
 
 need() {
@@ -141,8 +142,9 @@ mkdir -p exp
 commit=$(git -C "$NNETMIX_ROOT" rev-parse --short HEAD 2>/dev/null) || commit=unknown
 git -C "$NNETMIX_ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 echo "$(date '+%Y-%m-%d %H:%M:%S') [$commit] $command_line" >> exp/commands
-sed -n '/^# Begin configuration section/,/^# End configuration section/p' "$0" | grep '^[a-z_]*=' \
-  | sed 's/=.*//' | while read -r v; do printf '%s=%s\n' $v "${!v}"; done > exp/options
+options=$(sed -n '/^# Begin configuration section/,/^# End configuration section/p' "$0" \
+  | grep '^[a-z_]*=' | sed 's/=.*//' | while read -r v; do printf '%s=%s\n' $v "${!v}"; done)
+echo "$options" > exp/options
 
 grammar=local/harbour_grammar.txt
 case $feat_type in

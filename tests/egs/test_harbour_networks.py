@@ -1,9 +1,12 @@
 """egs/harbour/s5's recurrent networks over MPI (issue 19): run.sh --stage 10 --stop-stage 11
 --dnn-type blstm --rnn-num-workers 2 trains a tiny BLSTM in CSC-BPTT chunks with BMUF over two
 ranks and decodes it in chunks, on a stand-in for the recipe's inputs (the Kaldi yesno model's
-alignments and graph as exp/mono_ali and exp/mono/graph_wp, --dnn-input mfcc)."""
+alignments and graph as exp/mono_ali and exp/mono/graph_wp, --dnn-input mfcc); and
+local/make_results.py's rows and comparisons of such networks."""
+import importlib.util
 import re
 import shutil
+import sys
 
 import pytest
 from helpers import ROOT, link_recipe, run_script, yesno_recipe
@@ -11,6 +14,20 @@ from helpers import ROOT, link_recipe, run_script, yesno_recipe
 from nnetmix.nnet import BlstmProjected, read_nnet
 
 RECIPE = ROOT / "egs" / "harbour" / "s5"
+
+
+def _load_make_results():
+    """egs/harbour/s5/local/make_results.py under its own name (fsdd's recipe has one too); its
+    ``local_script`` import is the repository's local/local_script.py either way."""
+    sys.path.insert(0, str(RECIPE / "local"))
+    spec = importlib.util.spec_from_file_location("harbour_make_results",
+                                                  RECIPE / "local" / "make_results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_results = _load_make_results()
 
 
 @pytest.mark.slow
@@ -52,3 +69,47 @@ def test_stage_10_trains_a_blstm_with_bmuf_over_two_workers(kaldi_fixtures, tmp_
     dec = exp / "decode_test_wp"
     assert "Forwarding in chunks of 32 frames" in (dec / "log" / "decode.1.log").read_text()
     assert list(dec.glob("wer_*"))
+    # RESULTS.md names the network, its shape, chunks, workers and mixing, from stage_options/10
+    p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--out", "R.md",
+                    "--calibration", "none.jsonl"], cwd=s5)
+    assert p.returncode == 0, p.stderr
+    assert ("| BLSTM (`dnn_blstm1x8_w2_bmuf`, 1 x 8+8 cells, projection 4; CSC-BPTT 8-32+8, "
+            "2 workers, BMUF every 2 steps) on the monophone alignments and MFCCs | word-pair "
+            "grammar (`wp`) |") in (s5 / "R.md").read_text()
+
+
+def _stage10(d, **opts):
+    (d / "stage_options").mkdir(parents=True)
+    (d / "stage_options" / "10").write_text("".join(f"{k}={v}\n" for k, v in opts.items()))
+    return d
+
+
+def test_results_compare_each_network_with_its_baseline(tmp_path):
+    """The default DNN is the sigmoid feed-forward one; a ReLU DNN or a one-worker BLSTM is
+    compared with it, a BLSTM over N workers with the same BLSTM on one worker."""
+    rbm = _stage10(tmp_path / "dnn_fmllr_rbm_w2", dnn_type="dnn", dnn_activation="sigmoid",
+                   dnn_hid_layers=2, dnn_hid_dim=512, dnn_num_workers=2, dnn_average_every=10,
+                   dnn_optimizer="ngsgd", dnn_opts="")
+    relu = _stage10(tmp_path / "dnn_fmllr_relu_w2", dnn_type="dnn", dnn_activation="relu")
+    blstm = _stage10(tmp_path / "dnn_fmllr_blstm2x256", dnn_type="blstm", rnn_layers=2,
+                     rnn_cell_dim=256, rnn_proj_dim=128, rnn_num_workers=1,
+                     rnn_train_opts="--chunk-size=64 --chunk-left-context=21 "
+                     "--chunk-right-context=21")
+    assert make_results.is_default_dnn(rbm) and not make_results.is_default_dnn(relu)
+    assert not make_results.is_default_dnn(blstm)
+    assert make_results.is_default_dnn(tmp_path / "no_options")     # runs before stage_options
+    assert make_results.network_what("dnn_fmllr_rbm_w2", rbm) == (
+        "DNN (`dnn_fmllr_rbm_w2`, 2 x 512 sigmoid; 2 workers, model averaging every 10 "
+        "minibatches, ngsgd) on tri3's alignments and fMLLR features")
+    assert make_results.network_what("dnn_fmllr_blstm2x256", blstm) == (
+        "BLSTM (`dnn_fmllr_blstm2x256`, 2 x 256+256 cells, projection 128; CSC-BPTT 21-64+21, "
+        "1 worker) on tri3's alignments and fMLLR features")
+    nets = ["dnn_fmllr_blstm2x256", "dnn_fmllr_blstm2x256_w2", "dnn_fmllr_blstm2x256_w4_bmuf",
+            "dnn_fmllr_rbm_w2", "dnn_fmllr_relu_w2", "dnn_fmllr_lstm2x256_w2"]
+    base = {n: make_results.network_base(n, nets, "dnn_fmllr_rbm_w2") for n in nets}
+    assert base == {"dnn_fmllr_blstm2x256": "dnn_fmllr_rbm_w2",
+                    "dnn_fmllr_blstm2x256_w2": "dnn_fmllr_blstm2x256",
+                    "dnn_fmllr_blstm2x256_w4_bmuf": "dnn_fmllr_blstm2x256",
+                    "dnn_fmllr_rbm_w2": None, "dnn_fmllr_relu_w2": "dnn_fmllr_rbm_w2",
+                    # no one-worker LSTM to compare with: the DNN
+                    "dnn_fmllr_lstm2x256_w2": "dnn_fmllr_rbm_w2"}

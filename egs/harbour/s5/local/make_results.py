@@ -127,6 +127,67 @@ def dnn_notes(d: Path) -> str:
             f"accuracy {acc:.2f}%; training and CV jobs {wall:.0f} s wall")
 
 
+def network_options(d: Path) -> dict[str, str]:
+    """The run.sh options stage 10 trained <d> with (its stage_options/10; {} when absent)."""
+    f = d / "stage_options" / "10"
+    if not f.is_file():
+        return {}
+    return dict(x.split("=", 1) for x in f.read_text().splitlines() if "=" in x)
+
+
+def is_default_dnn(d: Path) -> bool:
+    """A feed-forward sigmoid DNN (run.sh's default network, the calibration rows' DNN)."""
+    o = network_options(d)
+    return o.get("dnn_type", "dnn") == "dnn" and o.get("dnn_activation", "sigmoid") == "sigmoid"
+
+
+def _csc(train_opts: str) -> str:
+    """'CSC-BPTT 21-64+21' from --rnn-train-opts' chunk options; '' without --chunk-size."""
+    v = dict(re.findall(r"--chunk-(size|left-context|right-context)=(\d+)", train_opts))
+    if not int(v.get("size", 0)):
+        return ""
+    return f"CSC-BPTT {v.get('left-context', 0)}-{v['size']}+{v.get('right-context', 0)}"
+
+
+def network_what(name: str, d: Path) -> str:
+    """The system cell of a network's row: its kind, shape, workers and mixing, from the options
+    of its stage 10."""
+    o = network_options(d)
+    kind, opts = o.get("dnn_type", "dnn"), o.get("dnn_opts", "")
+    mixing = "BMUF" if re.search(r"--bmuf[ =]true", opts) else "model averaging"
+    if kind == "dnn":
+        act = o.get("dnn_activation", "sigmoid")
+        shape = (f"{o.get('dnn_hid_layers', '?')} x {o.get('dnn_hid_dim', '?')} "
+                 f"{'ReLU' if act == 'relu' else 'sigmoid'}")
+        workers = o.get("dnn_num_workers", "?")
+        how = f"{workers} worker{'s' if workers != '1' else ''}" + \
+            (f", {mixing} every {o.get('dnn_average_every', '?')} minibatches, "
+             f"{o.get('dnn_optimizer', '?')}" if workers != "1" else "")
+        what = f"DNN (`{name}`, {shape}; {how})"
+    else:
+        workers = o.get("rnn_num_workers", "1")
+        shape = (f"{o.get('rnn_layers', '?')} x {o.get('rnn_cell_dim', '?')}"
+                 f"{'+' + o.get('rnn_cell_dim', '?') if kind == 'blstm' else ''} cells, "
+                 f"projection {o.get('rnn_proj_dim', '?')}")
+        how = ", ".join(x for x in (_csc(o.get("rnn_train_opts", "")),
+                                    f"{workers} worker{'s' if workers != '1' else ''}") if x)
+        if workers != "1":
+            how += f", {mixing} every {o.get('dnn_average_every', '?')} steps"
+        what = f"{kind.upper()} (`{name}`, {shape}; {how})"
+    return what + " on " + ("tri3's alignments and fMLLR features" if dnn_gmm(name) == "tri3"
+                            else "the monophone alignments and MFCCs")
+
+
+def network_base(name: str, nets: list[str], default: Optional[str]) -> Optional[str]:
+    """The network a network is compared with besides its GMM: a recurrent one over N > 1
+    workers with the same network on one worker (``<dir>_wN[_tag]`` against ``<dir>``), any
+    other against the run's default DNN; None for the default DNN itself."""
+    m = re.match(r"(.*(?:lstm)\d+x\d+)_w\d+(?:_.*)?$", name)
+    if m and m.group(1) in nets:
+        return m.group(1)
+    return default if name != default else None
+
+
 def _decoded(d: Path) -> bool:
     return any(d.glob("wer_*"))
 
@@ -166,7 +227,8 @@ def run_summary(exp: Path) -> dict:
     and the first DNN directory), stage times."""
     wers, secs = {}, {str(n): t.seconds for n, t in stage_seconds(exp).items()}
     sysdirs = systems(exp)
-    dnn = next(((n, d) for n, d in sysdirs if n not in dict(GMMS)), None)
+    nets = [(n, d) for n, d in sysdirs if n not in dict(GMMS)]
+    dnn = next((x for x in nets if is_default_dnn(x[1])), nets[0] if nets else None)
     opts = run_options(exp, dnn[1] if dnn else None)
     for kind, sd in [(g, exp / g) for g, _ in GMMS] + [("dnn", dnn[1] if dnn else None)]:
         if sd is None:
@@ -233,7 +295,9 @@ def run_section(exp: Path) -> list[str]:
     sysdirs = systems(exp)
     opts = run_options(exp)
     gmms = [g for g, _ in GMMS]
-    rows, lines, cmp_rows = [], [], []
+    nets = [n for n, _ in sysdirs if n not in gmms]
+    default = next((n for n in nets if is_default_dnn(exp / n)), None)
+    rows, lines, cmp_rows, net_rows = [], [], [], []
     for name, d in sysdirs:
         for lm in LMS:
             dec = d / f"decode_test_{lm}"
@@ -243,12 +307,7 @@ def run_section(exp: Path) -> list[str]:
             if name in gmms:
                 what, notes = gmm_row(name, d, lm, opts)
             else:
-                o = run_options(exp, d)
-                what = (f"DNN (`{name}`, {o.get('dnn_hid_layers', '?')} x "
-                        f"{o.get('dnn_hid_dim', '?')}) on "
-                        + ("tri3's alignments and fMLLR features" if dnn_gmm(name) == "tri3" else
-                           "the monophone alignments and MFCCs"))
-                notes = f"acwt 0.1; {dnn_notes(d)}"
+                what, notes = network_what(name, d), f"acwt 0.1; {dnn_notes(d)}"
             rows.append(f"| {what} | {LMS[lm]} (`{lm}`) | {w.cell()} | {w.wer_file} | {notes} |")
             lines.append(best_wer_line(dec))
             # each GMM against the one before it; a DNN against the GMM it learnt from
@@ -256,10 +315,11 @@ def run_section(exp: Path) -> list[str]:
                 None if name == "mono" else dnn_gmm(name)
             ref = exp / str(base) / f"decode_test_{lm}"
             if base is not None and _decoded(ref):
-                c = compare_systems(ref, dec, (base, name))
-                diff, p, verdict = comparison_cells(c)
-                cmp_rows.append(f"| `{name}` - `{base}` | {LMS[lm]} (`{lm}`) | {diff} | {p} | "
-                                f"{verdict} |")
+                cmp_rows.append(_compare_row(ref, dec, base, name, lm))
+            other = None if name in gmms else network_base(name, nets, default)
+            if other is not None and _decoded(exp / other / f"decode_test_{lm}"):
+                net_rows.append(_compare_row(exp / other / f"decode_test_{lm}", dec, other,
+                                             name, lm))
     out = ["## The run in exp/", ""]
     cmds = _commands(exp)
     if cmds:
@@ -277,6 +337,12 @@ def run_section(exp: Path) -> list[str]:
                 "p.", "",
                 "| difference | grammar | %WER difference [95% interval] | MAPSSWE p | verdict |",
                 "| --- | --- | ---: | ---: | --- |", *cmp_rows, ""]
+    if net_rows:
+        out += [f"Each other network against the run's sigmoid DNN (`{default}`), and a recurrent "
+                "network trained over N > 1 MPI workers against the same network on one worker "
+                "(`<dir>_wN` against `<dir>`), in the same way:", "",
+                "| difference | grammar | %WER difference [95% interval] | MAPSSWE p | verdict |",
+                "| --- | --- | ---: | ---: | --- |", *net_rows, ""]
     times = [(n, STAGES.get(n, f"stage {n}"), t) for n, t in sorted(stage_seconds(exp).items())]
     for name, d in sysdirs:
         if name not in gmms:
@@ -293,6 +359,12 @@ def run_section(exp: Path) -> list[str]:
         out += ["### Fingerprint (exp/fingerprint.md, `fingerprint-recipe.py .`)", "",
                 *fp.read_text().rstrip("\n").splitlines(), ""]
     return out
+
+
+def _compare_row(ref: Path, dec: Path, base: str, name: str, lm: str) -> str:
+    """A comparison table's row: `name` - `base` on one grammar, interval, p and verdict."""
+    diff, p, verdict = comparison_cells(compare_systems(ref, dec, (base, name)))
+    return f"| `{name}` - `{base}` | {LMS[lm]} (`{lm}`) | {diff} | {p} | {verdict} |"
 
 
 def read_calibration(path: Path) -> list[dict]:

@@ -37,7 +37,7 @@ demo: install
 
 test: install
 	@utils/install_debian_deps.sh $(DEBIAN_TEST) || echo "make: the Slurm tests will be skipped"
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup tests
+	$(PY) -m pytest -q -rs -n $(TEST_JOBS) --dist loadgroup tests
 
 # the CUDA checks against a real GPU (make test runs them on numba's simulator)
 test-gpu: install

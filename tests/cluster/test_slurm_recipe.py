@@ -136,6 +136,16 @@ def test_digits_through_slurm_gives_the_local_runs_bytes(runs):
     assert "# SLURM_NTASKS=2" in epoch[0].read_text()
 
 
+def _cpu() -> str:
+    """The CPU's model name (/proc/cpuinfo), for the messages."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((line.split(":", 1)[1].strip() for line in fh
+                         if line.startswith("model name")), "this CPU")
+    except OSError:
+        return "this CPU"
+
+
 def _table(text: str, rows: str) -> dict[str, str]:
     """A fingerprint's rows as {what: md5}: rows="files" the `path` rows, "env" the others."""
     out = {}
@@ -159,9 +169,11 @@ def test_fingerprint_is_the_published_one(runs):
     want_env, got_env = _table(GOLDEN.read_text(), "env"), _table(text, "env")
     other = {k: (want_env[k], got_env.get(k)) for k in want_env if got_env.get(k) != want_env[k]}
     if other:
-        pytest.skip(f"not a machine of the published run's kind: {other} (published, here)")
+        pytest.skip(f"{_cpu()} is not a machine of the published run's kind: {other} "
+                    "(published, here)")
     want, got = _table(GOLDEN.read_text(), "files"), _table(text, "files")
     assert len(want) > 20 and list(got) == list(want), (list(want), list(got))
     differ = [k for k in want if got[k] != want[k]]
-    assert not differ, (f"{len(differ)} of {len(want)} rows differ from {GOLDEN.name}, first "
+    assert not differ, (f"on {_cpu()} {len(differ)} of {len(want)} rows differ from "
+                        f"{GOLDEN.name}, first "
                         f"{differ[0]} (the stage where this run left the published one): {differ}")

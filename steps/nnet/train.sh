@@ -325,6 +325,13 @@ elif [ "$optimizer" != sgd ]; then
 fi
 echo "$0: training ($scheduler schedule, backend $backend); progress in $dir/log/train_scheduler.log"
 IFS='|' read -r -a mpi_args <<< "$mpi_opts"
+# A resumed run (no final.nnet, a scheduler log there) keeps the log of the run before it as
+# log/train_scheduler.log.N, N = 1, 2, ... (the wrapper starts its log afresh, as Kaldi's run.pl)
+if [ -s $dir/log/train_scheduler.log ]; then
+  n=1; while [ -e $dir/log/train_scheduler.log.$n ]; do n=$((n + 1)); done
+  mv $dir/log/train_scheduler.log $dir/log/train_scheduler.log.$n
+  echo "$0: resuming; the earlier run's log is now $dir/log/train_scheduler.log.$n"
+fi
 # The wrapper's own stderr waits in log/train_cmd.err: on failure the scheduler's ERROR line
 # (for an MPI epoch: the rank that ended it, its host, signal or status, and its log) comes first.
 if ! $cmd $dir/log/train_scheduler.log \

@@ -47,3 +47,14 @@ def test_train_and_decode_nnet_with_pipelines(kaldi_fixtures, tmp_path):
     for n in (1, 2):
         assert gzip.decompress((par / f"lat.{n}.gz").read_bytes()) == \
             gzip.decompress((dec / f"lat.{n}.gz").read_bytes())
+    # a second run with more epochs resumes after epoch 1, keeping the first run's log
+    (dnn / "final.nnet").unlink()
+    first = (dnn / "log" / "train_scheduler.log").read_text()
+    proc = run_script(["steps/nnet/train.sh", "--hid-layers", "1", "--hid-dim", "16", "--splice",
+                       "2", "--delta-opts", "--delta-order=2", "--max-iters", "2",
+                       "--minibatch-size", "64", "data", "data", "lang", "mono", "mono", "exp/dnn"],
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the earlier run's log is now exp/dnn/log/train_scheduler.log.1" in proc.stdout
+    assert (dnn / "log" / "train_scheduler.log.1").read_text() == first
+    assert "resuming after epoch 1" in (dnn / "log" / "train_scheduler.log").read_text()

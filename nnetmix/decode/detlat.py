@@ -271,38 +271,58 @@ def _heap_pop(hp, k):
 
 # -- the raw lattice: topological order, forward/backward costs ---------------------------------
 @njit(**_JIT)
-def _topo(n, src, dst, keep):
-    """The reference's RawLattice.topo_order (Kahn with a stack, arcs in order) on the arcs with
-    keep[i]; returns (order, ok)."""
+def _kahn(n, csr, by, dst, arc_ok):
+    """(order, m): the first m entries of order are the states reachable in a topological order
+    over the arcs with arc_ok (m < n: a cycle, or states only a cycle reaches), as the reference's
+    RawLattice.topo_order and lattice.py's topo_order number them: Kahn's algorithm with a stack,
+    the arcs of state s in order (by[csr[s]:csr[s + 1]])."""
     indeg = np.zeros(n, np.int64)
-    cnt = np.zeros(n + 1, np.int64)
-    for i in range(src.shape[0]):
-        if keep[i]:
+    for j in range(csr[n]):
+        i = by[j]
+        if arc_ok[i]:
             indeg[dst[i]] += 1
-            cnt[src[i] + 1] += 1
-    for s in range(n):
-        cnt[s + 1] += cnt[s]
-    out = np.empty(cnt[n], np.int64)
-    pos = cnt[:n].copy()
-    for i in range(src.shape[0]):
-        if keep[i]:
-            out[pos[src[i]]] = i
-            pos[src[i]] += 1
-    stack = []
+    stack = np.empty(n, np.int64)
+    top = 0
     for s in range(n):
         if indeg[s] == 0:
-            stack.append(s)
+            stack[top] = s
+            top += 1
     order = np.empty(n, np.int64)
     m = 0
-    while len(stack) > 0:
-        s = stack.pop()
+    while top > 0:
+        top -= 1
+        s = stack[top]
         order[m] = s
         m += 1
-        for j in range(cnt[s], cnt[s + 1]):
-            d = dst[out[j]]
-            indeg[d] -= 1
-            if indeg[d] == 0:
-                stack.append(d)
+        for j in range(csr[s], csr[s + 1]):
+            i = by[j]
+            if arc_ok[i]:
+                d = dst[i]
+                indeg[d] -= 1
+                if indeg[d] == 0:
+                    stack[top] = d
+                    top += 1
+    return order, m
+
+
+@njit(**_JIT)
+def _by_source(n, src):
+    """(csr, by): the arcs' indices grouped by source state, in order within a state."""
+    k = src.shape[0]
+    by = np.argsort(src, kind="mergesort")
+    csr = np.zeros(n + 1, np.int64)
+    for i in range(k):
+        csr[src[i] + 1] += 1
+    for s in range(n):
+        csr[s + 1] += csr[s]
+    return csr, by
+
+
+@njit(**_JIT)
+def _topo(n, src, dst, keep):
+    """The reference's RawLattice.topo_order on the arcs with keep[i]; returns (order, ok)."""
+    csr, by = _by_source(n, src)
+    order, m = _kahn(n, csr, by, dst, keep)
     return order, m == n
 
 
@@ -776,36 +796,9 @@ def determinize_arrays(n, start, src, dst, ilabel, olabel, g, a, cost, final_cos
 @njit(**_JIT)
 def _topo_connect(n, start, csr, by, dst, arc_ok, final_ok):
     """(new id per state, -1 where dropped; the kept states by new id): the states on a
-    successful path over
-    the arcs with arc_ok, numbered as lattice.py's _connect_and_sort numbers them (its
-    topo_order: Kahn's algorithm with a stack, arcs in order; arcs of state s are
-    by[csr[s]:csr[s + 1]])."""
-    indeg = np.zeros(n, np.int64)
-    for j in range(csr[n]):
-        i = by[j]
-        if arc_ok[i]:
-            indeg[dst[i]] += 1
-    stack = np.empty(n, np.int64)
-    top = 0
-    for s in range(n):
-        if indeg[s] == 0:
-            stack[top] = s
-            top += 1
-    order = np.empty(n, np.int64)
-    m = 0
-    while top > 0:
-        top -= 1
-        s = stack[top]
-        order[m] = s
-        m += 1
-        for j in range(csr[s], csr[s + 1]):
-            i = by[j]
-            if arc_ok[i]:
-                d = dst[i]
-                indeg[d] -= 1
-                if indeg[d] == 0:
-                    stack[top] = d
-                    top += 1
+    successful path over the arcs with arc_ok, numbered as lattice.py's _connect_and_sort
+    numbers them (in _kahn's order; arcs of state s are by[csr[s]:csr[s + 1]])."""
+    order, m = _kahn(n, csr, by, dst, arc_ok)
     coacc = final_ok.copy()
     for r in range(m - 1, -1, -1):
         s = order[r]
@@ -846,12 +839,7 @@ def connect_prune(n, start, out_arcs, out_w, f_str, f_w, beam):
     k = out_arcs.shape[0]
     src = out_arcs[:, 0].copy()
     dst = out_arcs[:, 3].copy()
-    by = np.argsort(src, kind="mergesort")
-    csr = np.zeros(n + 1, np.int64)
-    for i in range(k):
-        csr[src[i] + 1] += 1
-    for s in range(n):
-        csr[s + 1] += csr[s]
+    csr, by = _by_source(n, src)
     e_i = np.zeros((0, 4), np.int64)
     e_f = np.zeros((0, 2))
     e_s = np.zeros(0, np.int64)

@@ -1,8 +1,8 @@
-"""egs/harbour/s5's recurrent networks over MPI (issue 19): run.sh --stage 10 --stop-stage 11
---dnn-type blstm --rnn-num-workers 2 trains a tiny BLSTM in CSC-BPTT chunks with BMUF over two
-ranks and decodes it in chunks, on a stand-in for the recipe's inputs (the Kaldi yesno model's
-alignments and graph as exp/mono_ali and exp/mono/graph_wp, --dnn-input mfcc); and
-local/make_results.py's rows and comparisons of such networks."""
+"""egs/harbour/s5's recurrent networks over MPI (issue 19): local/run_blstm.sh (run.sh --stage 10
+--stop-stage 11 --dnn-type blstm, with --rnn-num-workers 2 and model averaging or BMUF) trains
+tiny BLSTMs in CSC-BPTT chunks and decodes them in chunks, on a stand-in for the recipe's inputs
+(the Kaldi yesno model's alignments and graph as exp/mono_ali and exp/mono/graph_wp,
+--dnn-input mfcc); and local/make_results.py's rows and comparisons of such networks."""
 import importlib.util
 import re
 import shutil
@@ -30,8 +30,17 @@ def _load_make_results():
 make_results = _load_make_results()
 
 
+#: local/run_blstm.sh's --run-opts for the stand-in: a toy BLSTM, 2 epochs
+TINY = ("--nj 1 --dnn-input mfcc --lms wp --dnn-average-every 2 --rnn-layers 1 --rnn-cell-dim 8 "
+        "--rnn-proj-dim 4 --rnn-learn-rate 0.001 --dnn-max-epochs 2")
+
+
 @pytest.mark.slow
-def test_stage_10_trains_a_blstm_with_bmuf_over_two_workers(kaldi_fixtures, tmp_path):
+def test_run_blstm_trains_one_worker_model_averaging_and_bmuf(kaldi_fixtures, tmp_path):
+    """local/run_blstm.sh --workers 2 (~3 minutes): the BLSTM in CSC-BPTT 21-64+21 chunks on
+    one worker, then over 2 MPI ranks with model averaging and with BMUF, each decoded in chunks;
+    run again, it skips all three; make_results.py compares each 2-worker BLSTM with the
+    1-worker one."""
     yes = tmp_path / "yes"
     yes.mkdir()
     mono = yesno_recipe(yes, kaldi_fixtures, num_utts=20, noise=0.5)
@@ -41,41 +50,46 @@ def test_stage_10_trains_a_blstm_with_bmuf_over_two_workers(kaldi_fixtures, tmp_
     shutil.copytree(yes / "lang", s5 / "data" / "lang")
     shutil.copytree(mono, s5 / "exp" / "mono_ali", ignore=shutil.ignore_patterns("graph"))
     shutil.copytree(mono / "graph", s5 / "exp" / "mono" / "graph_wp")
-    p = run_script(["./run.sh", "--stage", "10", "--stop-stage", "11", "--nj", "1",
-                    "--dnn-input", "mfcc", "--lms", "wp", "--dnn-type", "blstm",
-                    "--rnn-num-workers", "2", "--dnn-average-every", "2",
-                    "--rnn-layers", "1", "--rnn-cell-dim", "8", "--rnn-proj-dim", "4",
-                    "--rnn-learn-rate", "0.01",
-                    "--rnn-train-opts", "--num-streams=4 --chunk-size=32 "
-                    "--chunk-left-context=8 --chunk-right-context=8",
-                    "--rnn-decode-opts", "--chunk-size 32 --chunk-left-context 8 "
-                    "--chunk-right-context 8 --chunk-overlap 16",
-                    "--dnn-opts", "--bmuf true --max-iters 2", "--dnn-tag", "bmuf"],
-                   cwd=s5, timeout=900)
+    cmd = ["local/run_blstm.sh", "--workers", "2", "--results", "false", "--run-opts", TINY]
+    p = run_script(cmd, cwd=s5, timeout=1500)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
-    exp = s5 / "exp" / "dnn_blstm1x8_w2_bmuf"
-    assert "Stage 10: blstm training on exp/mono_ali, 2 MPI worker(s)" in p.stdout
+    exp = s5 / "exp"
+    assert "Stage 10: blstm training on exp/mono_ali, 1 MPI worker(s)" in p.stdout
+    assert "2 MPI workers per epoch (allreduce mixing every 2 minibatches)" in p.stdout
     assert "2 MPI workers per epoch (BMUF every 2 minibatches)" in p.stdout
-    assert isinstance(read_nnet(str(exp / "final.nnet")).components[0], BlstmProjected)
-    options = (s5 / "exp" / "options").read_text()
+    one, ma, bmuf = (exp / f"dnn_blstm1x8{s}" for s in ("", "_w2", "_w2_bmuf"))
+    for d in (one, ma, bmuf):
+        assert isinstance(read_nnet(str(d / "final.nnet")).components[0], BlstmProjected), d
+        dec = d / "decode_test_wp"
+        assert "Forwarding in chunks of 64 frames" in (dec / "log" / "decode.1.log").read_text()
+        assert list(dec.glob("wer_*")) and (d / "stage_seconds" / "11").is_file()
+    assert "nnet-train-multistream-perutt.py" in (one / "log" / "iter01.tr.log").read_text()
+    # each run's own options, though all three wrote exp/options
+    options = (exp / "options").read_text()
     assert "rnn_num_workers=2\n" in options and "dnn_tag=bmuf\n" in options
-    assert (exp / "stage_options" / "11").read_text() == options
+    assert (bmuf / "stage_options" / "11").read_text() == options
+    ma_opts = (ma / "stage_options" / "10").read_text()
+    assert "rnn_num_workers=2\n" in ma_opts and "dnn_tag=\n" in ma_opts
     for rank in (0, 1):     # both ranks trained CSC chunks in perutt mode
-        log = (exp / "log" / f"iter01.tr.rank{rank}.log").read_text()
-        assert "(up to 4 chunks 8-32+8); no state crosses a step" in log, log[-2000:]
-        assert "BMUF block momentum 0.5" in log and re.search(r"CSC-BPTT 8-32\+8: \d utterances", log)
-    sched = (exp / "log" / "train_scheduler.log").read_text()
-    assert len(re.findall(r"FRAME_ACCURACY tr [\d.]+% cv [\d.]+%", sched)) >= 1, sched[-2000:]
-    dec = exp / "decode_test_wp"
-    assert "Forwarding in chunks of 32 frames" in (dec / "log" / "decode.1.log").read_text()
-    assert list(dec.glob("wer_*"))
-    # RESULTS.md names the network, its shape, chunks, workers and mixing, from stage_options/10
+        log = (bmuf / "log" / f"iter01.tr.rank{rank}.log").read_text()
+        assert "(up to 20 chunks 21-64+21); no state crosses a step" in log, log[-2000:]
+        assert "BMUF block momentum 0.5" in log
+        assert re.search(r"CSC-BPTT 21-64\+21: \d+ utterances", log)
+        assert "learning rate 0.002 (x 2)" in (ma / "log" / f"iter01.tr.rank{rank}.log").read_text()
+    # run again: nothing to do
+    p = run_script(cmd, cwd=s5, timeout=300)
+    assert p.returncode == 0 and p.stdout.count("is trained and decoded") == 3, p.stdout
+    # RESULTS.md: each network's shape, chunks, workers and mixing, from its stage_options/10,
+    # and each 2-worker BLSTM against the 1-worker one
     p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--out", "R.md",
                     "--calibration", "none.jsonl"], cwd=s5)
     assert p.returncode == 0, p.stderr
-    assert ("| BLSTM (`dnn_blstm1x8_w2_bmuf`, 1 x 8+8 cells, projection 4; CSC-BPTT 8-32+8, "
+    text = (s5 / "R.md").read_text()
+    assert ("| BLSTM (`dnn_blstm1x8_w2_bmuf`, 1 x 8+8 cells, projection 4; CSC-BPTT 21-64+21, "
             "2 workers, BMUF every 2 steps) on the monophone alignments and MFCCs | word-pair "
-            "grammar (`wp`) |") in (s5 / "R.md").read_text()
+            "grammar (`wp`) |") in text
+    for other in ("dnn_blstm1x8_w2", "dnn_blstm1x8_w2_bmuf"):
+        assert f"| `{other}` - `dnn_blstm1x8` | word-pair grammar (`wp`) |" in text
 
 
 def _stage10(d, **opts):

@@ -18,6 +18,7 @@
 #   ./run.sh --stage 10 --dnn-type blstm --rnn-layers 5 --rnn-cell-dim 256   # seed 002's DBLSTM shape
 #   ./run.sh --stage 10 --dnn-type blstm --rnn-decode-opts "--chunk-size 64 --chunk-left-context 21 --chunk-right-context 21 --chunk-overlap 32"
 #   ./run.sh --stage 10 --dnn-type blstm --rnn-num-workers 2 --dnn-opts "--bmuf true" --dnn-tag bmuf   # BMUF over 2 ranks
+#   local/run_blstm.sh                                # RESULTS.md's BLSTMs: 1 worker, MA and BMUF at 2 and 4
 #
 # Stages: 0 corpus (local/synth_harbour.py), 1 data/{train,test}, data/local/dict (CMUdict),
 # data/lang, data/lang_wp (word-pair G), data/lang_tg (trigram G), 2 features (--feat-type:

@@ -9,6 +9,7 @@ are checksummed as bytes, and a decoding directory's ``wer_*`` files as one row.
 """
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import os
@@ -19,10 +20,15 @@ from typing import Iterator
 import numba
 import numpy as np
 
+from nnetmix.errors import FormatError
 from nnetmix.kaldi import SequentialReader
 from nnetmix.kernel_pin import kernel_settings
 
-__all__ = ["recipe_fingerprint", "environment", "md5_file", "md5_table"]
+__all__ = ["recipe_fingerprint", "environment", "md5_file", "md5_table", "read_fingerprint",
+           "compare_fingerprints", "FingerprintComparison"]
+
+#: the header line of a fingerprint table, as fingerprint-recipe.py prints it
+HEADER = "| what | md5 |"
 
 #: model files of an exp/<name> directory, in the order a recipe makes them
 _MODELS = ("0.mdl", "final.mdl", "*.dbn", "final.feature_transform", "final.nnet")
@@ -123,3 +129,62 @@ def environment() -> list[tuple[str, str]]:
             ("numpy", np.__version__), ("numba", numba.__version__),
             ("espeak-ng", _version(["espeak-ng", "--version"])),
             ("sox", _version(["sox", "--version"]))]
+
+
+def read_fingerprint(text: str, source: str = "<text>") -> tuple[dict[str, str], dict[str, str]]:
+    """The first fingerprint table in a Markdown text (an ``exp/fingerprint.md``, or a
+    RESULTS.md that holds one) as ({file row: md5}, {environment row: value}), in the table's
+    order; file rows are the backquoted ones, their name without the quotes."""
+    lines = text.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == HEADER)
+    except StopIteration:
+        raise FormatError(f"{source}: no fingerprint table (a '{HEADER}' header line)") from None
+    files: dict[str, str] = {}
+    env: dict[str, str] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 2:
+            raise FormatError(f"{source}: fingerprint row '{line.strip()}' has "
+                              f"{len(cells)} cells, expected 2")
+        if cells[0].startswith("`") and cells[0].endswith("`"):
+            files[cells[0][1:-1]] = cells[1]
+        else:
+            env[cells[0]] = cells[1]
+    if not files:
+        raise FormatError(f"{source}: the fingerprint table has no file rows")
+    return files, env
+
+
+@dataclasses.dataclass
+class FingerprintComparison:
+    """Published rows against this run's, in the published table's order (then this run's
+    extra rows): each is same, differs, missing (published, not here) or extra (here only)."""
+    rows: list[tuple[str, str]]  # (what, status)
+    env_differ: dict[str, tuple[str, str | None]]  # what: (published, here)
+
+    def having(self, status: str) -> list[str]:
+        return [what for what, st in self.rows if st == status]
+
+    @property
+    def identical(self) -> bool:
+        """Every published file row is here with the same checksum (extra rows allowed)."""
+        return all(st in ("same", "extra") for _, st in self.rows)
+
+    @property
+    def first_difference(self) -> str | None:
+        """The first published row that differs or is missing: where this run left that one."""
+        return next((what for what, st in self.rows if st in ("differs", "missing")), None)
+
+
+def compare_fingerprints(published: tuple[dict[str, str], dict[str, str]],
+                         here: tuple[dict[str, str], dict[str, str]]) -> FingerprintComparison:
+    """Compare two ``read_fingerprint`` results, published first."""
+    (want, want_env), (got, got_env) = published, here
+    rows = [(k, "missing" if k not in got else "same" if got[k] == v else "differs")
+            for k, v in want.items()]
+    return FingerprintComparison(
+        rows=rows + [(k, "extra") for k in got if k not in want],
+        env_differ={k: (v, got_env.get(k)) for k, v in want_env.items() if got_env.get(k) != v})

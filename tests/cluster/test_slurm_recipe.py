@@ -36,6 +36,8 @@ from cluster_fixtures import ROOT
 from helpers import TASK_LOG_ENV, script_env
 from slurm_cluster import SlurmUnavailable, shared_cluster
 
+from nnetmix.utils.fingerprint import compare_fingerprints, read_fingerprint
+
 S5 = ROOT / "egs" / "digits" / "s5"
 # two DNN epochs and three LM weights in scoring: each is a deterministic step whatever its count
 SMALL = ["--num-train-utts", "120", "--num-test-utts", "30", "--dnn-hid-dim", "64",
@@ -146,18 +148,6 @@ def _cpu() -> str:
         return "this CPU"
 
 
-def _table(text: str, rows: str) -> dict[str, str]:
-    """A fingerprint's rows as {what: md5}: rows="files" the `path` rows, "env" the others."""
-    out = {}
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 2 or cells[0] in ("what", "---"):
-            continue
-        if cells[0].startswith("`") == (rows == "files"):
-            out[cells[0]] = cells[1]
-    return out
-
-
 def test_fingerprint_is_the_published_one(runs):
     """The run's corpus, features, alignments, models and WER files against GOLDEN's, row by
     row; the first row that differs names the stage where this machine left the published run."""
@@ -166,14 +156,13 @@ def test_fingerprint_is_the_published_one(runs):
     text = (a / "exp" / "fingerprint.md").read_text()
     if os.environ.get("NNETMIX_WRITE_GOLDEN") == "1":
         GOLDEN.write_text(text)
-    want_env, got_env = _table(GOLDEN.read_text(), "env"), _table(text, "env")
-    other = {k: (want_env[k], got_env.get(k)) for k in want_env if got_env.get(k) != want_env[k]}
-    if other:
-        pytest.skip(f"{_cpu()} is not a machine of the published run's kind: {other} "
+    cmp = compare_fingerprints(read_fingerprint(GOLDEN.read_text(), GOLDEN.name),
+                               read_fingerprint(text, "exp/fingerprint.md"))
+    if cmp.env_differ:
+        pytest.skip(f"{_cpu()} is not a machine of the published run's kind: {cmp.env_differ} "
                     "(published, here)")
-    want, got = _table(GOLDEN.read_text(), "files"), _table(text, "files")
-    assert len(want) > 20 and list(got) == list(want), (list(want), list(got))
-    differ = [k for k in want if got[k] != want[k]]
-    assert not differ, (f"on {_cpu()} {len(differ)} of {len(want)} rows differ from "
-                        f"{GOLDEN.name}, first "
-                        f"{differ[0]} (the stage where this run left the published one): {differ}")
+    assert len(cmp.rows) > 20 and not cmp.having("extra"), cmp.rows
+    differ = cmp.having("differs") + cmp.having("missing")
+    assert cmp.identical, (f"on {_cpu()} {len(differ)} of {len(cmp.rows)} rows differ from "
+                           f"{GOLDEN.name}, first {cmp.first_difference} (the stage where this "
+                           f"run left the published one): {differ}")

@@ -177,4 +177,8 @@ fi
 log "Fingerprint (exp/fingerprint.md):"
 mkdir -p exp && fingerprint-recipe.py . > exp/fingerprint.md.tmp && mv exp/fingerprint.md.tmp exp/fingerprint.md
 cat exp/fingerprint.md
+# Row by row against RESULTS.md's (the default run): with the default options every row there is
+# the same here, on any machine of the kind; exp/fingerprint_vs_results.txt has the rows.
+fingerprint-recipe.py --compare=RESULTS.md exp/fingerprint.md > exp/fingerprint_vs_results.txt \
+  || log "This run is not RESULTS.md's default run (exp/fingerprint_vs_results.txt says where they part; other options than the defaults part by design)"
 log "Done: stages $stage to $(( stop_stage < 8 ? stop_stage : 8 ))"

@@ -145,3 +145,24 @@ def test_bad_input_is_one_line(s5, tmp_path):
     p = make_results(s5, "--calibration", cal, "--out", tmp_path / "R.md")
     assert p.returncode == 1 and f"make_results.py: {cal}:1: not a JSON line" in p.stderr
     assert not (tmp_path / "R.md").exists()
+
+
+def test_stage_12_compares_the_run_with_the_results_it_rewrites(s5, tmp_path):
+    """Last in this file: it runs stage 12 again, which rewrites exp/options. Stage 12 compares
+    the run's fingerprint with the one in the --results file before rewriting that file."""
+    published = (s5.parent / "RESULTS.md").read_text()
+    row = next(x for x in published.splitlines() if x.startswith("| `exp/tri1/final.mdl` |"))
+    same, other = tmp_path / "same.md", tmp_path / "other.md"
+    same.write_text(published)
+    other.write_text(published.replace(row, "| `exp/tri1/final.mdl` | 0123 |"))
+    compared = s5 / "exp" / "fingerprint_vs_results.txt"
+    p = run_script(["./run.sh", "--stage", "12", "--results", same], cwd=s5)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert compared.read_text().split("\n", 1)[0] == "same     data/test/text"
+    assert {x.split()[0] for x in compared.read_text().splitlines()} == {"same"}
+    p = run_script(["./run.sh", "--stage", "12", "--results", other], cwd=s5)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "differs  exp/tri1/final.mdl\n" in compared.read_text()
+    assert f"This run is not the one {other} held" in p.stdout + p.stderr
+    assert "the first, 'exp/tri1/final.mdl', is the stage" in p.stdout + p.stderr
+    assert other.read_text() != published.replace(row, "| `exp/tri1/final.mdl` | 0123 |")

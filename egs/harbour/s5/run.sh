@@ -443,6 +443,13 @@ if [ $stage -le 12 ] && [ $stop_stage -ge 12 ]; then
   log "Stage 12: fingerprint (exp/fingerprint.md) and $results (local/make_results.py)"
   fingerprint-recipe.py . > exp/fingerprint.md.tmp && mv exp/fingerprint.md.tmp exp/fingerprint.md
   cat exp/fingerprint.md
+  # Before $results is rewritten from this run: this run's rows against the run it holds
+  # (exp/fingerprint_vs_results.txt: same, differs or missing; the first that differs is the
+  # stage where this run left that one)
+  if [ -f $results ] && grep -q '^| what | md5 |$' $results; then
+    fingerprint-recipe.py --compare=$results exp/fingerprint.md > exp/fingerprint_vs_results.txt \
+      || log "This run is not the one $results held (exp/fingerprint_vs_results.txt says where they part)"
+  fi
   local/make_results.py --prog local/make_results.py --exp exp --out $results
 fi
 

@@ -28,7 +28,8 @@
 # train_lda_mllt.sh), 7 tri3 (speaker-adaptive training with fMLLR, train_sat.sh, then
 # align_fmllr.sh), 8 tri1-tri3 graphs and decoding with both G's (tri3: decode_fmllr.sh),
 # 9 RBM pretraining, 10 DNN training, 11 DNN decoding with both G's, 12 RESULTS.md from exp/
-# (local/make_results.py) and the run's fingerprint (exp/fingerprint.md). The DNN (--dnn-input)
+# (local/make_results.py) and the run's fingerprint (exp/fingerprint.md; compared first with the
+# one in the RESULTS.md it rewrites: exp/fingerprint_vs_results.txt). The DNN (--dnn-input)
 # trains on tri3's alignments and fMLLR features (data-fmllr-tri3/, made at stage 9, as Kaldi's
 # nnet1 Switchboard recipe) and decodes with tri3's graphs, or with `--dnn-input mfcc` on the
 # monophone's alignments and MFCCs with the monophone's graphs. `local/make_results.py --record`

@@ -62,6 +62,12 @@ def main(argv=None) -> int:
             log.info("All %d rows of %s are the same here (%d rows more here)", published,
                      opts.compare, len(cmp.having("extra")))
             return 0
+        if not cmp.having("differs"):   # a run that stopped early, or other experiments
+            log.info("No row of %s that this run has differs, but %d of its %d rows are "
+                     "missing here, the first '%s' (a stage not run, or run with other "
+                     "options)", opts.compare, len(cmp.having("missing")), published,
+                     cmp.first_difference)
+            return 1
         log.info("%d of %d rows of %s differ here and %d are missing; the first, '%s', is "
                  "the stage where this run left the published one", len(cmp.having("differs")),
                  published, opts.compare, len(cmp.having("missing")), cmp.first_difference)

@@ -111,5 +111,11 @@ def test_compare_on_the_command_line(tmp_path, capsys):
         "missing  data/train/text", "differs  exp/mono/final.mdl",
         "differs  exp/mono/ali.*.gz (alignments)", "extra    exp/mono/decode_test/wer_* (scores)",
         ""]
+    partial = tmp_path / "partial.md"
+    partial.write_text(RESULTS.replace("| `exp/mono/final.mdl` | bbb |\n", ""))
+    assert fp.main([f"--compare={results}", str(partial)]) == 1
+    err = capsys.readouterr().err
+    assert "No row of " in err and "1 of its 3 rows are missing here, the first " \
+        "'exp/mono/final.mdl'" in err
     assert fp.main([f"--compare={tmp_path}/none.md", str(mine)]) == 1
     assert f"{tmp_path}/none.md: cannot read the fingerprint" in capsys.readouterr().err

@@ -30,7 +30,7 @@ def main(argv=None) -> int:
         import os
 
         from nnetmix.utils.fingerprint import compare_fingerprints, environment, \
-            read_fingerprint, recipe_fingerprint
+            format_fingerprint, read_fingerprint, recipe_fingerprint
 
         def read(path):
             try:
@@ -44,13 +44,11 @@ def main(argv=None) -> int:
             here = read(args[0])
         else:
             rows = recipe_fingerprint(args[0])
+            env = environment()
             if not opts.compare:
-                table = ["| what | md5 |", "| --- | --- |"]
-                table += [f"| `{what}` | {md5} |" for what, md5 in rows]
-                table += [f"| {what} | {value} |" for what, value in environment()]
-                sys.stdout.write("\n".join(table) + "\n")
+                sys.stdout.write(format_fingerprint(rows, env))
                 return 0
-            here = dict(rows), dict(environment())
+            here = dict(rows), dict(env)
         cmp = compare_fingerprints(read(opts.compare), here)
         sys.stdout.write("".join(f"{st:8} {what}\n" for what, st in cmp.rows))
         log = logging.getLogger("fingerprint-recipe")

@@ -24,8 +24,8 @@ from nnetmix.errors import FormatError
 from nnetmix.kaldi import SequentialReader
 from nnetmix.kernel_pin import kernel_settings
 
-__all__ = ["recipe_fingerprint", "environment", "md5_file", "md5_table", "read_fingerprint",
-           "compare_fingerprints", "FingerprintComparison"]
+__all__ = ["recipe_fingerprint", "environment", "md5_file", "md5_table", "format_fingerprint",
+           "read_fingerprint", "compare_fingerprints", "FingerprintComparison"]
 
 #: the header line of a fingerprint table, as fingerprint-recipe.py prints it
 HEADER = "| what | md5 |"
@@ -129,6 +129,15 @@ def environment() -> list[tuple[str, str]]:
             ("numpy", np.__version__), ("numba", numba.__version__),
             ("espeak-ng", _version(["espeak-ng", "--version"])),
             ("sox", _version(["sox", "--version"]))]
+
+
+def format_fingerprint(rows: list[tuple[str, str]], env: list[tuple[str, str]]) -> str:
+    """The Markdown table fingerprint-recipe.py prints and :func:`read_fingerprint` reads: file
+    rows backquoted, then the environment rows."""
+    table = [HEADER, "| --- | --- |"]
+    table += [f"| `{what}` | {md5} |" for what, md5 in rows]
+    table += [f"| {what} | {value} |" for what, value in env]
+    return "\n".join(table) + "\n"
 
 
 def read_fingerprint(text: str, source: str = "<text>") -> tuple[dict[str, str], dict[str, str]]:

@@ -1,0 +1,371 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""The experiment campaign: a plan's runs, each trained and decoded by the task's recipe, its
+results stored and committed the moment it finishes, so that the campaign can be stopped at any
+moment and started again, here or on a fresh clone on another machine.
+
+One pass of :func:`run_campaign`:
+
+1. the prerequisites are built in the work directory (or found there) and fingerprinted; a
+   store that already holds another fingerprint for this size stops the campaign with one line;
+2. every run of the plan whose id the store holds is skipped; a run another driver is running
+   (its pid file names a live process) is left to it;
+3. the others run in plan order, ``--jobs`` at a time while their workers fit the cores: each is
+   ``run.sh`` with the run's options and ``--dnn-tag <run-id>`` (train.sh resumes a directory
+   that survived after its last finished epoch), then :func:`~bench.experiments.collect.collect`
+   into the store, the tables rewritten, and one git commit of that record and the tables.
+
+A failed run is named with its log and the campaign goes on with the others (exit 1 at the end).
+SIGINT / SIGTERM end the runs in progress (their process groups) and leave their directories to
+resume from.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from bench.experiments import prereqs as prq
+from bench.experiments.collect import collect, machine
+from bench.experiments.spec import Plan, RunSpec, run_id
+from bench.experiments.store import Store, StoreError
+from bench.experiments.tasks import Task
+
+__all__ = ["CampaignOptions", "CampaignError", "run_campaign", "status", "commit_paths",
+           "estimate_core_seconds", "git_root"]
+
+PROG = "campaign.py"
+
+
+class CampaignError(Exception):
+    """A campaign that cannot go on (one line says why)."""
+
+
+@dataclasses.dataclass
+class CampaignOptions:
+    """Where a campaign works and how much of the machine it takes."""
+
+    work: Path                  #: the task's recipe work directory (prerequisites and runs)
+    store: Path                 #: bench/results
+    repo: Path                  #: the repository (recipes, steps/, utils/, bin/; git commits)
+    jobs: int = 1               #: runs side by side (while their workers fit the cores)
+    nj: int = 2                 #: parallel jobs of the prerequisite stages
+    commit: bool = True         #: one git commit per finished run
+    cores: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
+
+
+def log(msg: str) -> None:
+    print(f"{PROG}: {msg}", flush=True)
+
+
+def warn(msg: str) -> None:
+    print(f"{PROG}: WARNING: {msg}", file=sys.stderr, flush=True)
+
+
+# ---- git
+def git_root(path: Path) -> Optional[Path]:
+    """The work tree holding ``path`` (the store), None outside git."""
+    path = Path(path)
+    while not path.is_dir():
+        path = path.parent
+    p = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+                       capture_output=True, text=True)
+    return Path(p.stdout.strip()) if p.returncode == 0 else None
+
+
+def code_version(repo: Path) -> str:
+    """``git describe --always --dirty`` of the code a run used ('' outside git)."""
+    p = subprocess.run(["git", "-C", str(repo), "describe", "--always", "--dirty"],
+                       capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else ""
+
+
+def commit_paths(paths: list[Path], message: str, tries: int = 5) -> bool:
+    """Commit exactly ``paths`` in the work tree that holds them (nothing else staged goes
+    in). Retries while another git holds the index lock; False (with a warning) when it could
+    not, or outside git."""
+    repo = git_root(paths[0])
+    if repo is None:
+        return False
+    rel = [str(Path(p).resolve().relative_to(repo.resolve())) for p in paths]
+    err = ""
+    for attempt in range(tries):
+        add = subprocess.run(["git", "-C", str(repo), "add", "-A", "--"] + rel,
+                             capture_output=True, text=True)
+        if add.returncode == 0:
+            st = subprocess.run(["git", "-C", str(repo), "diff", "--cached", "--quiet", "--"]
+                                + rel)
+            if st.returncode == 0:
+                return True     # nothing changed
+            p = subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", message, "--"]
+                               + rel, capture_output=True, text=True)
+            if p.returncode == 0:
+                return True
+            err = p.stderr.strip()
+        else:
+            err = add.stderr.strip()
+        if "index.lock" not in err:
+            break
+        time.sleep(2 + 2 * attempt)
+    warn(f"could not commit {', '.join(rel)}: {err.splitlines()[-1] if err else 'git failed'} "
+         f"(the next start commits it)")
+    return False
+
+
+# ---- runs
+@dataclasses.dataclass
+class _Run:
+    spec: RunSpec
+    id: str
+    proc: Optional[subprocess.Popen] = None
+    start: float = 0.0
+    load: str = ""
+    log: Optional[Path] = None
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
+
+
+def _pid_file(work: Path, rid: str) -> Path:
+    return work / "runs" / f"{rid}.pid"
+
+
+def _alive(pid_file: Path) -> bool:
+    try:
+        pid = int(pid_file.read_text().split()[0])
+        os.kill(pid, 0)
+        return True
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def _run_dir(work: Path, rid: str) -> Path:
+    found = sorted((work / "exp").glob(f"*_{rid}"))
+    if len(found) != 1:
+        raise StoreError(f"{work}/exp: {len(found)} directories end in _{rid} (expected one)")
+    return found[0]
+
+
+def plan_ids(plan: Plan, digest: Optional[str]) -> list[tuple[RunSpec, Optional[str]]]:
+    return [(s, run_id(s, digest) if digest else None) for s in plan.runs]
+
+
+def _cores(spec: RunSpec, cores: int) -> int:
+    return max(1, min(spec.workers, cores))
+
+
+def _finish(r: _Run, task: Task, opts: CampaignOptions, store: Store, tables) -> bool:
+    rc = r.proc.wait()
+    _pid_file(opts.work, r.id).unlink(missing_ok=True)
+    secs = round(time.time() - r.start, 1)
+    if rc != 0:
+        log(f"run {r.id} ({r.spec.label()}) failed after {secs:.0f} s (exit {rc}), log is in "
+            f"{r.log}")
+        return False
+    try:
+        result = {"run_id": r.id, "spec": r.spec.key(), "name": r.spec.name,
+                  "prereqs": store.stored_prereqs(r.spec.size), "code": code_version(opts.repo),
+                  "command": ["./run.sh"] + task.run_args(r.spec, r.id),
+                  "machine": machine(), "load": f"{r.load} -> {_load()}",
+                  "seconds": {"run": secs}}
+        result, rows, texts = collect(_run_dir(opts.work, r.id), task.decodes, result)
+        path = store.write(result, rows, texts)
+    except StoreError as e:
+        log(f"run {r.id}: {e}")
+        return False
+    wers = ", ".join(f"{d} {v['wer']:.2f}%" for d, v in result["decodes"].items())
+    log(f"run {r.id} ({r.spec.label()}) done in {secs:.0f} s: {result['epochs_run']} epochs, "
+        f"CV frame accuracy {result['kept']['cv_acc']:.2f}%, WER {wers}")
+    written = tables(store)
+    if opts.commit:
+        commit_paths([path] + written,
+                     f"bench/results/{task.name}: {r.spec.label()} ({r.id})")
+    return True
+
+
+def _start(r: _Run, task: Task, opts: CampaignOptions) -> None:
+    (opts.work / "runs").mkdir(exist_ok=True)
+    r.log = opts.work / "logs" / f"{r.id}.log"
+    cmd = ["./run.sh"] + task.run_args(r.spec, r.id)
+    r.load, r.start = _load(), time.time()
+    with open(r.log, "a") as f:
+        f.write(f"# {' '.join(cmd)}\n")
+        f.flush()
+        r.proc = subprocess.Popen(cmd, cwd=opts.work, stdout=f, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+    _pid_file(opts.work, r.id).write_text(f"{r.proc.pid} {os.getpid()}\n")
+    log(f"run {r.id} ({r.spec.name or r.spec.label()}) started: {r.spec.label()} "
+        f"(log: {r.log})")
+
+
+def _commit_leftovers(task: Task, opts: CampaignOptions, store: Store, tables) -> None:
+    """Records an earlier driver stored but could not commit (stopped in between)."""
+    repo = git_root(store.dir) if opts.commit and store.dir.exists() else None
+    if repo is None:
+        return
+    p = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all",
+                        "--", str(store.dir)], capture_output=True, text=True)
+    top = store.dir.resolve()
+    ids = set()
+    for line in p.stdout.splitlines():
+        path = (repo / line[3:].strip()).resolve()
+        if top in path.parents:
+            name = path.relative_to(top).parts[0]
+            if not name.startswith(".") and store.has(name):
+                ids.add(name)
+    for rid in sorted(ids):
+        rec = store.read(rid)
+        log(f"committing {rec.path}, stored by an earlier start")
+        commit_paths([rec.path] + tables(store),
+                     f"bench/results/{task.name}: {rec.spec.label()} ({rec.run_id})")
+
+
+def prepare(task: Task, size: str, opts: CampaignOptions, store: Store) -> str:
+    """Build or find the prerequisites; their digest, checked against the store's."""
+    prq.link_recipe(task, opts.repo, opts.work)
+    prq.build(task, size, opts.work, opts.nj, log)
+    digest, text = prq.fingerprint(task, size, opts.work)
+    stored = store.stored_prereqs(size)
+    if stored is None:
+        path = store.write_prereqs(size, text)
+        log(f"prerequisites {digest} recorded in {path}")
+        if opts.commit:
+            commit_paths([path], f"bench/results/{task.name}: the {size} prerequisites' "
+                                 f"fingerprint")
+    elif stored != digest:
+        raise CampaignError(
+            f"the prerequisites in {opts.work} (digest {digest}) are not those of "
+            f"{store.prereqs_path(size)} (digest {stored}): results from different "
+            f"prerequisites are never mixed (compare {opts.work / prq.CACHE} with it; use "
+            f"another --store, or find why this machine built other files)")
+    return digest
+
+
+def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
+    """Run what is left of ``plan``; 0 when every run it started finished. ``tables(store)``
+    rewrites the tables and returns the files it wrote (committed with each run)."""
+    store = Store(opts.store, task.name)
+    for tmp in store.stale_temporaries():
+        warn(f"{tmp}: a record an interrupted write left half-made; removed")
+        import shutil
+        shutil.rmtree(tmp)
+    for i, spec in enumerate(plan.runs, 1):
+        task.check(spec, f"{plan.path}: run {i}")
+    digest = prepare(task, plan.size, opts, store)
+    _commit_leftovers(task, opts, store, tables)
+    todo, skipped = [], 0
+    for spec, rid in plan_ids(plan, digest):
+        if store.has(rid):
+            store.read(rid)       # a damaged record stops here, named
+            skipped += 1
+        elif _alive(_pid_file(opts.work, rid)):
+            log(f"run {rid} is running under another driver ({_pid_file(opts.work, rid)}); "
+                f"leaving it")
+        else:
+            todo.append(_Run(spec, rid))
+    log(f"{len(plan.runs)} runs in {plan.path}: {skipped} stored, {len(todo)} to run, "
+        f"{opts.jobs} at a time on {opts.cores} cores")
+    running: list[_Run] = []
+    failed = 0
+
+    def stop(signum, _frame):
+        for r in running:
+            try:
+                os.killpg(r.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for r in running:
+            r.proc.wait()
+            _pid_file(opts.work, r.id).unlink(missing_ok=True)
+        log(f"stopped by signal {signum}; {len(running)} run(s) in progress left to resume")
+        sys.exit(128 + signum)
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while todo or running:
+            while todo and len(running) < opts.jobs and (
+                    not running or sum(_cores(r.spec, opts.cores) for r in running)
+                    + _cores(todo[0].spec, opts.cores) <= opts.cores):
+                r = todo.pop(0)
+                _start(r, task, opts)
+                running.append(r)
+            time.sleep(0.2 if not running else 1.0)
+            for r in [r for r in running if r.proc.poll() is not None]:
+                running.remove(r)
+                failed += not _finish(r, task, opts, store, tables)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if failed:
+        log(f"{failed} run(s) failed")
+        return 1
+    log("every run of the plan is stored")
+    return 0
+
+
+# ---- status
+def estimate_core_seconds(spec: RunSpec, done: list, cores: int) -> Optional[float]:
+    """Core-seconds a run will take, from the finished runs' measured per-epoch times: the
+    finished runs of the same network (all of them when none is), their per-epoch core-seconds
+    (training and CV job walls x the cores the run could use) times their mean epoch count,
+    plus their mean remaining (decoding, set-up) core-seconds. None with no finished run."""
+    same = [r for r in done if r.spec.network == spec.network] or done
+    if not same:
+        return None
+    per_epoch, rest, epochs = [], [], []
+    for r in same:
+        c = min(r.result["machine"]["cores"], max(1, r.spec.workers))
+        n = max(1, r.result["epochs_run"])
+        per_epoch.append(r.result["train_seconds"] * c / n)
+        total = r.result.get("seconds", {}).get("run", r.result["train_seconds"])
+        rest.append(max(0.0, total - r.result["train_seconds"]) * r.result["machine"]["cores"])
+        epochs.append(n)
+    n = statistics.mean(epochs) if spec.scheduler == "newbob" else spec.epochs
+    return statistics.median(per_epoch) * min(n, spec.max_epochs) + statistics.mean(rest)
+
+
+def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
+    """Runs done, running and left, and the CPU-hours left."""
+    store = Store(opts.store, task.name)
+    digest = store.stored_prereqs(plan.size)
+    built = (opts.work / prq.DONE).exists()
+    lines = [f"{PROG}: {task.name} size {plan.size}, plan {plan.path} ({len(plan.runs)} runs); "
+             f"store {store.dir}; work {opts.work}",
+             f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
+             f"fingerprint {digest or 'not recorded yet'}"]
+    ids = plan_ids(plan, digest)
+    done = [store.read(rid) for _, rid in ids if rid and store.has(rid)]
+    states, left = [], []
+    for spec, rid in ids:
+        if rid and store.has(rid):
+            state = "done"
+        elif rid and _alive(_pid_file(opts.work, rid)):
+            state = "running"
+            left.append(spec)
+        else:
+            state = "left"
+            left.append(spec)
+        states.append(state)
+        lines.append(f"  {state:<7} {rid or '(id after the prerequisites)':<34} "
+                     f"{spec.name or '-':<16} {spec.label()}")
+    counts = {s: states.count(s) for s in ("done", "running", "left")}
+    lines.append(f"runs: {counts['done']} done, {counts['running']} running, "
+                 f"{counts['left']} left")
+    est = [estimate_core_seconds(s, done, opts.cores) for s in left]
+    if not left:
+        lines.append("CPU-hours left: none")
+    elif any(e is None for e in est):
+        lines.append("CPU-hours left: unknown (no finished run to measure per-epoch times on)")
+    else:
+        lines.append(f"CPU-hours left: about {sum(est) / 3600:.1f} (the finished runs' median "
+                     f"per-epoch core-seconds per network x their mean epoch count, plus "
+                     f"decoding; {len(done)} finished runs measured)")
+    return "\n".join(lines)

@@ -1,0 +1,250 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""The campaign's tables, written from the results store alone (``bench/results/<task>/``), so
+that ``bench/campaign.py --tables-only`` on any clone rewrites them byte for byte: no clock, no
+host name, nothing read from a work directory.
+
+``bench/results/<task>/RESULTS.md`` holds, per size: every stored run (spec, epochs, kept CV
+frame accuracy, WER per test condition with its 95% bootstrap interval, hours and load); the
+learning-rate choice of each method from its grid, on the CV set (the highest CV frame accuracy
+of the model kept, then the lower CV loss), as seed 002 chose them; and each multi-worker run
+against the one-worker run of the same seed, update rule and initialisation at that one's chosen
+learning rate, through compare-wer.py's two tests (a difference is significant when MAPSSWE's
+p < 0.05 and the bootstrap interval leaves out 0; otherwise it is a tie).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from pathlib import Path
+from nnetmix.score import CompareOptions, format_p
+from nnetmix.score.compare import compare_systems
+
+from bench.experiments.report import table, write_atomic
+from bench.experiments.store import Record, Store
+
+__all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker"]
+
+ALPHA = 0.05
+
+
+def _method_key(spec) -> tuple:
+    """What a learning-rate grid varies over: everything but the rate and the seed."""
+    d = spec.key()
+    for f in ("learn_rate", "seed"):
+        d.pop(f)
+    return tuple(sorted(d.items()))
+
+
+def _better(a: Record, b: Record) -> bool:
+    ka, kb = a.result["kept"], b.result["kept"]
+    return (ka["cv_acc"], -ka["cv_loss"]) > (kb["cv_acc"], -kb["cv_loss"])
+
+
+def chosen_learning_rates(records: list[Record]) -> dict[tuple, dict[float, Record]]:
+    """Per method key: learning rate -> the record chosen at that rate (over seeds the first
+    seed in id order stands for the rate; the choice is made at the plan's first seed)."""
+    groups: dict[tuple, dict[float, Record]] = defaultdict(dict)
+    for r in records:
+        groups[_method_key(r.spec)].setdefault(r.spec.learn_rate, r)
+    return groups
+
+
+def _best_rate(rates: dict[float, Record]) -> float:
+    best = None
+    for lr in sorted(rates):
+        if best is None or _better(rates[lr], rates[best]):
+            best = lr
+    return best
+
+
+@dataclasses.dataclass
+class Versus:
+    run: Record
+    base: Record
+    decode: str
+    wer_base: float
+    wer_run: float
+    diff: float
+    low: float
+    high: float
+    p: float
+    significant: bool
+
+
+def _compare(a: Record, b: Record, decode: str) -> Versus:
+    refs = a.tokens(decode, "ref")
+    hyp_a, hyp_b = dict(a.tokens(decode, "hyp")), dict(b.tokens(decode, "hyp"))
+    c = compare_systems(refs, hyp_a, hyp_b, (f"{a.path}/ref.{decode}.txt.gz",
+                                             f"{a.path}/hyp.{decode}.txt.gz",
+                                             f"{b.path}/hyp.{decode}.txt.gz"),
+                        (a.run_id, b.run_id), CompareOptions(alpha=ALPHA))
+    boot = c.bootstrap
+    return Versus(b, a, decode, boot.wer_a.value, boot.wer_b.value, boot.diff.value,
+                  boot.diff.low, boot.diff.high, c.mapsswe.p_value,
+                  c.mapsswe.significant and boot.significant)
+
+
+def versus_one_worker(records: list[Record], decodes: list[str]) -> list[Versus]:
+    """Each multi-worker run against the one-worker run of its seed, update rule, init and
+    network, at the learning rate chosen for one worker (None when there is no such run)."""
+    groups = chosen_learning_rates(records)
+    base: dict[tuple, Record] = {}
+    for key, rates in groups.items():
+        d = dict(key)
+        if d["workers"] == 1:
+            lr = _best_rate(rates)
+            for r in records:
+                if _method_key(r.spec) == key and r.spec.learn_rate == lr:
+                    base.setdefault((_base_key(r.spec), r.spec.seed), r)
+    out = []
+    for r in records:
+        b = base.get((_base_key(r.spec), r.spec.seed))
+        if r.spec.workers > 1 and b is not None:
+            out += [_compare(b, r, d) for d in decodes if d in r.result["decodes"]]
+    return out
+
+
+def _base_key(spec) -> tuple:
+    return (spec.size, spec.network, spec.input, spec.init, spec.optimizer, spec.minibatch,
+            spec.scheduler, spec.max_epochs)
+
+
+def _wer_cell(r: Record, decode: str, intervals: dict) -> str:
+    d = r.result["decodes"].get(decode)
+    if d is None:
+        return "-"
+    ci = intervals.get((r.run_id, decode))
+    return f"{d['wer']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def _intervals(records: list[Record], decodes: list[str]) -> dict:
+    """Each run's WER interval (the bootstrap of compare-wer.py, run against itself)."""
+    out = {}
+    for r in records:
+        for d in decodes:
+            if d in r.result["decodes"]:
+                c = compare_systems(r.tokens(d, "ref"), dict(r.tokens(d, "hyp")),
+                                    dict(r.tokens(d, "hyp")), ("ref", "a", "b"),
+                                    opts=CompareOptions(alpha=ALPHA))
+                out[(r.run_id, d)] = (c.bootstrap.wer_a.low, c.bootstrap.wer_a.high)
+    return out
+
+
+def _mixing_cell(spec) -> str:
+    if spec.workers == 1:
+        return "-"
+    m = spec.mixing
+    if m.startswith("bmuf"):
+        eta = "1-1/N" if spec.block_momentum is None else f"{spec.block_momentum:g}"
+        m += f" (eta {eta})"
+    return m
+
+
+def _blocks(r: Record) -> str:
+    """'10 (520/epoch)': minibatches between mixes and the mixes an epoch holds per rank."""
+    s = r.spec
+    if s.workers == 1:
+        return "-"
+    mbs = next((e["minibatches"] for e in r.epochs if e.get("minibatches")), None)
+    per = f" ({mbs // s.average_every}/epoch)" if mbs else ""
+    return f"{s.average_every} x {s.minibatch} frames{per}"
+
+
+def _lr_cell(spec) -> str:
+    if spec.workers == 1:
+        return f"{spec.learn_rate:g}"
+    scaled = spec.scale_lr if spec.scale_lr is not None else not spec.mixing.startswith("bmuf")
+    return f"{spec.learn_rate:g}" + (f" x {spec.workers}" if scaled else "")
+
+
+def render(store: Store, decodes: list[str]) -> str:
+    records = list(store.records())
+    lines = [f"# The {store.task} experiment campaign", "",
+             "Written by `bench/campaign.py` from the run records in this directory alone "
+             "(`--tables-only` rewrites it byte for byte). Each run is one DNN training to its "
+             "schedule's end and its decoding; its directory holds the spec, the epochs, the "
+             "machine and load, and the per-utterance hypotheses the tests below use. Runs with "
+             "more workers than the machine has cores are oversubscribed: their WER and "
+             "accuracy are real, their times are not speedups.", ""]
+    if not records:
+        lines += ["No run is stored yet.", ""]
+        return "\n".join(lines)
+    machines = defaultdict(int)
+    for r in records:
+        m = r.result["machine"]
+        machines[f"{m['cpu']}, {m['cores']} cores"] += 1
+    lines += ["Machines: " + "; ".join(f"{k} ({v} run{'s' if v > 1 else ''})"
+                                       for k, v in sorted(machines.items())) + ".", ""]
+    intervals = _intervals(records, decodes)
+    by_size = defaultdict(list)
+    for r in records:
+        by_size[r.spec.size].append(r)
+    for size in sorted(by_size):
+        recs = by_size[size]
+        digest = recs[0].result.get("prereqs")
+        lines += [f"## Size {size}", "",
+                  f"Prerequisites: [prereqs-{size}.md](prereqs-{size}.md) (digest {digest}).", "",
+                  "### Runs", "",
+                  "WER in %, with the 95% bootstrap interval; CV frame accuracy of the model "
+                  "kept; epochs run (rejected); hours of the whole run (training, decoding) on "
+                  "its machine; load average before -> after.", ""]
+        head = ["run", "name", "workers", "mixing", "every", "learning rate", "update", "init",
+                "seed", "epochs", "CV acc %"] + [f"WER {d}" for d in decodes] + ["hours", "load"]
+        rows = []
+        for r in sorted(recs, key=lambda r: (r.spec.workers, r.spec.mixing, r.spec.learn_rate,
+                                             r.spec.seed, r.run_id)):
+            s = r.spec
+            res = r.result
+            rows.append([f"[{r.run_id}]({r.run_id}/result.json)", s.name or "-", str(s.workers),
+                         _mixing_cell(s), _blocks(r), _lr_cell(s), s.optimizer, s.init,
+                         str(s.seed), f"{res['epochs_run']} ({res['epochs_rejected']})",
+                         f"{res['kept']['cv_acc']:.2f}"]
+                        + [_wer_cell(r, d, intervals) for d in decodes]
+                        + [f"{res['seconds']['run'] / 3600:.2f}", res.get("load", "")])
+        lines += [table(head, rows, right=(2, 9, 10, len(head) - 2))]
+        groups = {k: v for k, v in chosen_learning_rates(recs).items() if len(v) > 1}
+        if groups:
+            lines += ["### Learning rates chosen on the CV set", "",
+                      "Per method, each rate of its grid (the first seed in run-id order); the "
+                      "chosen one (**bold**) has the highest CV frame accuracy of the model kept, "
+                      "then the lower CV loss.", ""]
+            rows = []
+            for key, rates in sorted(groups.items(), key=lambda kv: str(kv[0])):
+                best = _best_rate(rates)
+                for lr in sorted(rates):
+                    r = rates[lr]
+                    k = r.result["kept"]
+                    cell = f"{lr:g}" if lr != best else f"**{lr:g}**"
+                    rows.append([r.spec.name or r.spec.label(), str(r.spec.workers),
+                                 _mixing_cell(r.spec), cell, f"{k['cv_acc']:.2f}",
+                                 f"{k['cv_loss']:.4f}"])
+            lines += [table(["method", "workers", "mixing", "learning rate", "CV acc %",
+                             "CV loss"], rows, right=(1, 4, 5))]
+        vs = versus_one_worker(recs, decodes)
+        if vs:
+            lines += ["### Against one worker", "",
+                      "Each multi-worker run against the one-worker run of the same seed, update "
+                      "rule and initialisation at the one worker's chosen learning rate: the WER "
+                      "difference (run minus one worker) with its 95% bootstrap interval and "
+                      "MAPSSWE's p; significant when p < 0.05 and the interval leaves out 0, "
+                      "otherwise a tie.", ""]
+            rows = []
+            for v in sorted(vs, key=lambda v: (v.run.spec.workers, v.run.spec.mixing,
+                                               v.run.run_id, v.decode)):
+                verdict = ("tie" if not v.significant else
+                           ("worse" if v.diff > 0 else "better"))
+                rows.append([v.run.spec.name or v.run.spec.label(), str(v.run.spec.workers),
+                             _mixing_cell(v.run.spec), v.decode, f"{v.wer_base:.2f}",
+                             f"{v.wer_run:.2f}", f"{v.diff:+.2f} [{v.low:+.2f}, {v.high:+.2f}]",
+                             format_p(v.p), verdict])
+            lines += [table(["run", "workers", "mixing", "test", "WER 1 worker", "WER",
+                             "difference", "p", "verdict"], rows, right=(1, 4, 5))]
+    return "\n".join(lines)
+
+
+def write_tables(store: Store, decodes: list[str]) -> list[Path]:
+    """Rewrite ``<store>/<task>/RESULTS.md``; the files written."""
+    path = store.dir / "RESULTS.md"
+    write_atomic(path, render(store, decodes))
+    return [path]
+

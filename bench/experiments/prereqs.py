@@ -1,0 +1,133 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""The prerequisites of a task's runs: built by the recipe itself in a work directory outside the
+clone, fingerprinted, and checked against the fingerprint the results store holds, so that
+results from different prerequisites never share one table.
+
+The work directory is a recipe directory of its own: links to the recipe's run.sh, cmd.sh,
+path.sh, local/ and conf/ and to the repository's steps/, utils/ and bin/, with its own corpus,
+data/ and exp/ (as bench/run_experiments.sh always did for digits). ``.prefix_done`` marks the
+prerequisites finished; ``prereqs.md`` caches their fingerprint.
+
+The fingerprint is :func:`nnetmix.utils.fingerprint.recipe_fingerprint`'s rows (corpus,
+features, GMMs, alignments, decodes' scores, RBMs), less what runs make (``exp/dnn_*``, the
+``data/*_tr90``/``*_cv10`` CV split);
+its digest is the md5 of those rows. Numeric-environment rows are listed but not digested: the
+recipes are bit-for-bit reproducible across machines of the kind, so a machine that computes
+other bits shows up in the file rows themselves.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.experiments.tasks import Task
+
+__all__ = ["PrereqError", "link_recipe", "build", "fingerprint_text", "digest_of", "fingerprint"]
+
+DONE = ".prefix_done"
+CACHE = "prereqs.md"
+
+
+class PrereqError(Exception):
+    """Prerequisites that could not be built, or that are not the ones the store's results
+    were made on."""
+
+
+def link_recipe(task: Task, repo: Path, work: Path) -> None:
+    """Make ``work`` a recipe directory of ``task`` (links; its outputs stay its own)."""
+    recipe = (repo / task.recipe).resolve()
+    if not (recipe / "run.sh").exists():
+        raise PrereqError(f"{recipe}/run.sh: no such file (task {task.name}'s recipe)")
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "logs").mkdir(exist_ok=True)
+    for f in ("run.sh", "cmd.sh", "path.sh", "local", "conf"):
+        _link(recipe / f, work / f)
+    for f in ("steps", "utils", "bin"):
+        target = recipe / f if (recipe / f).exists() else repo / f
+        _link(target.resolve(), work / f)
+
+
+def _link(target: Path, link: Path) -> None:
+    if link.is_symlink() and os.readlink(link) == str(target):
+        return
+    tmp = link.with_name(link.name + ".lnk")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    tmp.symlink_to(target)
+    os.replace(tmp, link)
+
+
+def build(task: Task, size: str, work: Path, nj: int, log=print) -> None:
+    """Run the recipe's prerequisite stages in ``work`` unless ``.prefix_done`` says they are
+    finished (run.sh's stages skip what is done, so an interrupted build resumes)."""
+    if (work / DONE).exists():
+        return
+    logfile = work / "logs" / "prefix.log"
+    for args in task.prefix_commands(size):
+        cmd = ["./run.sh", "--nj", str(nj)] + args
+        log(f"prerequisites: {' '.join(cmd)} (log: {logfile})")
+        with open(logfile, "a") as f:
+            f.write(f"# {' '.join(cmd)}\n")
+            f.flush()
+            rc = subprocess.call(cmd, cwd=work, stdout=f, stderr=subprocess.STDOUT)
+        if rc != 0:
+            raise PrereqError(f"{work}: the prerequisites failed ({' '.join(cmd)} exited {rc}; "
+                              f"log is in {logfile})")
+    (work / DONE).write_text("")
+    cached = work / CACHE
+    if cached.exists():
+        cached.unlink()
+
+
+def _rows(work: Path) -> list[tuple[str, str]]:
+    from nnetmix.utils.fingerprint import recipe_fingerprint
+    return [(what, md5) for what, md5 in recipe_fingerprint(str(work)) if _prereq_row(what)]
+
+
+def _prereq_row(what: str) -> bool:
+    """Not a run's: its exp/dnn_* directory (the RBMs are a prerequisite) or the CV split a
+    run makes of data/train (digits' stage 6)."""
+    if what.startswith("exp/dnn_"):
+        return what.startswith("exp/dnn_pretrain")
+    return not what.split("/")[1].endswith(("_tr90", "_cv10")) if what.startswith("data/") \
+        else True
+
+
+def digest_of(rows: list[tuple[str, str]]) -> str:
+    return hashlib.md5("".join(f"{w} {m}\n" for w, m in rows).encode()).hexdigest()
+
+
+def fingerprint_text(task: Task, size: str, rows: list[tuple[str, str]],
+                     env: list[tuple[str, str]]) -> str:
+    from nnetmix.utils.fingerprint import format_fingerprint
+    stages = ", ".join(f"{a}-{b}" for a, b in task.prefix_stages)
+    return (f"# Prerequisites of the {task.name} runs, size {size}\n\n"
+            f"Written by bench/campaign.py: {task.recipe}/run.sh stages {stages} with the size's "
+            f"options ({' '.join(task.size(size).options) or 'the recipe defaults'}). Every run "
+            f"in this directory was made on exactly these files; the digest is the md5 of the "
+            f"file rows.\n\n"
+            f"{format_fingerprint(rows, env)}\n"
+            f"digest: {digest_of(rows)}\n")
+
+
+def fingerprint(task: Task, size: str, work: Path) -> tuple[str, str]:
+    """(digest, prereqs.md text) of the finished prerequisites in ``work``, cached in
+    ``work/prereqs.md`` (recomputed when .prefix_done is newer)."""
+    cached, done = work / CACHE, work / DONE
+    if not done.exists():
+        raise PrereqError(f"{work}: the prerequisites are not built ({DONE} is missing)")
+    if cached.exists() and cached.stat().st_mtime >= done.stat().st_mtime:
+        text = cached.read_text()
+    else:
+        from nnetmix.utils.fingerprint import environment
+        print(f"campaign.py: fingerprinting the prerequisites in {work}",
+              file=sys.stderr)
+        text = fingerprint_text(task, size, _rows(work), environment())
+        tmp = cached.with_name(CACHE + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, cached)
+    digest = next(line.split()[1] for line in text.splitlines() if line.startswith("digest: "))
+    return digest, text

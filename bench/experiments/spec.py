@@ -1,0 +1,193 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""One experiment run as a small typed spec, its stable id, and the plan files that list runs.
+
+A :class:`RunSpec` says everything that makes one DNN training + decoding run differ from another
+on the same prerequisites (task and size, network, input, workers, mixing, averaging period or
+BMUF block, block momentum, update rule, initialisation, learning rate, schedule, training seed).
+Its id (:func:`run_id`) is a readable prefix plus a digest of the spec *and* of the prerequisites'
+fingerprint, so a run made on other prerequisites can never be taken for this one.
+
+A plan file (TOML, ``bench/plans/*.toml``) holds ``task``, ``size``, a ``[defaults]`` table and
+``[[run]]`` tables; a list value in a run table is a grid (the cross product of its lists, in the
+order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or ``seed = [1, 2, 3]``. An unknown
+key, a value of the wrong type or a spec that contradicts itself is a :class:`PlanError` naming
+the file and the run.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Optional
+
+__all__ = ["RunSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "run_id", "load_plan",
+           "spec_from_dict"]
+
+#: mixing methods: model averaging through an exact all-reduce, butterfly and ring mixing
+#: (seed 000), BMUF with classical or Nesterov block momentum (seed 002)
+MIXINGS = ("average", "butterfly", "ring", "bmuf-cbm", "bmuf-nbm")
+NETWORKS = ("dnn", "relu", "blstm")
+INITS = ("rbm", "random")
+OPTIMIZERS = ("ngsgd", "sgd")
+SCHEDULERS = ("newbob", "exponential")
+INPUTS = ("fmllr", "mfcc")
+
+
+class PlanError(Exception):
+    """A plan file or run spec that cannot be run as written."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One run. Defaults are the harbour recipe's DNN (stage 10) with every epoch on the MPI
+    trainer, so that every run logs the same timing line."""
+
+    task: str
+    size: str
+    name: str = ""              #: the plan's label for tables (not part of the id)
+    network: str = "dnn"        #: dnn (sigmoid), relu (<ParametricRelu>) or blstm
+    input: str = "fmllr"        #: fmllr (tri3's features and alignments) or mfcc
+    workers: int = 1
+    mixing: str = "average"
+    average_every: int = 10     #: minibatches between mixes; the BMUF block size tau
+    block_momentum: Optional[float] = None   #: BMUF eta; None: 1 - 1/N (nnetmix's default)
+    block_lr: float = 1.0       #: BMUF zeta
+    scale_lr: Optional[bool] = None  #: learning rate x N; None: true for averaging, false for BMUF
+    optimizer: str = "ngsgd"
+    init: str = "rbm"           #: rbm (stage 9's DBN) or random
+    learn_rate: float = 0.008
+    minibatch: int = 256
+    scheduler: str = "newbob"
+    max_epochs: int = 20        #: Newbob's cap (its stopping rule usually ends the run earlier)
+    epochs: int = 8             #: exponential schedule's epochs
+    seed: int = 777             #: train.sh --seed (shuffling and initialisation)
+
+    def check(self, where: str = "run spec", max_workers: Optional[int] = None) -> None:
+        """Raise :class:`PlanError` for a value out of range or options that contradict."""
+        def bad(msg: str) -> PlanError:
+            return PlanError(f"{where}: {msg}")
+        for field, allowed in (("mixing", MIXINGS), ("network", NETWORKS), ("init", INITS),
+                               ("optimizer", OPTIMIZERS), ("scheduler", SCHEDULERS),
+                               ("input", INPUTS)):
+            if getattr(self, field) not in allowed:
+                raise bad(f"{field} {getattr(self, field)!r} is not one of {', '.join(allowed)}")
+        for field in ("workers", "average_every", "minibatch", "max_epochs", "epochs"):
+            if getattr(self, field) < 1:
+                raise bad(f"{field} must be at least 1 (got {getattr(self, field)})")
+        if not self.learn_rate > 0:
+            raise bad(f"learn_rate must be positive (got {self.learn_rate})")
+        bmuf = self.mixing.startswith("bmuf")
+        if not bmuf and (self.block_momentum is not None or self.block_lr != 1.0):
+            raise bad(f"block_momentum / block_lr are BMUF settings, but mixing is "
+                      f"{self.mixing!r} (use mixing = \"bmuf-cbm\" or \"bmuf-nbm\")")
+        if self.block_momentum is not None and not 0.0 <= self.block_momentum < 1.0:
+            raise bad(f"block_momentum must be in [0, 1) (got {self.block_momentum})")
+        if self.workers == 1 and self.mixing != "average":
+            raise bad(f"mixing {self.mixing!r} needs more than one worker")
+        if self.mixing == "butterfly" and self.workers & (self.workers - 1):
+            raise bad(f"butterfly mixing needs a power-of-two number of workers "
+                      f"(got {self.workers})")
+        if max_workers is not None and self.workers > max_workers:
+            raise bad(f"{self.workers} workers but the {self.task} {self.size} training set has "
+                      f"only {max_workers} utterances to share among them")
+        if self.init == "rbm" and self.network != "dnn":
+            raise bad(f"init \"rbm\" is for the sigmoid dnn (network {self.network!r} starts "
+                      f"from random weights: set init = \"random\")")
+
+    def key(self) -> dict[str, Any]:
+        """The fields that make a run (everything but its label)."""
+        d = dataclasses.asdict(self)
+        d.pop("name")
+        return d
+
+    def label(self) -> str:
+        """'16 workers, bmuf-nbm every 10, lr 0.008, seed 777' for tables."""
+        what = "1 worker" if self.workers == 1 else f"{self.workers} workers, {self.mixing}"
+        if self.workers > 1:
+            what += f" every {self.average_every}"
+        return f"{what}, lr {self.learn_rate:g}, seed {self.seed}"
+
+
+def run_id(spec: RunSpec, prereqs: str) -> str:
+    """``<network>-w<N>-<mixing>-<digest>``: the digest (10 hex digits of sha1) covers the
+    spec's fields that differ from their defaults (task and size always), not its label, and
+    the prerequisites' fingerprint digest ``prereqs``. So a field added later, whose default is
+    the behaviour before it, leaves every stored id as it was; a default is never changed."""
+    defaults = {f.name: f.default for f in dataclasses.fields(RunSpec)}
+    key = {k: v for k, v in spec.key().items()
+           if k in ("task", "size") or v != defaults[k]}
+    blob = json.dumps({"spec": key, "prereqs": prereqs}, sort_keys=True)
+    digest = hashlib.sha1(blob.encode()).hexdigest()[:10]
+    return f"{spec.network}-w{spec.workers}-{spec.mixing}-{digest}"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(RunSpec)}
+
+
+def _typed(name: str, value: Any, where: str) -> Any:
+    """A plan value checked against the field's type (ints are accepted for floats)."""
+    kind = _FIELDS[name].type
+    want = {"int": int, "float": float, "str": str, "Optional[float]": float,
+            "Optional[bool]": bool}[kind]
+    if value is None and kind.startswith("Optional"):
+        return None
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+        raise PlanError(f"{where}: {name} = {value!r} is not a {want.__name__}")
+    return value
+
+
+def spec_from_dict(d: dict[str, Any], where: str = "run spec") -> RunSpec:
+    """A spec from a plain dict (a plan entry or a stored spec.json): unknown keys are errors."""
+    unknown = sorted(set(d) - set(_FIELDS))
+    if unknown:
+        raise PlanError(f"{where}: unknown option {unknown[0]!r} (known: "
+                        f"{', '.join(sorted(_FIELDS))})")
+    for need in ("task", "size"):
+        if need not in d:
+            raise PlanError(f"{where}: no {need}")
+    return RunSpec(**{k: _typed(k, v, where) for k, v in d.items()})
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A plan file: its runs in the order written, duplicates (same key) once."""
+
+    path: Path
+    task: str
+    size: str
+    runs: tuple[RunSpec, ...]
+
+
+def load_plan(path: str | Path, size: Optional[str] = None) -> Plan:
+    """Read and check a plan file; ``size`` overrides the file's ``size``."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise PlanError(f"{path}: no such plan file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise PlanError(f"{path}: not a TOML file ({e})") from None
+    unknown = sorted(set(doc) - {"task", "size", "defaults", "run"})
+    if unknown:
+        raise PlanError(f"{path}: unknown top-level key {unknown[0]!r} (expected task, size, "
+                        f"[defaults], [[run]])")
+    if "task" not in doc or not isinstance(doc.get("run"), list) or not doc["run"]:
+        raise PlanError(f"{path}: a plan needs task = \"...\" and at least one [[run]] table")
+    task, size = doc["task"], size or doc.get("size", "full")
+    defaults = doc.get("defaults", {})
+    specs: dict[str, RunSpec] = {}
+    for i, entry in enumerate(doc["run"], 1):
+        where = f"{path}: run {i}" + (f" ({entry['name']})" if "name" in entry else "")
+        merged = {**defaults, **entry, "task": task, "size": size}
+        grid = [k for k, v in merged.items() if isinstance(v, list)]
+        for values in itertools.product(*(merged[k] for k in grid)):
+            d = {**merged, **dict(zip(grid, values))}
+            spec = spec_from_dict(d, where)
+            spec.check(where)
+            specs.setdefault(json.dumps(spec.key(), sort_keys=True), spec)
+    return Plan(path, task, size, tuple(specs.values()))

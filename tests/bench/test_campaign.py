@@ -1,0 +1,359 @@
+"""bench/campaign.py, the experiment driver: plan files and run ids, the results store, and whole
+campaigns on a stand-in recipe whose run.sh writes what train.sh and decode.sh leave (the
+driver is what is tested here; the real recipes are tested in tests/egs). With
+NNETMIX_TEST_EXPERIMENTS=1 a real digits smoke campaign runs too (several minutes)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from helpers import ROOT
+
+from bench.experiments import campaign_tables
+from bench.experiments.campaign import CampaignOptions, estimate_core_seconds, run_campaign, \
+    status
+from bench.experiments.spec import PlanError, RunSpec, load_plan, run_id
+from bench.experiments.store import Store, StoreError
+from bench.experiments.tasks import get_task
+
+SCRIPT = ROOT / "bench" / "campaign.py"
+
+FAKE_RUN_SH = """\
+#!{python}
+# A stand-in for egs/digits/s5/run.sh: the prerequisite stages write a corpus list and a model,
+# the run stages copy what train.sh + decode.sh leave (made by tests/helpers.py write_run).
+import os, shutil, sys, time
+from pathlib import Path
+args = sys.argv[1:]
+opt = {{args[i][2:]: args[i + 1] for i in range(0, len(args) - 1, 2) if args[i].startswith("--")}}
+stage, stop = int(opt.get("stage", 0)), int(opt.get("stop-stage", 100))
+if stage <= 0 <= stop:
+    Path("data/train").mkdir(parents=True, exist_ok=True)
+    Path("data/train/text").write_text("u1 one\\nu2 two\\n" + os.environ.get("FAKE_CORPUS", ""))
+    Path("exp/mono").mkdir(parents=True, exist_ok=True)
+    Path("exp/mono/final.mdl").write_bytes(b"model")
+if stage <= 6 <= stop:
+    tag, n = opt["dnn-tag"], int(opt["dnn-num-workers"])
+    if n == int(os.environ.get("FAKE_FAIL_WORKERS", "0")):
+        print("training failed", file=sys.stderr)
+        sys.exit(3)
+    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    lr = opt["dnn-opts"].split("--learn-rate ")[1].split()[0]
+    shutil.copytree(Path({templates!r}) / f"w{{n}}_{{lr}}", f"exp/dnn_rbm_w{{n}}_{{tag}}",
+                    dirs_exist_ok=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory):
+    """The run directories the stand-in recipe's runs copy: WER 3.0 / 3.5 / 5.0% at 1 / 2 / 4
+    workers; CV frame accuracy one point higher at learning rate 0.004."""
+    from helpers import write_run
+    t = tmp_path_factory.mktemp("templates")
+    for n, wer in ((1, 3.0), (2, 3.5), (4, 5.0)):
+        for lr in ("0.004", "0.008"):
+            write_run(t / f"w{n}_{lr}", wer=wer, workers=n, error_seed=n,
+                      cv_acc=70.0 + (1.0 if lr == "0.004" else 0.0))
+    return t
+
+
+PLAN = """\
+task = "digits"
+size = "smoke"
+[defaults]
+input = "mfcc"
+learn_rate = 0.008
+[[run]]
+name = "1 worker"
+workers = 1
+learn_rate = [0.004, 0.008]
+[[run]]
+name = "MA"
+workers = 2
+[[run]]
+name = "NBM"
+workers = 4
+mixing = "bmuf-nbm"
+"""
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo)] + list(args), capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.fixture
+def setup(tmp_path, templates):
+    """A stand-in recipe, a plan, and a store inside a git repository of its own."""
+    recipe = tmp_path / "recipe"
+    (recipe / "local").mkdir(parents=True)
+    (recipe / "conf").mkdir()
+    for f in ("cmd.sh", "path.sh"):
+        (recipe / f).write_text("")
+    run_sh = recipe / "run.sh"
+    run_sh.write_text(FAKE_RUN_SH.format(python=sys.executable, templates=str(templates)))
+    run_sh.chmod(0o755)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "config", "user.email", "t@example.com")
+    _git(repo, "config", "user.name", "t")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN)
+    opts = CampaignOptions(work=tmp_path / "work", store=repo / "bench" / "results", repo=ROOT,
+                           jobs=2, nj=1, commit=True, cores=2)
+    return get_task("digits", str(recipe)), plan, opts, repo
+
+
+def _tables(task):
+    return lambda store: campaign_tables.write_tables(store, list(task.decodes))
+
+
+# ---- plans and ids
+def test_plan_grid_defaults_and_duplicates(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text(PLAN + '[[run]]\nname = "again"\nworkers = 1\nlearn_rate = 0.008\n')
+    plan = load_plan(p)
+    assert [(s.workers, s.learn_rate, s.mixing) for s in plan.runs] == [
+        (1, 0.004, "average"), (1, 0.008, "average"), (2, 0.008, "average"),
+        (4, 0.008, "bmuf-nbm")]                       # the repeated run once, in plan order
+    assert plan.runs[0].input == "mfcc" and plan.runs[0].name == "1 worker"
+    assert load_plan(p, size="quick").runs[0].size == "quick"
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[[run]]\nworkers = 2\nlearnrate = 0.1\n', "run 1: unknown option 'learnrate'"),
+    ('[[run]]\nworkers = "two"\n', "run 1: workers = 'two' is not a int"),
+    ('[[run]]\nworkers = 2\nblock_momentum = 0.9\n',
+     "block_momentum / block_lr are BMUF settings, but mixing is 'average'"),
+    ('[[run]]\nworkers = 1\nmixing = "bmuf-cbm"\n', "mixing 'bmuf-cbm' needs more than one"),
+    ('[[run]]\nworkers = 6\nmixing = "butterfly"\n', "butterfly mixing needs a power-of-two"),
+    ('[[run]]\nworkers = 2\nmixing = "allreduce"\n', "mixing 'allreduce' is not one of"),
+    ('[[run]]\nworkers = 2\nlearn_rate = -0.1\n', "learn_rate must be positive"),
+    ('[[run]]\nworkers = 2\nnetwork = "relu"\n', "init \"rbm\" is for the sigmoid dnn"),
+])
+def test_bad_plans_are_one_line_naming_the_run(tmp_path, body, message):
+    p = tmp_path / "p.toml"
+    p.write_text('task = "harbour"\n' + body)
+    with pytest.raises(PlanError, match=r".*") as e:
+        load_plan(p)
+    assert str(e.value).startswith(f"{p}: run 1") and message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_bad_plan_files(tmp_path):
+    with pytest.raises(PlanError, match="no such plan file"):
+        load_plan(tmp_path / "none.toml")
+    (tmp_path / "a.toml").write_text("task = \n")
+    with pytest.raises(PlanError, match="not a TOML file"):
+        load_plan(tmp_path / "a.toml")
+    (tmp_path / "b.toml").write_text('task = "digits"\nruns = []\n')
+    with pytest.raises(PlanError, match="unknown top-level key 'runs'"):
+        load_plan(tmp_path / "b.toml")
+
+
+def test_more_workers_than_utterances_and_unknown_inputs(tmp_path):
+    task = get_task("digits")
+    with pytest.raises(PlanError, match="200 workers but the digits smoke training set has "
+                                        "only 100 utterances"):
+        task.check(RunSpec("digits", "smoke", input="mfcc", workers=200), "p.toml: run 3")
+    with pytest.raises(PlanError, match="input 'fmllr': digits has mfcc"):
+        task.check(RunSpec("digits", "smoke", workers=2), "p.toml: run 3")
+    with pytest.raises(PlanError, match="unknown size 'huge'"):
+        task.check(RunSpec("digits", "huge", input="mfcc"), "p.toml: run 3")
+
+
+def test_run_id_is_the_spec_and_the_prerequisites():
+    a = RunSpec("harbour", "full", workers=16, mixing="bmuf-nbm", block_momentum=0.94)
+    assert run_id(a, "d1") == run_id(RunSpec(**{**a.__dict__, "name": "other label"}), "d1")
+    assert run_id(a, "d1") != run_id(a, "d2")
+    assert run_id(a, "d1") != run_id(RunSpec(**{**a.__dict__, "seed": 1}), "d1")
+    # the id is part of the store's paths: it must not change when the code is edited
+    assert run_id(a, "d1") == "dnn-w16-bmuf-nbm-85673a7aff"
+
+
+# ---- the store
+def test_store_refuses_incomplete_records_and_cleans_temporaries(tmp_path):
+    store = Store(tmp_path, "digits")
+    spec = RunSpec("digits", "smoke", input="mfcc")
+    result = {"run_id": "r1", "spec": spec.key()}
+    path = store.write(result, [{"epoch": 0, "cv_loss": 1.5, "cv_acc": 40.0,
+                                 "verdict": "initial"}], {"ref.decode_test.txt": b"u1 a b\n"})
+    rec = store.read("r1")
+    assert rec.epochs[0]["cv_acc"] == 40.0 and rec.tokens("decode_test", "ref") == [
+        ("u1", ["a", "b"])]
+    with pytest.raises(StoreError, match="exists already"):
+        store.write(result, [], {})
+    (path / "epochs.tsv").unlink()
+    with pytest.raises(StoreError, match=r"r1: incomplete run record \(no epochs.tsv"):
+        list(store.records())
+    (tmp_path / "digits" / ".r2.tmp").mkdir()
+    assert store.stale_temporaries() == [tmp_path / "digits" / ".r2.tmp"]
+
+
+# ---- whole campaigns on the stand-in recipe
+def test_campaign_runs_stores_commits_and_skips(setup, capsys):
+    task, plan_file, opts, repo = setup
+    plan = load_plan(plan_file)
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    store = Store(opts.store, "digits")
+    records = list(store.records())
+    assert len(records) == 4
+    log = _git(repo, "log", "--format=%s").splitlines()
+    assert len(log) == 5 and log[-1] == "bench/results/digits: the smoke prerequisites' fingerprint"
+    assert all(line.startswith("bench/results/digits: ") for line in log)
+    assert _git(repo, "status", "--porcelain") == ""      # everything it wrote is committed
+    r1 = next(r for r in records if r.spec.workers == 1 and r.spec.learn_rate == 0.004)
+    assert r1.result["decodes"]["decode_test"]["wer"] == 3.0
+    assert r1.result["kept"]["cv_acc"] == 69.0 and r1.result["epochs_rejected"] == 1
+    assert r1.result["command"][0] == "./run.sh" and "--dnn-tag" in r1.result["command"]
+    assert [e["epoch"] for e in r1.epochs] == [0, 1, 2, 3] and r1.epochs[1]["optimize"] > 0
+    text = (store.dir / "RESULTS.md").read_text()
+    assert "| **0.004** | 69.00 |" in text                 # the CV-chosen learning rate
+    # the 2-worker run (3.50%) against one worker at 0.004 (3.00%): 2 words on 400, a tie
+    assert "| MA | 2 | average | decode_test | 3.00 | 3.50 |" in text
+    assert "| tie |" in text
+    # a second start skips every stored run, commits nothing
+    capsys.readouterr()
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    assert "4 runs in" in capsys.readouterr().out and len(_git(repo, "log", "--oneline")
+                                                          .splitlines()) == 5
+    # the tables come back byte for byte from the store alone, on a copy elsewhere
+    copy = opts.work.parent / "copy"
+    shutil.copytree(opts.store, copy)
+    (copy / "digits" / "RESULTS.md").unlink()
+    campaign_tables.write_tables(Store(copy, "digits"), ["decode_test"])
+    assert (copy / "digits" / "RESULTS.md").read_text() == text
+    st = status(task, plan, opts)
+    assert "runs: 4 done, 0 running, 0 left" in st and "CPU-hours left: none" in st
+    # a driver stopped between storing a record and committing it, another in mid-write
+    _git(repo, "reset", "-q", "--mixed", "HEAD~1")
+    (store.dir / ".dnn-w9-average-0000000000.tmp").mkdir()
+    capsys.readouterr()
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    out, err = capsys.readouterr()
+    assert "stored by an earlier start" in out and "half-made; removed" in err
+    assert _git(repo, "status", "--porcelain") == "" and len(_git(repo, "log", "--oneline")
+                                                             .splitlines()) == 5
+    assert not store.stale_temporaries()
+
+
+def test_failed_run_is_named_and_the_others_go_on(setup, monkeypatch, capsys):
+    task, plan_file, opts, repo = setup
+    monkeypatch.setenv("FAKE_FAIL_WORKERS", "2")
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 1
+    out = capsys.readouterr().out
+    assert "failed after" in out and "(exit 3), log is in" in out
+    assert len(list(Store(opts.store, "digits").records())) == 3
+    st = status(task, load_plan(plan_file), opts)
+    assert "runs: 3 done, 0 running, 1 left" in st and "CPU-hours left: about" in st
+
+
+def test_other_prerequisites_stop_the_campaign(setup, monkeypatch, capsys):
+    task, plan_file, opts, repo = setup
+    plan = load_plan(plan_file)
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    shutil.rmtree(opts.work)                    # a fresh machine that builds other files
+    monkeypatch.setenv("FAKE_CORPUS", "u3 three\n")
+    p = subprocess.run([sys.executable, SCRIPT, "--plan", plan_file, "--recipe", opts.work.parent
+                        / "recipe", "--work", opts.work, "--store", opts.store],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    lines = p.stderr.strip().splitlines()
+    assert "are not those of" in lines[-1] and "never mixed" in lines[-1]
+    assert len(list(Store(opts.store, "digits").records())) == 4     # the store is untouched
+
+
+def test_interrupted_driver_resumes_and_commits_what_it_stored(setup, monkeypatch):
+    task, plan_file, opts, repo = setup
+    monkeypatch.setenv("FAKE_SLEEP", "3")
+    cmd = [sys.executable, SCRIPT, "--plan", plan_file, "--recipe", opts.work.parent / "recipe",
+           "--work", opts.work, "--store", opts.store, "--jobs", "1"]
+    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.time() + 120
+    while not list((opts.work / "runs").glob("*.pid")) and time.time() < deadline:
+        time.sleep(0.2)
+    p.terminate()
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + 15 and "left to resume" in out
+    assert not list((opts.work / "runs").glob("*.pid"))
+    # an earlier driver stored a record but was stopped before its commit
+    monkeypatch.setenv("FAKE_SLEEP", "0")
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    assert _git(repo, "status", "--porcelain") == ""
+    assert len(list(Store(opts.store, "digits").records())) == 4
+
+
+def test_status_and_bad_arguments(setup):
+    task, plan_file, opts, repo = setup
+    p = subprocess.run([sys.executable, SCRIPT, "--plan", plan_file, "--recipe",
+                        opts.work.parent / "recipe", "--work", opts.work, "--store", opts.store,
+                        "--status"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "prerequisites: not built" in p.stdout and "runs: 0 done, 0 running, 4 left" in p.stdout
+    assert "CPU-hours left: unknown" in p.stdout
+    p = subprocess.run([sys.executable, SCRIPT, "--plan", opts.work / "none.toml"],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and p.stderr.strip().endswith("none.toml: no such plan file")
+
+
+def test_estimate_from_measured_epochs():
+    class R:
+        def __init__(self, workers, secs, epochs, run):
+            self.spec = RunSpec("digits", "smoke", input="mfcc", workers=workers)
+            self.result = {"machine": {"cores": 2}, "epochs_run": epochs, "train_seconds": secs,
+                           "seconds": {"run": run}}
+    done = [R(1, 100.0, 4, 140.0), R(2, 60.0, 6, 100.0)]
+    # per-epoch core-seconds 25 (1 core) and 20 (2 cores): median 22.5; mean 5 epochs; mean
+    # rest (40 s, 40 s) x 2 cores = 80
+    assert estimate_core_seconds(RunSpec("digits", "smoke", input="mfcc", workers=4), done,
+                                 2) == pytest.approx(22.5 * 5 + 80)
+
+
+def test_committed_tables_are_the_store_s():
+    """bench/results/<task>/RESULTS.md is what --tables-only writes from the records beside it."""
+    root = ROOT / "bench" / "results"
+    tasks = [d for d in sorted(root.iterdir()) if (d / "RESULTS.md").exists()] \
+        if root.exists() else []
+    if not tasks:
+        pytest.skip("no campaign results are stored yet")
+    for d in tasks:
+        decodes = list(get_task(d.name).decodes)
+        assert campaign_tables.render(Store(root, d.name), decodes) == \
+            (d / "RESULTS.md").read_text(), f"{d}/RESULTS.md is stale: run bench/campaign.py " \
+                                            f"--tables-only"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("NNETMIX_TEST_EXPERIMENTS") != "1",
+                    reason="several minutes: set NNETMIX_TEST_EXPERIMENTS=1 to run it")
+@pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
+                    reason="espeak-ng and sox are needed (utils/install_debian_deps.sh)")
+def test_digits_smoke_campaign(tmp_path):
+    """The real digits recipe, two runs of the digits plan at the smoke size."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(textwrap.dedent("""\
+        task = "digits"
+        size = "smoke"
+        [defaults]
+        input = "mfcc"
+        max_epochs = 1
+        [[run]]
+        workers = 1
+        [[run]]
+        workers = 2
+        mixing = "bmuf-nbm"
+        """))
+    store = tmp_path / "results"
+    p = subprocess.run([sys.executable, SCRIPT, "--plan", plan, "--work", tmp_path / "work",
+                        "--store", store, "--commit", "false"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    records = list(Store(store, "digits").records())
+    assert len(records) == 2 and all(r.result["final_md5"] for r in records)
+    assert json.loads((records[0].path / "result.json").read_text())["machine"]["cores"] >= 1

@@ -11,7 +11,7 @@ DEBIAN_TEST := slurm-wlm munge
 # make test's pytest processes (pytest-xdist); each test file stays in one (tests/conftest.py)
 TEST_JOBS ?= 2
 
-.PHONY: install debian-deps demo test test-gpu bench clean
+.PHONY: install debian-deps demo test test-gpu bench docs clean
 
 install: $(STAMP) debian-deps
 
@@ -47,6 +47,12 @@ test-gpu: install
 
 bench: install $(BENCH_STAMP)
 	$(PY) bench/feature_speed.py
+
+# the documentation site (mkdocs.yml) into site/, warnings as errors; the tools reference pages
+# are regenerated first from the tools' --help (docs/gen_tools.py)
+docs: install
+	$(PY) docs/gen_tools.py
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) build *.egg-info

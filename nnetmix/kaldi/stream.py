@@ -4,7 +4,7 @@
 still know where each object starts, and it has a push-back buffer so text parsers can read a
 whole line and give back what follows a closing ``]``. :class:`OutputSink` writes a file under a
 temporary name in the same directory and renames it into place on :meth:`OutputSink.commit`
-(DESIGN.md: a killed run never leaves a half-written ark/scp); :meth:`OutputSink.abort` removes
+(docs/design.md: a killed run never leaves a half-written ark/scp); :meth:`OutputSink.abort` removes
 the temporary file and leaves any previous file untouched.
 
 Pipes run through ``/bin/sh`` as Kaldi's popen does; a command that exits non-zero is an error

@@ -8,7 +8,7 @@ file the existing script LIST names for it (skipping unlisted keys with the 'p' 
 Files are written under temporary names in their own directories and renamed into place when
 the writer closes without error (the archive first, so a script never names a missing archive);
 an exception inside ``with TableWriter(...)`` removes the temporary files and leaves earlier
-outputs as they were (DESIGN.md). Written here rather than delegated to kaldiio's ``WriteHelper``:
+outputs as they were (docs/design.md). Written here rather than delegated to kaldiio's ``WriteHelper``:
 it has no posteriors, no atomic rename, and writes text int vectors Kaldi cannot read.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ L_disambig.fst) through :func:`prepare_lang`; training text -> ARPA bigram for t
 (:func:`estimate_kn_bigram`; SRILM-style estimation of orders 1-4 is :mod:`nnetmix.lm`); the
 one ARPA reader and writer (:func:`read_arpa`, :func:`write_arpa`, plain or gzipped); ARPA ->
 ``G.fst`` through kaldilm (:func:`arpa2fst`). FSTs are built and written with kaldifst, imported
-lazily (after kaldi_hmm_gmm, as DESIGN.md requires). Synthetic corpora: a weighted sentence
+lazily (after kaldi_hmm_gmm, as docs/design.md requires). Synthetic corpora: a weighted sentence
 grammar, its sentences and its word-pair grammar (:mod:`nnetmix.lang.sentgram`), and dictionary
 directories from CMUdict with Kaldi wsj's stress handling (:mod:`nnetmix.lang.cmu`).
 """

@@ -70,7 +70,7 @@ def arpa2fst(arpa: str, fst_out: str, opts: Arpa2FstOptions | None = None) -> in
     With a symbol table, words of the LM that the table lacks are counted and named in one
     warning (their n-grams are skipped, as Kaldi skips them).
     """
-    import kaldi_hmm_gmm  # noqa: F401  (before kaldifst, see DESIGN.md)
+    import kaldi_hmm_gmm  # noqa: F401  (before kaldifst, see docs/design.md)
     import kaldifst
     import kaldilm
 

@@ -17,7 +17,7 @@ What the MPI trainer uses (every function takes ``comm``; everything works at si
 Whole epochs on N ranks (partition, agreement, mixing or BMUF, summed statistics) are put
 together one layer up, in :mod:`nnetmix.driver`.
 
-Semantics: DESIGN.md "Parallel semantics"; algorithms: allreduce.py; device buffers: buffers.py.
+Semantics: docs/parallel.md "Semantics"; algorithms: allreduce.py; device buffers: buffers.py.
 """
 from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
                                     params_digest, value_digest)

@@ -1,6 +1,6 @@
 """Model mixing every n minibatches: all-reduce average, butterfly mixing, ring mixing.
 
-As DESIGN.md "Parallel semantics" and seed 000 (Su & Chen, model averaging and butterfly
+As docs/parallel.md "Semantics" and seed 000 (Su & Chen, model averaging and butterfly
 mixing) define them, for rank i of N with flat parameters theta_i:
 
 - ``allreduce``: theta_i <- (1/N) sum_j theta_j (the exact average, through the chosen

@@ -28,7 +28,7 @@ def get_args() -> argparse.Namespace:
 
 
 def make_wordpair_g(grammar_file: str, lang_dir: str, text: str | None = None) -> None:
-    import kaldi_hmm_gmm  # noqa: F401  (before kaldifst, see DESIGN.md)
+    import kaldi_hmm_gmm  # noqa: F401  (before kaldifst, see docs/design.md)
     import kaldifst
 
     grammar = read_grammar(grammar_file)

@@ -20,7 +20,10 @@ from nnetmix.score import CompareOptions, format_p
 from nnetmix.score.compare import compare_systems
 
 from bench.experiments.report import table, write_atomic
+from bench.experiments import plan, seed000, seed001, seed002
 from bench.experiments.store import Record, Store
+from bench.experiments.stored import HARBOUR_ROLES, cv_rank, roles
+from bench.experiments.verdict import claims_markdown
 
 __all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker"]
 
@@ -35,11 +38,6 @@ def _method_key(spec) -> tuple:
     return tuple(sorted(d.items()))
 
 
-def _better(a: Record, b: Record) -> bool:
-    ka, kb = a.result["kept"], b.result["kept"]
-    return (ka["cv_acc"], -ka["cv_loss"]) > (kb["cv_acc"], -kb["cv_loss"])
-
-
 def chosen_learning_rates(records: list[Record]) -> dict[tuple, dict[float, Record]]:
     """Per method key: learning rate -> the record chosen at that rate (over seeds the first
     seed in id order stands for the rate; the choice is made at the plan's first seed)."""
@@ -50,11 +48,7 @@ def chosen_learning_rates(records: list[Record]) -> dict[tuple, dict[float, Reco
 
 
 def _best_rate(rates: dict[float, Record]) -> float:
-    best = None
-    for lr in sorted(rates):
-        if best is None or _better(rates[lr], rates[best]):
-            best = lr
-    return best
+    return max(rates, key=lambda lr: cv_rank(rates[lr]))
 
 
 @dataclasses.dataclass
@@ -239,7 +233,33 @@ def render(store: Store, decodes: list[str]) -> str:
                              format_p(v.p), verdict])
             lines += [table(["run", "workers", "mixing", "test", "WER 1 worker", "WER",
                              "difference", "p", "verdict"], rows, right=(1, 4, 5))]
+        lines += _claims_section(store.task, size, recs, decodes)
     return "\n".join(lines)
+
+
+#: the test condition the seeds' WER claims are decided on (the trigram: more errors, so more
+#: power to separate systems, than the word-pair grammar)
+CLAIMS_DECODE = {"harbour": "decode_test_tg", "digits": "decode_test"}
+
+
+def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]) -> list[str]:
+    """Every claim of the seed tables (seeds 000, 001, 002) on this size's runs."""
+    roles_size = HARBOUR_ROLES if task == "harbour" else plan.SIZES.get(size)
+    decode = CLAIMS_DECODE.get(task, decodes[0])
+    if roles_size is None or decode not in decodes:
+        return []
+    cores = min(r.result["machine"]["cores"] for r in recs)
+    claims = []
+    claims += seed000.claims(roles("seed000", roles_size, recs, size, decode), roles_size,
+                             cores, {})
+    claims += seed001.claims(roles("seed001", roles_size, recs, size, decode), roles_size, cores)
+    claims += seed002.claims(roles("seed002", roles_size, recs, size, decode), roles_size, cores)
+    return ["### The seeds' claims", "",
+            f"Each claim of the seeds' tables, decided on `{decode}` by the rule beside it, on "
+            f"the runs above at seed {777} (a method with a learning-rate grid at its CV-chosen "
+            f"rate). A claim whose runs are not stored yet reads \"not measured\"; seed 000's "
+            f"scaling claims need bench/scaling.py's measurements, which the store does not "
+            f"hold yet.", "", claims_markdown(claims)]
 
 
 def write_tables(store: Store, decodes: list[str]) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Optional
 
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.report import header, num, table, wer_cell, words_delta, write_atomic
@@ -32,10 +33,11 @@ COMPARISONS = [
 ]
 
 
-def claims(res: dict, size: Size) -> list:
+def claims(res: dict, size: Size, cores: Optional[int] = None) -> list:
+    """The claims on ``res`` (role -> run); ``cores``: the machine's (default this one's)."""
     n = size.n001
     w = {k: (r.wer if r else None) for k, r in res.items()}
-    cores = os.cpu_count() or 1
+    cores = cores or os.cpu_count() or 1
     out = []
     t = {k: wer_test(res.get(f"avg10/{n}"), res.get(f"avg{k}/{n}")) for k in (20, 50)}
     out.append(Claim(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Optional
 
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.report import header, num, table, wer_cell, write_atomic
@@ -26,10 +27,11 @@ AGG_SHARE = 0.10          # seed 002 Table 4: aggregate is 3-7% of optimize; "sm
 AGG_BMUF_OVER_MA = 1.25   # seed 002 Table 4: BMUF aggregates 4-16% longer than MA; 25% allowed
 
 
-def claims(res: dict, size: Size) -> list:
+def claims(res: dict, size: Size, cores: Optional[int] = None) -> list:
+    """The claims on ``res`` (role -> run); ``cores``: the machine's (default this one's)."""
     ns = size.n002
     w = {k: (r.wer if r else None) for k, r in res.items()}
-    cores = os.cpu_count() or 1
+    cores = cores or os.cpu_count() or 1
     over = "oversubscribed timings" if any(n > cores for n in ns) else "measured"
     out = []
     bmuf = {(m, n): wer_test(res.get(f"ar/{n}"), res.get(f"{m}/{n}"))

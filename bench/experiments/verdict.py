@@ -4,7 +4,7 @@ can check each verdict against the numbers in the same table.
 
 **WER claims go through the significance tests of bin/compare-wer.py** (issue 16):
 :func:`wer_test` compares two runs' best-scoring decodes of the same test set with
-:func:`nnetmix.score.compare_decode_dirs` (MAPSSWE as sclite's ``sc_stats``, and the Bisani and
+:func:`nnetmix.score.compare.compare_systems` on their texts (MAPSSWE as sclite's ``sc_stats``, and the Bisani and
 Ney bootstrap interval of the WER difference). A difference is significant only when both say
 so: MAPSSWE p < ``ALPHA`` and the 95% bootstrap interval of the difference excludes 0. A claim
 that one run is better or worse than another then **held** or is **not held** (refuted); a
@@ -27,12 +27,13 @@ import dataclasses
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from nnetmix.score import CompareOptions, align_ops, best_scoring, bootstrap, \
-    compare_decode_dirs, format_p, iter_token_table, mapsswe, read_token_table
+from nnetmix.score import CompareOptions, align_ops, best_scoring, bootstrap, format_p, \
+    iter_token_table, mapsswe, read_token_table
+from nnetmix.score.compare import compare_systems
 from nnetmix.score.wer import ScoreError
 
 __all__ = ["ALPHA", "ACC_TOL", "HELD", "NOT_HELD", "TIE", "NOT_MEASURED", "WerTest", "Claim",
-           "wer_test", "change_test", "cell", "lower", "higher", "no_higher", "same", "close",
+           "wer_test", "change_test", "run_texts", "cell", "lower", "higher", "no_higher", "same", "close",
            "worse_by", "all_of", "as_verdict", "status", "claims_markdown"]
 
 ALPHA = 0.05
@@ -73,14 +74,38 @@ def _decode_dir(run) -> Path:
     return Path(run.path) / "decode_test"
 
 
+def run_texts(run) -> tuple[list, dict, tuple[str, str]]:
+    """(reference as (utterance, words) pairs, hypotheses by utterance, (where the reference
+    is, where the hypotheses are)) of a run's best-scoring decode: a stored run's own
+    :meth:`texts`, or a run directory's ``decode_test`` as local/score.sh left it."""
+    if hasattr(run, "texts"):
+        return run.texts()
+    best = best_scoring(_decode_dir(run))
+    if best.ref is None:
+        raise ScoreError(f"{_decode_dir(run)}: no scoring/test_filt.txt (run local/score.sh)")
+    return (list(iter_token_table(f"ark:{best.ref}")), read_token_table(f"ark:{best.hyp}"),
+            (best.ref, best.hyp))
+
+
+def _same_test_set(ref_a: list, src_a: str, ref_b: list, src_b: str) -> None:
+    ta, tb = dict(ref_a), dict(ref_b)
+    key = next((k for k in {**ta, **tb} if ta.get(k) != tb.get(k)), None)
+    if key is not None:
+        raise ScoreError(f"{src_b}: utterance {key} differs from {src_a} (the two runs were "
+                         f"scored against different references)")
+
+
 def wer_test(a, b) -> Optional[WerTest]:
-    """Run b's WER against run a's (:class:`nnetmix.train.runlog.RunResult`, or None when the
-    run is missing or undecoded: then None). Raises :class:`ScoreError` when the decode
-    directories lack local/score.sh's per-utterance texts or hold different test sets."""
+    """Run b's WER against run a's (:class:`nnetmix.train.runlog.RunResult` or a stored run,
+    or None when the run is missing or undecoded: then None). Raises :class:`ScoreError` when
+    the decodes lack local/score.sh's per-utterance texts or hold different test sets."""
     if a is None or b is None or a.wer is None or b.wer is None:
         return None
-    cmp, _, _ = compare_decode_dirs(_decode_dir(a), _decode_dir(b),
-                                    opts=CompareOptions(alpha=ALPHA))
+    ref_a, hyp_a, src_a = run_texts(a)
+    ref_b, hyp_b, src_b = run_texts(b)
+    _same_test_set(ref_a, src_a[0], ref_b, src_b[0])
+    cmp = compare_systems(ref_a, hyp_a, hyp_b, (src_a[0], src_a[1], src_b[1]),
+                          opts=CompareOptions(alpha=ALPHA))
     boot, t = cmp.bootstrap, cmp.mapsswe
     return WerTest(boot.diff.value, boot.diff.low, boot.diff.high, t.p_value,
                    t.significant and boot.significant)
@@ -88,14 +113,11 @@ def wer_test(a, b) -> Optional[WerTest]:
 
 def _utterance_errors(run) -> tuple[dict[str, int], dict[str, int]]:
     """(errors, reference words) per utterance of a run's best-scoring decode."""
-    best = best_scoring(_decode_dir(run))
-    if best.ref is None:
-        raise ScoreError(f"{_decode_dir(run)}: no scoring/test_filt.txt (run local/score.sh)")
-    hyps = read_token_table(f"ark:{best.hyp}")
+    refs, hyps, src = run_texts(run)
     errors, words = {}, {}
-    for key, ref in iter_token_table(f"ark:{best.ref}"):
+    for key, ref in refs:
         if key not in hyps:
-            raise ScoreError(f"{best.hyp}: no hypothesis for utterance {key} of {best.ref}")
+            raise ScoreError(f"{src[1]}: no hypothesis for utterance {key} of {src[0]}")
         errors[key] = sum(op != "C" for op in align_ops(ref, hyps[key]))
         words[key] = len(ref)
     return errors, words
@@ -114,7 +136,7 @@ def change_test(a1, an, b1, bn) -> Optional[WerTest]:
     words = per[0][1]
     for r, (_, w) in zip(runs[1:], per[1:]):
         if w != words:
-            raise ScoreError(f"{_decode_dir(r)}: not the test set of {_decode_dir(a1)}")
+            raise ScoreError(f"{run_texts(r)[2][0]}: not the test set of {run_texts(a1)[2][0]}")
     keys = sorted(words)
     base = [per[0][0][k] + per[3][0][k] for k in keys]      # a1 + bn
     other = [per[1][0][k] + per[2][0][k] for k in keys]     # an + b1

@@ -357,3 +357,30 @@ def test_digits_smoke_campaign(tmp_path):
     records = list(Store(store, "digits").records())
     assert len(records) == 2 and all(r.result["final_md5"] for r in records)
     assert json.loads((records[0].path / "result.json").read_text())["machine"]["cores"] >= 1
+
+
+def test_a_stored_run_reads_as_its_directory(templates, tmp_path):
+    """The seed tables' claims see a stored run as they saw its run directory: the same WER,
+    CV numbers, epochs and time split, and the same significance test."""
+    from bench.experiments.collect import collect
+    from bench.experiments.stored import stored_run
+    from bench.experiments.verdict import wer_test
+    from nnetmix.train.runlog import read_run
+    store = Store(tmp_path, "digits")
+    runs = []
+    for n in (1, 2):
+        d = templates / f"w{n}_0.008"
+        (d / "stages67_seconds").write_text("60\n")
+        spec = RunSpec("digits", "smoke", input="mfcc", workers=n, mixing="average")
+        result, rows, texts = collect(d, ("decode_test",), {
+            "run_id": f"r{n}", "spec": spec.key(), "machine": {"cpu": "x", "cores": 2},
+            "seconds": {"run": 60.0}})
+        store.write(result, rows, texts)
+        runs.append((read_run(d), stored_run(store.read(f"r{n}"), "decode_test")))
+    for direct, stored in runs:
+        for f in ("workers", "epochs", "rejected", "cv_loss", "cv_acc", "wer", "wer_errors",
+                  "wer_words", "train_frames", "mixes"):
+            assert getattr(stored, f) == getattr(direct, f), f
+        assert stored.split_per_epoch() == pytest.approx(direct.split_per_epoch())
+        assert stored.ms_per_minibatch == pytest.approx(direct.ms_per_minibatch)
+    assert wer_test(runs[0][1], runs[1][1]) == wer_test(runs[0][0], runs[1][0])

@@ -1,0 +1,97 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Stored runs as the seed tables read runs, so that the seeds' claims
+(:mod:`bench.experiments.seed000`, ``seed001``, ``seed002``) are tested on the campaign's
+records exactly as they were on digits work directories.
+
+:class:`StoredRun` is a :class:`nnetmix.train.runlog.RunResult` made from a store record and
+one of its test conditions (its ``texts`` are that decode's reference and hypotheses);
+:func:`roles` finds, for each role a seed group's table names (``ar/16``, ``nbm/8``,
+``baseline/1``, ...), the stored run that plays it: the run of that configuration at the
+plan's first seed (777) and, where the plan gave a learning-rate grid, at the rate chosen on the
+CV set.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from nnetmix.train.runlog import EpochTiming, RunResult
+
+from bench.experiments.plan import Size, group_runs
+from bench.experiments.store import Record
+
+__all__ = ["StoredRun", "stored_run", "roles", "HARBOUR_ROLES", "MIX_OF", "cv_rank"]
+
+#: plan.py's mix names -> RunSpec.mixing
+MIX_OF = {"ar": "average", "bf": "butterfly", "ring": "ring", "cbm": "bmuf-cbm",
+          "nbm": "bmuf-nbm"}
+
+#: The roles of the seed tables on harbour: worker counts of seed 000's sweep, seed 001's N and
+#: seed 002's worker counts (plan.Size's fields; corpus sizes unused).
+HARBOUR_ROLES = Size("harbour", 5100, 1200, 20, 8, (1, 2, 4, 8, 16), (16,), 16, (8, 16), (), ())
+
+FIRST_SEED = 777
+
+
+class StoredRun(RunResult):
+    """A record's numbers under RunResult's names, and its decode's texts."""
+
+    record: Record
+    decode: str
+
+    def texts(self) -> tuple[list, dict, tuple[str, str]]:
+        ref = self.record.tokens(self.decode, "ref")
+        hyp = dict(self.record.tokens(self.decode, "hyp"))
+        where = str(self.record.path)
+        return ref, hyp, (f"{where}/ref.{self.decode}.txt.gz", f"{where}/hyp.{self.decode}.txt.gz")
+
+
+def stored_run(rec: Record, decode: str) -> StoredRun:
+    res, spec = rec.result, rec.spec
+    train, cv = [], []
+    for e in rec.epochs[1:]:
+        if e.get("train_wall") is not None:
+            train.append(EpochTiming(spec.workers, e["frames"] or 0, e["train_wall"],
+                                     e["optimize"] or 0.0, e["aggregate"] or 0.0, 0.0,
+                                     e["io"] or 0.0, e["minibatches"] or 0, e["mixes"] or 0))
+        if e.get("cv_wall") is not None:
+            cv.append(EpochTiming(spec.workers, 0, e["cv_wall"], 0.0, 0.0,
+                                  e["validate"] or 0.0, 0.0))
+    d = res["decodes"].get(decode)
+    r = StoredRun(path=rec.path, workers=spec.workers, epochs=res["epochs_run"],
+                  rejected=res["epochs_rejected"], cv_loss=res["kept"]["cv_loss"],
+                  cv_acc=res["kept"]["cv_acc"], wer=d["wer"] if d else None,
+                  wer_errors=d["errors"] if d else None, wer_words=d["words"] if d else None,
+                  train=train, cv=cv, seconds=int(res["seconds"]["run"]),
+                  load=res.get("load", ""), wer_file=d["best"] if d else "")
+    r.record, r.decode = rec, decode
+    return r
+
+
+def _matches(rec: Record, run, size: str) -> bool:
+    s = rec.spec
+    return (s.size == size and s.network == "dnn" and s.workers == run.workers
+            and s.mixing == MIX_OF[run.mix] and s.average_every == run.average_every
+            and s.minibatch == run.minibatch and s.scheduler == run.scheduler
+            and s.optimizer == run.optimizer and s.init == ("rbm" if run.pretrain else "random")
+            and s.scale_lr is None and s.block_lr == 1.0 and s.seed == FIRST_SEED)
+
+
+def cv_rank(rec: Record) -> tuple:
+    """How a learning-rate grid is decided on the CV set: the highest CV frame accuracy of the
+    model kept, then the lower CV loss, then the lower rate."""
+    k = rec.result["kept"]
+    return (k["cv_acc"], -k["cv_loss"], -rec.spec.learn_rate)
+
+
+def _chosen(recs: list[Record]) -> Optional[Record]:
+    return max(recs, key=cv_rank, default=None)
+
+
+def roles(group: str, roles_size: Size, records: list[Record], size: str,
+          decode: str) -> dict[str, Optional[StoredRun]]:
+    """Role -> the stored run playing it (None when the store has none)."""
+    out = {}
+    for role, run in group_runs(group, roles_size).items():
+        rec = _chosen([r for r in records if _matches(r, run, size)])
+        out[role] = stored_run(rec, decode) if rec is not None else None
+    return out

@@ -8,7 +8,8 @@ Its id (:func:`run_id`) is a readable prefix plus a digest of the spec *and* of 
 fingerprint, so a run made on other prerequisites can never be taken for this one.
 
 A plan file (TOML, ``bench/plans/*.toml``) holds ``task``, ``size``, a ``[defaults]`` table and
-``[[run]]`` tables; a list value in a run table is a grid (the cross product of its lists, in the
+``[[run]]`` tables (and for digits, ``include``: the seed groups of bench/experiments/plan.py at
+the plan's size); a list value in a run table is a grid (the cross product of its lists, in the
 order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or ``seed = [1, 2, 3]``. An unknown
 key, a value of the wrong type or a spec that contradicts itself is a :class:`PlanError` naming
 the file and the run.
@@ -153,6 +154,32 @@ def spec_from_dict(d: dict[str, Any], where: str = "run spec") -> RunSpec:
     return RunSpec(**{k: _typed(k, v, where) for k, v in d.items()})
 
 
+def _included(groups: list, task: str, size: str, path: Path) -> list[dict]:
+    """The runs of bench/experiments/plan.py's seed groups (``include = ["seed000", ...]``)
+    at a digits size, as plan entries: the digits sizes' worker counts and epochs."""
+    from bench.experiments import plan as digits_plan
+    if not isinstance(groups, list):
+        raise PlanError(f"{path}: include must be a list of groups")
+    if groups and (task != "digits" or size not in digits_plan.SIZES):
+        raise PlanError(f"{path}: include is for the digits sizes "
+                        f"({', '.join(digits_plan.SIZES)}), not {task} {size}")
+    out = []
+    for g in groups:
+        if g not in digits_plan.TRAINING_GROUPS:
+            raise PlanError(f"{path}: include: unknown group {g!r} (expected "
+                            f"{', '.join(digits_plan.TRAINING_GROUPS)})")
+        sz = digits_plan.SIZES[size]
+        for role, run in digits_plan.group_runs(g, sz).items():
+            out.append({"name": f"{g} {role}", "workers": run.workers,
+                        "mixing": {"ar": "average", "bf": "butterfly", "ring": "ring",
+                                   "cbm": "bmuf-cbm", "nbm": "bmuf-nbm"}[run.mix],
+                        "average_every": run.average_every, "minibatch": run.minibatch,
+                        "scheduler": run.scheduler, "optimizer": run.optimizer,
+                        "init": "rbm" if run.pretrain else "random",
+                        "max_epochs": sz.max_iters, "epochs": sz.exp_epochs})
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """A plan file: its runs in the order written, duplicates (same key) once."""
@@ -172,16 +199,19 @@ def load_plan(path: str | Path, size: Optional[str] = None) -> Plan:
         raise PlanError(f"{path}: no such plan file") from None
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{path}: not a TOML file ({e})") from None
-    unknown = sorted(set(doc) - {"task", "size", "defaults", "run"})
+    unknown = sorted(set(doc) - {"task", "size", "include", "defaults", "run"})
     if unknown:
         raise PlanError(f"{path}: unknown top-level key {unknown[0]!r} (expected task, size, "
-                        f"[defaults], [[run]])")
-    if "task" not in doc or not isinstance(doc.get("run"), list) or not doc["run"]:
-        raise PlanError(f"{path}: a plan needs task = \"...\" and at least one [[run]] table")
+                        f"include, [defaults], [[run]])")
+    entries = list(doc.get("run", []))
+    if "task" not in doc or not isinstance(entries, list) or not (entries or doc.get("include")):
+        raise PlanError(f"{path}: a plan needs task = \"...\" and at least one [[run]] table "
+                        f"or include")
     task, size = doc["task"], size or doc.get("size", "full")
     defaults = doc.get("defaults", {})
+    entries = _included(doc.get("include", []), task, size, path) + entries
     specs: dict[str, RunSpec] = {}
-    for i, entry in enumerate(doc["run"], 1):
+    for i, entry in enumerate(entries, 1):
         where = f"{path}: run {i}" + (f" ({entry['name']})" if "name" in entry else "")
         merged = {**defaults, **entry, "task": task, "size": size}
         grid = [k for k, v in merged.items() if isinstance(v, list)]

@@ -19,7 +19,13 @@ from typing import Optional
 
 from bench.experiments.spec import PlanError, RunSpec
 
-__all__ = ["Size", "Task", "TASKS", "get_task"]
+__all__ = ["Size", "Task", "TASKS", "get_task", "CSC_TRAIN", "CSC_DECODE"]
+
+#: seed 002's context-sensitive chunks, 21-64+21, for training (the tool's options) and
+#: decoding (steps/nnet/decode.sh's, with seed 002's 32-frame overlap): egs/harbour/s5's
+#: local/run_blstm.sh settings
+CSC_TRAIN = "--chunk-size=64 --chunk-left-context=21 --chunk-right-context=21"
+CSC_DECODE = "--chunk-size 64 --chunk-left-context 21 --chunk-right-context 21 --chunk-overlap 32"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +66,9 @@ class Task:
         if spec.network not in self.networks:
             raise PlanError(f"{where}: network {spec.network!r}: {self.name} has "
                             f"{', '.join(self.networks)}")
+        if spec.network == "blstm" and spec.optimizer != "sgd":
+            raise PlanError(f"{where}: a blstm trains with optimizer \"sgd\" (steps/nnet/"
+                            f"train.sh has no NG-SGD for recurrent networks)")
 
     def prefix_commands(self, size: str) -> list[list[str]]:
         """run.sh argument lists that build the prerequisites, in order."""
@@ -69,8 +78,9 @@ class Task:
     def run_args(self, spec: RunSpec, tag: str) -> list[str]:
         """run.sh options that train and decode ``spec`` into ``exp/*_<tag>``."""
         train = ["--use-mpi", "true", "--learn-rate", f"{spec.learn_rate:g}",
-                 "--minibatch-size", str(spec.minibatch), "--scheduler", spec.scheduler,
-                 "--seed", str(spec.seed)]
+                 "--scheduler", spec.scheduler, "--seed", str(spec.seed)]
+        if spec.network != "blstm":        # a BLSTM's batches are its CSC chunks' streams
+            train += ["--minibatch-size", str(spec.minibatch)]
         if spec.scheduler == "exponential":
             train += ["--num-epochs", str(spec.epochs)]
         else:
@@ -96,6 +106,10 @@ class Task:
             args += ["--dnn-input", spec.input]
             if spec.network == "relu":
                 args += ["--dnn-activation", "relu"]
+            elif spec.network == "blstm":
+                args += ["--dnn-type", "blstm", "--rnn-num-workers", str(spec.workers),
+                         "--rnn-learn-rate", f"{spec.learn_rate:g}",
+                         "--rnn-train-opts", CSC_TRAIN, "--rnn-decode-opts", CSC_DECODE]
         return args + ["--dnn-opts", " ".join(train)]
 
 
@@ -130,7 +144,8 @@ def _digits_sizes() -> dict:
 
 TASKS = {
     "harbour": Task("harbour", "egs/harbour/s5", ((0, 3), (5, 9)), (10, 11),
-                    ("decode_test_wp", "decode_test_tg"), ("fmllr", "mfcc"), ("dnn", "relu"),
+                    ("decode_test_wp", "decode_test_tg"), ("fmllr", "mfcc"),
+                    ("dnn", "relu", "blstm"),
                     _harbour_sizes()),
     "digits": Task("digits", "egs/digits/s5", ((0, 5),), (6, 7), ("decode_test",), ("mfcc",),
                    ("dnn",), _digits_sizes()),

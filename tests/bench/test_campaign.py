@@ -384,3 +384,35 @@ def test_a_stored_run_reads_as_its_directory(templates, tmp_path):
         assert stored.split_per_epoch() == pytest.approx(direct.split_per_epoch())
         assert stored.ms_per_minibatch == pytest.approx(direct.ms_per_minibatch)
     assert wer_test(runs[0][1], runs[1][1]) == wer_test(runs[0][0], runs[1][0])
+
+
+def test_digits_sizes_include_the_seed_groups(tmp_path):
+    """The digits experiments are sizes of the campaign: bench/plans/digits.toml includes
+    bench/experiments/plan.py's groups, the same 26 runs at quick size as run_experiments.sh."""
+    from bench.experiments import plan as digits_plan
+    p = ROOT / "bench" / "plans" / "digits.toml"
+    for size in ("quick", "smoke"):
+        specs = load_plan(p, size=size).runs
+        runs = digits_plan.runs_for(digits_plan.TRAINING_GROUPS, digits_plan.SIZES[size])
+        assert sorted((s.workers, s.mixing, s.average_every, s.minibatch, s.scheduler,
+                       s.optimizer, s.init) for s in specs) == sorted(
+            (r.workers, {"ar": "average", "bf": "butterfly", "ring": "ring", "cbm": "bmuf-cbm",
+                         "nbm": "bmuf-nbm"}[r.mix], r.average_every, r.minibatch, r.scheduler,
+             r.optimizer, "rbm" if r.pretrain else "random") for r in runs)
+        assert all(s.max_epochs == digits_plan.SIZES[size].max_iters for s in specs)
+    bad = tmp_path / "p.toml"
+    bad.write_text('task = "harbour"\nsize = "full"\ninclude = ["seed000"]\n')
+    with pytest.raises(PlanError, match="include is for the digits sizes"):
+        load_plan(bad)
+    bad.write_text('task = "digits"\nsize = "quick"\ninclude = ["seed009"]\n')
+    with pytest.raises(PlanError, match="include: unknown group 'seed009'"):
+        load_plan(bad)
+
+
+def test_the_plans_in_the_repository_check():
+    for p in sorted((ROOT / "bench" / "plans").glob("*.toml")):
+        plan = load_plan(p)
+        task = get_task(plan.task)
+        for i, spec in enumerate(plan.runs, 1):
+            task.check(spec, f"{p}: run {i}")
+            task.run_args(spec, "x")

@@ -32,8 +32,9 @@ from typing import Optional
 
 from bench.experiments import prereqs as prq
 from bench.experiments.collect import collect, machine
-from bench.experiments.spec import Plan, RunSpec, run_id
+from bench.experiments.spec import Plan, RunSpec, method_key, run_id
 from bench.experiments.store import Store, StoreError
+from bench.experiments.stored import FIRST_SEED, cv_rank
 from bench.experiments.tasks import Task
 
 __all__ = ["CampaignOptions", "CampaignError", "run_campaign", "status", "commit_paths",
@@ -155,8 +156,31 @@ def _run_dir(work: Path, rid: str) -> Path:
     return found[0]
 
 
-def plan_ids(plan: Plan, digest: Optional[str]) -> list[tuple[RunSpec, Optional[str]]]:
-    return [(s, run_id(s, digest) if digest else None) for s in plan.runs]
+def resolve(spec: RunSpec, plan: Plan, store: Store, digest: Optional[str]) -> Optional[RunSpec]:
+    """A ``learn_rate = "cv"`` run at the rate chosen on the CV set (:func:`~bench.experiments.
+    stored.cv_rank`) from its method's grid in the plan at seed 777; None while a run of that
+    grid is not stored. Any other run as it is."""
+    if not spec.deferred:
+        return spec
+    if digest is None:
+        return None
+    grid = [s for s in plan.runs if not s.deferred and s.seed == FIRST_SEED
+            and method_key(s) == method_key(spec)]
+    ids = [run_id(s, digest) for s in grid]
+    if not grid or not all(store.has(i) for i in ids):
+        return None
+    best = max((store.read(i) for i in ids), key=cv_rank)
+    return dataclasses.replace(spec, learn_rate=best.spec.learn_rate)
+
+
+def plan_ids(plan: Plan, digest: Optional[str], store: Store
+             ) -> list[tuple[RunSpec, Optional[str]]]:
+    """Each plan run (resolved where it can be) and its id (None until it has one)."""
+    out = []
+    for s in plan.runs:
+        r = resolve(s, plan, store, digest)
+        out.append((r or s, run_id(r, digest) if r is not None and digest else None))
+    return out
 
 
 def _cores(spec: RunSpec, cores: int) -> int:
@@ -262,9 +286,14 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         task.check(spec, f"{plan.path}: run {i}")
     digest = prepare(task, plan.size, opts, store)
     _commit_leftovers(task, opts, store, tables)
-    todo, skipped = [], 0
-    for spec, rid in plan_ids(plan, digest):
-        if store.has(rid):
+    todo, skipped, waiting = [], 0, []
+    seen: set = set()
+    for spec, rid in plan_ids(plan, digest, store):
+        if rid is None:
+            waiting.append(spec)
+        elif rid in seen:
+            continue             # a "cv" run that resolved to a run of its grid
+        elif store.has(rid):
             store.read(rid)       # a damaged record stops here, named
             skipped += 1
         elif _alive(_pid_file(opts.work, rid)):
@@ -272,8 +301,11 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
                 f"leaving it")
         else:
             todo.append(_Run(spec, rid))
+        if rid:
+            seen.add(rid)
     log(f"{len(plan.runs)} runs in {plan.path}: {skipped} stored, {len(todo)} to run, "
-        f"{opts.jobs} at a time on {opts.cores} cores")
+        f"{len(waiting)} waiting for a learning-rate grid, {opts.jobs} at a time on "
+        f"{opts.cores} cores")
     running: list[_Run] = []
     failed = 0
 
@@ -301,14 +333,33 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
             for r in [r for r in running if r.proc.poll() is not None]:
                 running.remove(r)
                 failed += not _finish(r, task, opts, store, tables)
+                todo += _resolved(waiting, plan, store, digest, seen)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
     if failed:
         log(f"{failed} run(s) failed")
         return 1
+    if waiting:
+        log(f"{len(waiting)} run(s) wait for a learning-rate grid that is not all stored")
+        return 1
     log("every run of the plan is stored")
     return 0
+
+
+def _resolved(waiting: list, plan: Plan, store: Store, digest: str, seen: set) -> list:
+    """The waiting runs whose grid is now stored (removed from ``waiting``), as new runs."""
+    out = []
+    for spec in list(waiting):
+        r = resolve(spec, plan, store, digest)
+        if r is None:
+            continue
+        waiting.remove(spec)
+        rid = run_id(r, digest)
+        if rid not in seen and not store.has(rid):
+            out.append(_Run(r, rid))
+        seen.add(rid)
+    return out
 
 
 # ---- status
@@ -341,11 +392,17 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
              f"store {store.dir}; work {opts.work}",
              f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
              f"fingerprint {digest or 'not recorded yet'}"]
-    ids = plan_ids(plan, digest)
+    ids = plan_ids(plan, digest, store)
     done = [store.read(rid) for _, rid in ids if rid and store.has(rid)]
-    states, left = [], []
+    states, left, seen = [], [], set()
     for spec, rid in ids:
-        if rid and store.has(rid):
+        if rid is not None and rid in seen:
+            continue           # a "cv" run that is a run of its grid
+        seen.add(rid)
+        if spec.deferred:
+            state = "waits"
+            left.append(spec)
+        elif rid and store.has(rid):
             state = "done"
         elif rid and _alive(_pid_file(opts.work, rid)):
             state = "running"
@@ -354,11 +411,12 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
             state = "left"
             left.append(spec)
         states.append(state)
-        lines.append(f"  {state:<7} {rid or '(id after the prerequisites)':<34} "
+        lines.append(f"  {state:<7} {rid or '(id after the prerequisites or its grid)':<34} "
                      f"{spec.name or '-':<16} {spec.label()}")
-    counts = {s: states.count(s) for s in ("done", "running", "left")}
+    counts = {s: states.count(s) for s in ("done", "running", "left", "waits")}
     lines.append(f"runs: {counts['done']} done, {counts['running']} running, "
-                 f"{counts['left']} left")
+                 f"{counts['left'] + counts['waits']} left ({counts['waits']} of them wait for "
+                 f"their learning-rate grid)")
     est = [estimate_core_seconds(s, done, opts.cores) for s in left]
     if not left:
         lines.append("CPU-hours left: none")

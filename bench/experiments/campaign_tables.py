@@ -14,6 +14,7 @@ p < 0.05 and the bootstrap interval leaves out 0; otherwise it is a tie).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import defaultdict
 from pathlib import Path
 from nnetmix.score import CompareOptions, format_p
@@ -21,8 +22,9 @@ from nnetmix.score.compare import compare_systems
 
 from bench.experiments.report import table, write_atomic
 from bench.experiments import plan, seed000, seed001, seed002
+from bench.experiments.spec import method_key
 from bench.experiments.store import Record, Store
-from bench.experiments.stored import HARBOUR_ROLES, cv_rank, roles
+from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, cv_rank, roles
 from bench.experiments.verdict import claims_markdown
 
 __all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker"]
@@ -30,20 +32,12 @@ __all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker
 ALPHA = 0.05
 
 
-def _method_key(spec) -> tuple:
-    """What a learning-rate grid varies over: everything but the rate and the seed."""
-    d = spec.key()
-    for f in ("learn_rate", "seed"):
-        d.pop(f)
-    return tuple(sorted(d.items()))
-
-
-def chosen_learning_rates(records: list[Record]) -> dict[tuple, dict[float, Record]]:
-    """Per method key: learning rate -> the record chosen at that rate (over seeds the first
-    seed in id order stands for the rate; the choice is made at the plan's first seed)."""
-    groups: dict[tuple, dict[float, Record]] = defaultdict(dict)
-    for r in records:
-        groups[_method_key(r.spec)].setdefault(r.spec.learn_rate, r)
+def chosen_learning_rates(records: list[Record]) -> dict[str, dict[float, Record]]:
+    """Per method key: learning rate -> the record that stands for it (the grid's seed, 777;
+    another seed's only where that one is missing)."""
+    groups: dict[str, dict[float, Record]] = defaultdict(dict)
+    for r in sorted(records, key=lambda r: (r.spec.seed != FIRST_SEED, r.run_id)):
+        groups[method_key(r.spec)].setdefault(r.spec.learn_rate, r)
     return groups
 
 
@@ -84,11 +78,10 @@ def versus_one_worker(records: list[Record], decodes: list[str]) -> list[Versus]
     groups = chosen_learning_rates(records)
     base: dict[tuple, Record] = {}
     for key, rates in groups.items():
-        d = dict(key)
-        if d["workers"] == 1:
+        if json.loads(key)["workers"] == 1:
             lr = _best_rate(rates)
             for r in records:
-                if _method_key(r.spec) == key and r.spec.learn_rate == lr:
+                if method_key(r.spec) == key and r.spec.learn_rate == lr:
                     base.setdefault((_base_key(r.spec), r.spec.seed), r)
     out = []
     for r in records:
@@ -203,7 +196,7 @@ def render(store: Store, decodes: list[str]) -> str:
                       "chosen one (**bold**) has the highest CV frame accuracy of the model kept, "
                       "then the lower CV loss.", ""]
             rows = []
-            for key, rates in sorted(groups.items(), key=lambda kv: str(kv[0])):
+            for key, rates in sorted(groups.items()):
                 best = _best_rate(rates)
                 for lr in sorted(rates):
                     r = rates[lr]

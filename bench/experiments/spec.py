@@ -10,7 +10,9 @@ fingerprint, so a run made on other prerequisites can never be taken for this on
 A plan file (TOML, ``bench/plans/*.toml``) holds ``task``, ``size``, a ``[defaults]`` table and
 ``[[run]]`` tables (and for digits, ``include``: the seed groups of bench/experiments/plan.py at
 the plan's size); a list value in a run table is a grid (the cross product of its lists, in the
-order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or ``seed = [1, 2, 3]``. An unknown
+order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or ``seed = [1, 2, 3]``;
+``learn_rate = "cv"`` is the rate the CV set chooses from that method's grid earlier in the plan
+(the run waits until the grid is stored). An unknown
 key, a value of the wrong type or a spec that contradicts itself is a :class:`PlanError` naming
 the file and the run.
 """
@@ -24,8 +26,12 @@ import tomllib
 from pathlib import Path
 from typing import Any, Optional
 
-__all__ = ["RunSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "run_id", "load_plan",
-           "spec_from_dict"]
+__all__ = ["RunSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "CV_CHOSEN", "run_id",
+           "load_plan", "spec_from_dict", "method_key"]
+
+#: ``learn_rate = "cv"`` in a plan: the rate the CV set chose from the same method's grid in the
+#: plan (:func:`bench.experiments.campaign.resolve`); the run waits until that grid is stored
+CV_CHOSEN = -1.0
 
 #: mixing methods: model averaging through an exact all-reduce, butterfly and ring mixing
 #: (seed 000), BMUF with classical or Nesterov block momentum (seed 002)
@@ -78,8 +84,8 @@ class RunSpec:
         for field in ("workers", "average_every", "minibatch", "max_epochs", "epochs"):
             if getattr(self, field) < 1:
                 raise bad(f"{field} must be at least 1 (got {getattr(self, field)})")
-        if not self.learn_rate > 0:
-            raise bad(f"learn_rate must be positive (got {self.learn_rate})")
+        if not (self.learn_rate > 0 or self.learn_rate == CV_CHOSEN):
+            raise bad(f"learn_rate must be positive or \"cv\" (got {self.learn_rate})")
         bmuf = self.mixing.startswith("bmuf")
         if not bmuf and (self.block_momentum is not None or self.block_lr != 1.0):
             raise bad(f"block_momentum / block_lr are BMUF settings, but mixing is "
@@ -109,7 +115,21 @@ class RunSpec:
         what = "1 worker" if self.workers == 1 else f"{self.workers} workers, {self.mixing}"
         if self.workers > 1:
             what += f" every {self.average_every}"
-        return f"{what}, lr {self.learn_rate:g}, seed {self.seed}"
+        lr = "chosen on CV" if self.learn_rate == CV_CHOSEN else f"{self.learn_rate:g}"
+        return f"{what}, lr {lr}, seed {self.seed}"
+
+    @property
+    def deferred(self) -> bool:
+        """Its learning rate is the one the CV set will choose (``learn_rate = "cv"``)."""
+        return self.learn_rate == CV_CHOSEN
+
+
+def method_key(spec: RunSpec) -> str:
+    """What a learning-rate grid varies over: every field but the rate and the seed."""
+    d = spec.key()
+    d.pop("learn_rate")
+    d.pop("seed")
+    return json.dumps(d, sort_keys=True)
 
 
 def run_id(spec: RunSpec, prereqs: str) -> str:
@@ -217,7 +237,13 @@ def load_plan(path: str | Path, size: Optional[str] = None) -> Plan:
         grid = [k for k, v in merged.items() if isinstance(v, list)]
         for values in itertools.product(*(merged[k] for k in grid)):
             d = {**merged, **dict(zip(grid, values))}
+            if d.get("learn_rate") == "cv":
+                d["learn_rate"] = CV_CHOSEN
             spec = spec_from_dict(d, where)
             spec.check(where)
             specs.setdefault(json.dumps(spec.key(), sort_keys=True), spec)
+            if spec.deferred and not any(method_key(o) == method_key(spec) and not o.deferred
+                                         for o in specs.values()):
+                raise PlanError(f"{where}: learn_rate = \"cv\", but no run before it in the "
+                                f"plan has this method with a learning rate to choose from")
     return Plan(path, task, size, tuple(specs.values()))

@@ -19,7 +19,8 @@ from nnetmix.train.runlog import EpochTiming, RunResult
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.store import Record
 
-__all__ = ["StoredRun", "stored_run", "roles", "HARBOUR_ROLES", "MIX_OF", "cv_rank"]
+__all__ = ["StoredRun", "stored_run", "roles", "HARBOUR_ROLES", "MIX_OF", "cv_rank",
+           "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
 MIX_OF = {"ar": "average", "bf": "butterfly", "ring": "ring", "cbm": "bmuf-cbm",
@@ -29,6 +30,7 @@ MIX_OF = {"ar": "average", "bf": "butterfly", "ring": "ring", "cbm": "bmuf-cbm",
 #: seed 002's worker counts (plan.Size's fields; corpus sizes unused).
 HARBOUR_ROLES = Size("harbour", 5100, 1200, 20, 8, (1, 2, 4, 8, 16), (16,), 16, (8, 16), (), ())
 
+#: the seed every learning-rate grid and every seed-table role is run at (RunSpec's default)
 FIRST_SEED = 777
 
 

@@ -416,3 +416,27 @@ def test_the_plans_in_the_repository_check():
         for i, spec in enumerate(plan.runs, 1):
             task.check(spec, f"{p}: run {i}")
             task.run_args(spec, "x")
+
+
+def test_cv_chosen_rate_waits_for_its_grid(setup, capsys):
+    task, plan_file, opts, repo = setup
+    plan_file.write_text('task = "digits"\nsize = "smoke"\n[defaults]\ninput = "mfcc"\n'
+                         '[[run]]\nworkers = 1\nlearn_rate = [0.008, 0.004]\n'
+                         '[[run]]\nname = "seeds"\nworkers = 1\nlearn_rate = "cv"\n'
+                         'seed = [777, 1]\n')
+    plan = load_plan(plan_file)
+    assert [s.deferred for s in plan.runs] == [False, False, True, True]
+    st = status(task, plan, opts)
+    assert "runs: 0 done, 0 running, 4 left (2 of them wait for their learning-rate grid)" in st
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    assert "2 to run, 2 waiting for a learning-rate grid" in capsys.readouterr().out
+    records = list(Store(opts.store, "digits").records())
+    # 0.004 has the better CV accuracy: seed 777 at "cv" is the grid's own run, seed 1 a new one
+    assert sorted((r.spec.learn_rate, r.spec.seed) for r in records) == [
+        (0.004, 1), (0.004, 777), (0.008, 777)]
+    assert "runs: 3 done, 0 running, 0 left (0 of them wait" in status(task, plan, opts)
+    bad = plan_file.with_name("bad.toml")
+    bad.write_text('task = "digits"\n[defaults]\ninput = "mfcc"\n'
+                   '[[run]]\nworkers = 2\nlearn_rate = "cv"\n')
+    with pytest.raises(PlanError, match="no run before it in the plan has this method"):
+        load_plan(bad)

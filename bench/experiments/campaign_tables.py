@@ -221,13 +221,60 @@ def render(store: Store, decodes: list[str]) -> str:
                 verdict = ("tie" if not v.significant else
                            ("worse" if v.diff > 0 else "better"))
                 rows.append([v.run.spec.name or v.run.spec.label(), str(v.run.spec.workers),
-                             _mixing_cell(v.run.spec), v.decode, f"{v.wer_base:.2f}",
+                             _mixing_cell(v.run.spec), str(v.run.spec.seed), v.decode,
+                             f"{v.wer_base:.2f}",
                              f"{v.wer_run:.2f}", f"{v.diff:+.2f} [{v.low:+.2f}, {v.high:+.2f}]",
                              format_p(v.p), verdict])
-            lines += [table(["run", "workers", "mixing", "test", "WER 1 worker", "WER",
-                             "difference", "p", "verdict"], rows, right=(1, 4, 5))]
+            lines += [table(["run", "workers", "mixing", "seed", "test", "WER 1 worker", "WER",
+                             "difference", "p", "verdict"], rows, right=(1, 3, 5, 6))]
+        lines += _seeds_section(recs, vs, decodes)
         lines += _claims_section(store.task, size, recs, decodes)
     return "\n".join(lines)
+
+
+def _seeds_section(recs: list[Record], vs: list, decodes: list[str]) -> list[str]:
+    """Methods trained with more than one seed at one learning rate: WER mean and spread, and
+    the verdict against one worker over the seeds (the rule: better or worse when significant
+    in the same direction for every seed; otherwise a tie)."""
+    groups = defaultdict(list)
+    for r in recs:
+        groups[(method_key(r.spec), r.spec.learn_rate)].append(r)
+    groups = {k: sorted(v, key=lambda r: r.spec.seed) for k, v in groups.items() if len(v) > 1}
+    if not groups:
+        return []
+    rows = []
+    for (key, lr), rs in sorted(groups.items(), key=lambda kv: (kv[1][0].spec.workers,
+                                                                kv[1][0].spec.mixing, kv[0])):
+        for d in decodes:
+            wers = [r.result["decodes"][d]["wer"] for r in rs if d in r.result["decodes"]]
+            if len(wers) < 2:
+                continue
+            mean = sum(wers) / len(wers)
+            sd = (sum((w - mean) ** 2 for w in wers) / (len(wers) - 1)) ** 0.5
+            mine = [v for v in vs if v.decode == d and v.run in rs]
+            signs = {0 if not v.significant else (1 if v.diff > 0 else -1) for v in mine}
+            if not mine:
+                verdict = "-"
+            elif len(mine) < len(rs):
+                verdict = f"{len(mine)} of {len(rs)} seeds compared"
+            elif signs == {1}:
+                verdict = "worse for every seed"
+            elif signs == {-1}:
+                verdict = "better for every seed"
+            else:
+                verdict = "tie"
+            s = rs[0].spec
+            rows.append([s.name or s.label(), str(s.workers), _mixing_cell(s), f"{lr:g}", d,
+                         ", ".join(str(r.spec.seed) for r in rs),
+                         ", ".join(f"{w:.2f}" for w in wers), f"{mean:.2f}", f"{sd:.2f}",
+                         verdict])
+    return ["### Repeated seeds", "",
+            "Methods trained with several training seeds at one learning rate: each seed's WER, "
+            "their mean and standard deviation, and the verdict against one worker over the "
+            "seeds (each seed against the one-worker run of the same seed): better or worse "
+            "only when significant in the same direction for every seed, otherwise a tie.", "",
+            table(["method", "workers", "mixing", "learning rate", "test", "seeds", "WER",
+                   "mean", "sd", "against one worker"], rows, right=(1, 7, 8))]
 
 
 #: the test condition the seeds' WER claims are decided on (the trigram: more errors, so more

@@ -216,7 +216,7 @@ def test_campaign_runs_stores_commits_and_skips(setup, capsys):
     text = (store.dir / "RESULTS.md").read_text()
     assert "| **0.004** | 69.00 |" in text                 # the CV-chosen learning rate
     # the 2-worker run (3.50%) against one worker at 0.004 (3.00%): 2 words on 400, a tie
-    assert "| MA | 2 | average | decode_test | 3.00 | 3.50 |" in text
+    assert "| MA | 2 | average | 777 | decode_test | 3.00 | 3.50 |" in text
     assert "| tie |" in text
     # a second start skips every stored run, commits nothing
     capsys.readouterr()
@@ -435,6 +435,9 @@ def test_cv_chosen_rate_waits_for_its_grid(setup, capsys):
     assert sorted((r.spec.learn_rate, r.spec.seed) for r in records) == [
         (0.004, 1), (0.004, 777), (0.008, 777)]
     assert "runs: 3 done, 0 running, 0 left (0 of them wait" in status(task, plan, opts)
+    text = (Store(opts.store, "digits").dir / "RESULTS.md").read_text()
+    assert "| seeds | 1 | - | 0.004 | decode_test | 1, 777 | 3.00, 3.00 | 3.00 | 0.00 | - |" \
+        in text
     bad = plan_file.with_name("bad.toml")
     bad.write_text('task = "digits"\n[defaults]\ninput = "mfcc"\n'
                    '[[run]]\nworkers = 2\nlearn_rate = "cv"\n')

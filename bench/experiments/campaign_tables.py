@@ -24,7 +24,7 @@ from bench.experiments.report import table, write_atomic
 from bench.experiments import plan, seed000, seed001, seed002
 from bench.experiments.spec import method_key
 from bench.experiments.store import Record, Store
-from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, cv_rank, roles
+from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles
 from bench.experiments.verdict import claims_markdown
 
 __all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker"]
@@ -294,6 +294,8 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
                              cores, {})
     claims += seed001.claims(roles("seed001", roles_size, recs, size, decode), roles_size, cores)
     claims += seed002.claims(roles("seed002", roles_size, recs, size, decode), roles_size, cores)
+    if task == "harbour":
+        claims += seed002.blstm_claims(blstm_roles(recs, size, decode, seed002.BLSTM_WORKERS))
     return ["### The seeds' claims", "",
             f"Each claim of the seeds' tables, decided on `{decode}` by the rule beside it, on "
             f"the runs above at seed {777} (a method with a learning-rate grid at its CV-chosen "

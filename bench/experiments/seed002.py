@@ -150,3 +150,45 @@ def build(size: Size, work: Path, out: Path) -> str:
     text += "Runs: " + ", ".join(f"`{r.dnn_dir}`" for r in dict.fromkeys(runs.values())) + "\n"
     write_atomic(out / "seed002.md", text)
     return text
+
+
+#: seed 002's BLSTM worker counts here: local/run_blstm.sh's (the seed's 8 and 16 GPUs do not
+#: fit a 2-core machine's hours)
+BLSTM_WORKERS = (2, 4)
+
+
+def blstm_claims(res: dict) -> list:
+    """Seed 002 Table 1 (the CSC-BPTT DBLSTM on SWB) on ``res``: ``blstm/1``, ``blstm-ma/N``,
+    ``blstm-nbm/N`` (N in :data:`BLSTM_WORKERS`) and ``dnn/1``, the DNN on the same input."""
+    w = {k: (r.wer if r else None) for k, r in res.items()}
+    ns = BLSTM_WORKERS
+    out = []
+    ma = {n: wer_test(res.get("blstm/1"), res.get(f"blstm-ma/{n}")) for n in ns}
+    out.append(Claim(
+        "seed 002, Table 1", "for the CSC-BPTT BLSTM, model averaging loses accuracy against one "
+        "worker", "MA 15.4 (8), 16.0 (16) vs single-GPU 14.8 (Eval2000)",
+        "WER_ma(N) - WER(1) significantly above 0, every N",
+        f"1: {num(w.get('blstm/1'))}; " + "; ".join(
+            f"{n}: {num(w.get(f'blstm-ma/{n}'))}, {cell(t)}" for n, t in ma.items()),
+        all_of([higher(t) for t in ma.values()])))
+    nbm = {n: wer_test(res.get("blstm/1"), res.get(f"blstm-nbm/{n}")) for n in ns}
+    out.append(Claim(
+        "seed 002, Table 1", "for the CSC-BPTT BLSTM, BMUF-NBM loses nothing against one worker",
+        "NBM 14.9 (8), 14.8 (16) vs 14.8", "WER_nbm(N) - WER(1) not significantly above 0, "
+        "every N", f"1: {num(w.get('blstm/1'))}; " + "; ".join(
+            f"{n}: {num(w.get(f'blstm-nbm/{n}'))}, {cell(t)}" for n, t in nbm.items()),
+        all_of([no_higher(t) for t in nbm.values()])))
+    vs = {n: wer_test(res.get(f"blstm-ma/{n}"), res.get(f"blstm-nbm/{n}")) for n in ns}
+    out.append(Claim(
+        "seed 002, Table 1", "for the CSC-BPTT BLSTM, BMUF-NBM is more accurate than model "
+        "averaging", "14.9 vs 15.4 (8), 14.8 vs 16.0 (16)",
+        "WER_nbm(N) - WER_ma(N) significantly below 0, every N", "; ".join(
+            f"{n}: {num(w.get(f'blstm-nbm/{n}'))} vs {num(w.get(f'blstm-ma/{n}'))}, {cell(t)}"
+            for n, t in vs.items()), all_of([lower(t) for t in vs.values()])))
+    t = wer_test(res.get("dnn/1"), res.get("blstm/1"))
+    out.append(Claim(
+        "seed 002 (its reason to train one)", "the CSC-BPTT BLSTM is more accurate than the DNN "
+        "on the same features", "none on one task (its DBLSTM is on SWB, its DNN on SWB+Fisher)",
+        "WER_blstm(1) - WER_dnn(1) significantly below 0",
+        f"{num(w.get('blstm/1'))} vs {num(w.get('dnn/1'))}: {cell(t)}", lower(t)))
+    return out

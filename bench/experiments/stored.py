@@ -19,7 +19,7 @@ from nnetmix.train.runlog import EpochTiming, RunResult
 from bench.experiments.plan import Size, group_runs
 from bench.experiments.store import Record
 
-__all__ = ["StoredRun", "stored_run", "roles", "HARBOUR_ROLES", "MIX_OF", "cv_rank",
+__all__ = ["StoredRun", "stored_run", "roles", "blstm_roles", "HARBOUR_ROLES", "MIX_OF", "cv_rank",
            "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
@@ -96,4 +96,25 @@ def roles(group: str, roles_size: Size, records: list[Record], size: str,
     for role, run in group_runs(group, roles_size).items():
         rec = _chosen([r for r in records if _matches(r, run, size)])
         out[role] = stored_run(rec, decode) if rec is not None else None
+    return out
+
+
+def blstm_roles(records: list[Record], size: str, decode: str,
+                workers: tuple[int, ...]) -> dict[str, Optional[StoredRun]]:
+    """seed002.blstm_claims' roles: the BLSTM at 1 worker, with model averaging and BMUF-NBM at
+    ``workers``, and the sigmoid DNN at 1 worker (CV-chosen rate), all at seed 777 and on the
+    same input."""
+    def pick(network: str, n: int, mixing: str) -> Optional[StoredRun]:
+        found = [r for r in records if r.spec.size == size and r.spec.network == network
+                 and r.spec.workers == n and r.spec.mixing == mixing and r.spec.seed == FIRST_SEED
+                 and r.spec.average_every == 10 and r.spec.scale_lr is None
+                 and (network == "blstm" or (r.spec.init == "rbm" and r.spec.optimizer == "ngsgd"
+                                             and r.spec.minibatch == 256
+                                             and r.spec.scheduler == "newbob"))]
+        rec = _chosen(found)
+        return stored_run(rec, decode) if rec is not None else None
+    out = {"blstm/1": pick("blstm", 1, "average"), "dnn/1": pick("dnn", 1, "average")}
+    for n in workers:
+        out[f"blstm-ma/{n}"] = pick("blstm", n, "average")
+        out[f"blstm-nbm/{n}"] = pick("blstm", n, "bmuf-nbm")
     return out

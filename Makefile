@@ -48,6 +48,12 @@ test-gpu: install
 bench: install $(BENCH_STAMP)
 	$(PY) bench/feature_speed.py
 
+# the experiment campaign (docs/experiments.md): make campaign PLAN=bench/plans/harbour.toml
+PLAN ?= bench/plans/harbour.toml
+CAMPAIGN_OPTS ?=
+campaign: install $(BENCH_STAMP)
+	$(PY) bench/campaign.py --plan $(PLAN) $(CAMPAIGN_OPTS)
+
 # the documentation site (mkdocs.yml) into site/, warnings as errors; the tools reference pages
 # are regenerated first from the tools' --help (docs/gen_tools.py)
 docs: install

@@ -21,7 +21,7 @@ from nnetmix.score import CompareOptions, format_p
 from nnetmix.score.compare import compare_systems
 
 from bench.experiments.report import table, write_atomic
-from bench.experiments import plan, seed000, seed001, seed002
+from bench.experiments import campaign_plots, plan, seed000, seed001, seed002
 from bench.experiments.spec import method_key
 from bench.experiments.store import Record, Store
 from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles
@@ -144,7 +144,9 @@ def _lr_cell(spec) -> str:
     return f"{spec.learn_rate:g}" + (f" x {spec.workers}" if scaled else "")
 
 
-def render(store: Store, decodes: list[str]) -> str:
+def render(store: Store, decodes: list[str], draw: bool = False) -> str:
+    """RESULTS.md's text; with ``draw``, the charts (campaign_plots) are drawn first. The
+    text links each chart the store holds, so it does not depend on matplotlib."""
     records = list(store.records())
     lines = [f"# The {store.task} experiment campaign", "",
              "Written by `bench/campaign.py` from the run records in this directory alone "
@@ -189,6 +191,13 @@ def render(store: Store, decodes: list[str]) -> str:
                         + [_wer_cell(r, d, intervals) for d in decodes]
                         + [f"{res['seconds']['run'] / 3600:.2f}", res.get("load", "")])
         lines += [table(head, rows, right=(2, 9, 10, len(head) - 2))]
+        decode = CLAIMS_DECODE.get(store.task, decodes[0])
+        if draw:
+            campaign_plots.draw(store.dir, store.task, size, recs, decode, intervals)
+        for png, what in zip(campaign_plots.plot_names(size),
+                             (f"WER ({decode}) against workers", "CV frame accuracy per epoch")):
+            if (store.dir / png).exists():
+                lines += [f"![{what}]({png})", ""]
         groups = {k: v for k, v in chosen_learning_rates(recs).items() if len(v) > 1}
         if groups:
             lines += ["### Learning rates chosen on the CV set", "",
@@ -305,8 +314,8 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
 
 
 def write_tables(store: Store, decodes: list[str]) -> list[Path]:
-    """Rewrite ``<store>/<task>/RESULTS.md``; the files written."""
+    """Rewrite ``<store>/<task>/RESULTS.md`` and its charts; the files there."""
     path = store.dir / "RESULTS.md"
-    write_atomic(path, render(store, decodes))
-    return [path]
+    write_atomic(path, render(store, decodes, draw=True))
+    return [path] + sorted(store.dir.glob("*.png"))
 

@@ -443,3 +443,19 @@ def test_cv_chosen_rate_waits_for_its_grid(setup, capsys):
                    '[[run]]\nworkers = 2\nlearn_rate = "cv"\n')
     with pytest.raises(PlanError, match="no run before it in the plan has this method"):
         load_plan(bad)
+
+
+@pytest.mark.skipif(not __import__("bench.experiments.plot", fromlist=["x"]).have_matplotlib(),
+                    reason="matplotlib is not installed (the bench extra)")
+def test_charts_are_drawn_from_the_store_byte_for_byte(setup):
+    task, plan_file, opts, repo = setup
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    store = Store(opts.store, "digits")
+    pngs = {p.name: p.read_bytes() for p in store.dir.glob("*.png")}
+    assert sorted(pngs) == ["cv_epochs_smoke.png", "wer_workers_smoke.png"]
+    assert "![WER (decode_test) against workers](wer_workers_smoke.png)" in \
+        (store.dir / "RESULTS.md").read_text()
+    for p in store.dir.glob("*.png"):
+        p.unlink()
+    campaign_tables.write_tables(store, ["decode_test"])
+    assert {p.name: p.read_bytes() for p in store.dir.glob("*.png")} == pngs

@@ -97,7 +97,9 @@ def _prereq_row(what: str) -> bool:
 
 
 def digest_of(rows: list[tuple[str, str]]) -> str:
-    return hashlib.md5("".join(f"{w} {m}\n" for w, m in rows).encode()).hexdigest()
+    """md5 of the rows in name order (the fingerprint lists exp/ directories in the order of
+    their modification times, which a later write into one of them can change)."""
+    return hashlib.md5("".join(f"{w} {m}\n" for w, m in sorted(rows)).encode()).hexdigest()
 
 
 def fingerprint_text(task: Task, size: str, rows: list[tuple[str, str]],

@@ -181,9 +181,15 @@ class Store:
             raise StoreError(f"{d}/result.json: run_id {result.get('run_id')!r} is not the "
                              f"directory's name")
         try:
-            spec_from_dict(result.get("spec", {}), f"{d}/result.json")
+            spec = spec_from_dict(result.get("spec", {}), f"{d}/result.json")
         except PlanError as e:
             raise StoreError(str(e)) from None
+        stored = self.stored_prereqs(spec.size)
+        if stored is not None and result.get("prereqs") != stored:
+            raise StoreError(f"{d}: made on other prerequisites (digest {result.get('prereqs')}, "
+                             f"{self.prereqs_path(spec.size).name} has {stored}): results from "
+                             f"different prerequisites are never mixed (move it to a store of "
+                             f"its own)")
         return Record(d, result, _read_tsv(d / "epochs.tsv"))
 
     def records(self) -> Iterator[Record]:

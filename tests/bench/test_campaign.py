@@ -194,6 +194,12 @@ def test_store_refuses_incomplete_records_and_cleans_temporaries(tmp_path):
         list(store.records())
     (tmp_path / "digits" / ".r2.tmp").mkdir()
     assert store.stale_temporaries() == [tmp_path / "digits" / ".r2.tmp"]
+    # a record made on other prerequisites than the store's
+    store.write({"run_id": "r3", "spec": spec.key(), "prereqs": "d-other"}, [], {})
+    store.write_prereqs("smoke", "digest: d-store\n")
+    with pytest.raises(StoreError, match=r"r3: made on other prerequisites \(digest d-other, "
+                                         r"prereqs-smoke.md has d-store\)"):
+        store.read("r3")
 
 
 # ---- whole campaigns on the stand-in recipe

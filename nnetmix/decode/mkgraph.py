@@ -23,6 +23,7 @@ from nnetmix.hmm.h_transducer import HTransducerError, add_self_loops, get_h_tra
 from nnetmix.hmm.khg import KhgUnsupported, to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi.context_dep import read_tree
 from nnetmix.kaldi.transition_model import read_transition_model
+from nnetmix.outfile import write_via_temp
 
 __all__ = ["read_fst", "write_fst", "compile_lg", "compose_context", "make_h_transducer",
            "compile_hclga", "add_self_loops_file", "tree_info"]
@@ -40,11 +41,8 @@ def read_fst(path: str) -> "kaldifst.StdVectorFst":
 
 
 def write_fst(fst, path: str) -> None:
-    d = os.path.dirname(path) or "."
-    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}")
-    if not fst.write(tmp):
-        raise GraphError(f"{path}: could not write the FST")
-    os.replace(tmp, path)
+    """Write an FST by :mod:`nnetmix.outfile`'s rule (a temporary file renamed into place)."""
+    write_via_temp(path, fst.write)
 
 
 def compile_lg(L_path: str, G_path: str, out_path: str, push: bool = True) -> tuple[int, int]:

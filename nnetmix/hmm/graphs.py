@@ -28,13 +28,13 @@ transition model, tree and lexicon FST; :class:`TrainGraphCompiler` holds all of
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import kaldi_hmm_gmm as _khg  # noqa: I001 -- before kaldifst: the other order can hang
 import kaldifst
 
+from nnetmix import outfile
 from nnetmix.errors import FormatError, NnetmixError
 from nnetmix.hmm.h_transducer import (HTransducerBuilder, HTransducerError, add_self_loops,
                                       remove_input_symbols)
@@ -186,10 +186,10 @@ class GraphWriter:
         try:
             ws = parse_wspecifier(wspecifier)
             if (ws.type == "ark" and wspecifier.endswith(ws.ark)
-                    and classify_wxfilename(ws.ark).kind == "file"):
+                    and classify_wxfilename(ws.ark).kind == "file"
+                    and not outfile.writes_in_place(ws.ark)):
                 self._final = ws.ark
-                d, base = os.path.split(ws.ark)
-                self._tmp = os.path.join(d, f".{base}.tmp{os.getpid()}")
+                self._tmp = outfile.temp_name(ws.ark)
                 spec = wspecifier[:len(wspecifier) - len(ws.ark)] + self._tmp
         except NnetmixError:
             pass  # kaldifst gives its own error below
@@ -204,12 +204,13 @@ class GraphWriter:
     def close(self) -> None:
         self.writer.close()
         if self._tmp:
-            os.replace(self._tmp, self._final)
+            tmp, self._tmp = self._tmp, None
+            outfile.commit_temp(tmp, self._final)
 
     def abort(self) -> None:
         self.writer.close()
-        if self._tmp and os.path.exists(self._tmp):
-            os.unlink(self._tmp)
+        outfile.discard_temp(self._tmp)
+        self._tmp = None
 
     def __enter__(self) -> "GraphWriter":
         return self

@@ -34,7 +34,6 @@ import math
 import os
 import shutil
 import subprocess
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Protocol, Sequence
@@ -42,6 +41,7 @@ from typing import IO, Iterable, Iterator, Protocol, Sequence
 import numpy as np
 from nnetmix.data.io import ENCODING, c_key
 from nnetmix.lang.symbols import LangError
+from nnetmix.outfile import commit_temp, discard_temp, make_temp, write_failed
 
 __all__ = ["ArpaLm", "ArpaSource", "estimate_kn_bigram", "read_arpa", "write_arpa",
            "normalisation_error", "open_text", "atomic_text_writer", "BOS", "EOS"]
@@ -216,12 +216,7 @@ def atomic_text_writer(path: str | os.PathLike) -> Iterator[IO[str]]:
     so compressing runs on another core while Python formats; else through Python's gzip.
     """
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                   dir=directory)
-    except OSError as e:
-        raise LangError(f"cannot write {path}: {e.strerror}") from None
+    fd, tmp = make_temp(path)
     try:
         with open(fd, "wb") as raw:
             if path.endswith(".gz") and shutil.which("gzip"):
@@ -239,14 +234,13 @@ def atomic_text_writer(path: str | os.PathLike) -> Iterator[IO[str]]:
             else:
                 with io.TextIOWrapper(raw, newline="\n", **ENCODING) as fh:
                     yield fh
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
+    except OSError as e:
+        discard_temp(tmp)
+        raise write_failed(path, e) from None
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard_temp(tmp)
         raise
+    commit_temp(tmp, path)
 
 
 def write_arpa(path: str | os.PathLike, lm: ArpaSource) -> None:

@@ -159,12 +159,12 @@ def empty_word_cycle(fst, empty_labels: set[int]) -> list[int] | None:
 
 def check_g(g_fst: str, lexicon: str, words: SymbolTable) -> tuple[float, float]:
     """format_lm.sh's checks on G; LangError on an empty-word cycle. Returns stochasticity()."""
-    import kaldi_hmm_gmm  # noqa: F401
-    import kaldifst
+    from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
 
-    g = kaldifst.StdVectorFst.read(g_fst)
-    if g is None:
-        raise LangError(f"cannot read {g_fst} as an OpenFst FST")
+    try:
+        g = read_checked_fst(g_fst)
+    except FstFormatError as e:
+        raise LangError(str(e)) from None
     empty = {words.id("#0")}
     if not os.path.isfile(lexicon):
         raise LangError(f"no such file {lexicon}")

@@ -21,13 +21,13 @@ import shutil
 import stat
 import sys
 import tempfile
-from typing import IO, Callable, Iterator
+from typing import IO, Callable, Iterator, Sequence
 
-from nnetmix.errors import WriteError
+from nnetmix.errors import NnetmixError, WriteError
 
 __all__ = ["is_stdout", "writes_in_place", "rename_target", "make_temp", "temp_name",
-           "commit_temp", "discard_temp", "output_file", "write_via_temp", "write_failed",
-           "open_in_place"]
+           "commit_temp", "discard_temp", "output_file", "write_via_temp", "write_together",
+           "write_failed", "open_in_place"]
 
 _STDOUT = ("", "-", "/dev/stdout")
 _SYSTEM_DIRS = ("/dev/", "/proc/")
@@ -213,3 +213,33 @@ def write_via_temp(path: str | os.PathLike, write: Callable[[str], object]) -> N
         discard_temp(tmp)
         raise WriteError(f"cannot write {os.fspath(path)}")
     commit_temp(tmp, path)
+
+
+def write_together(outputs: Sequence[tuple[str, Callable[[str], object]]]) -> None:
+    """Write several files that belong together (a model and its optimizer state) all or none:
+    each ``write(name)`` writes a temporary file beside its path, and only when every one has
+    succeeded are they renamed into place, in the order given: put the model last, so that a
+    model on disk implies its state files are there too. A failure removes every temporary
+    file and leaves all previous files as they were; its WriteError names the real path.
+    A path that is standard output, a pipe or written in place is written at commit time."""
+    tmps: list[tuple[str, str]] = []
+    direct: list[tuple[str, Callable[[str], object]]] = []
+    try:
+        for path, write in outputs:
+            if is_stdout(path) or path.lstrip().startswith("|") or writes_in_place(path):
+                direct.append((path, write))
+                continue
+            tmp = temp_name(path)
+            tmps.append((path, tmp))
+            try:
+                write(tmp)
+            except NnetmixError as e:  # the writer named its temporary file: name the real one
+                raise type(e)(str(e).replace(tmp, path)) from None
+    except BaseException:
+        for _path, tmp in tmps:
+            discard_temp(tmp)
+        raise
+    for path, tmp in tmps:
+        commit_temp(tmp, path)
+    for path, write in direct:
+        write(path)

@@ -267,12 +267,16 @@ class _Run:
 
     @staticmethod
     def move_model(src: Path, dst) -> None:
-        """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state)."""
-        os.replace(src, dst)
+        """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state):
+        the state first and the model last, so a model in place implies its state; a stale
+        state of ``dst``'s with no counterpart beside ``src`` is removed."""
         for suffix in (".bmuf.npz", ".ngsgd.npz"):
-            state = Path(str(src) + suffix)
+            state, old = Path(str(src) + suffix), Path(str(dst) + suffix)
             if state.exists():
-                os.replace(state, str(dst) + suffix)
+                os.replace(state, old)
+            elif old.exists():
+                old.unlink()
+        os.replace(src, dst)
 
     # -- state -------------------------------------------------------------------------------
     def load(self) -> Optional[NewbobState]:

@@ -41,7 +41,7 @@ from typing import IO, Iterable, Iterator, Protocol, Sequence
 import numpy as np
 from nnetmix.data.io import ENCODING, c_key
 from nnetmix.lang.symbols import LangError
-from nnetmix.outfile import commit_temp, discard_temp, make_temp, write_failed
+from nnetmix.outfile import output_file
 
 __all__ = ["ArpaLm", "ArpaSource", "estimate_kn_bigram", "read_arpa", "write_arpa",
            "normalisation_error", "open_text", "atomic_text_writer", "BOS", "EOS"]
@@ -216,31 +216,22 @@ def atomic_text_writer(path: str | os.PathLike) -> Iterator[IO[str]]:
     so compressing runs on another core while Python formats; else through Python's gzip.
     """
     path = os.fspath(path)
-    fd, tmp = make_temp(path)
-    try:
-        with open(fd, "wb") as raw:
-            if path.endswith(".gz") and shutil.which("gzip"):
-                proc = subprocess.Popen(["gzip", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
-                try:
-                    with io.TextIOWrapper(proc.stdin, newline="\n", **ENCODING) as fh:
-                        yield fh
-                finally:
-                    if proc.wait() != 0:
-                        raise LangError(f"gzip failed writing {path} (exit code {proc.returncode})")
-            elif path.endswith(".gz"):
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
-                        io.TextIOWrapper(gz, newline="\n", **ENCODING) as fh:
+    with output_file(path, "wb") as raw:  # nnetmix.outfile: the temporary file and its rename
+        if path.endswith(".gz") and shutil.which("gzip"):
+            proc = subprocess.Popen(["gzip", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
+            try:
+                with io.TextIOWrapper(proc.stdin, newline="\n", **ENCODING) as fh:
                     yield fh
-            else:
-                with io.TextIOWrapper(raw, newline="\n", **ENCODING) as fh:
-                    yield fh
-    except OSError as e:
-        discard_temp(tmp)
-        raise write_failed(path, e) from None
-    except BaseException:
-        discard_temp(tmp)
-        raise
-    commit_temp(tmp, path)
+            finally:
+                if proc.wait() != 0:
+                    raise LangError(f"gzip failed writing {path} (exit code {proc.returncode})")
+        elif path.endswith(".gz"):
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
+                    io.TextIOWrapper(gz, newline="\n", **ENCODING) as fh:
+                yield fh
+        else:
+            with io.TextIOWrapper(raw, newline="\n", **ENCODING) as fh:
+                yield fh
 
 
 def write_arpa(path: str | os.PathLike, lm: ArpaSource) -> None:

@@ -212,6 +212,7 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
     cv = bool(train_opts.cross_validate)
     t_start = time.perf_counter()
     train_opts.check()
+    update_opts.check()
     optim_opts = optim_opts or OptimizerOptions()
     w.check_options(mopts, {"train": train_opts, "update": update_opts,
                             "args": [feats, targets, model_in, model_out],

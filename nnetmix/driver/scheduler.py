@@ -387,6 +387,7 @@ def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, la
     """
     sched.check()
     train_opts.check()
+    update_opts.check()
     with DirLock(exp_dir):  # one job per directory; re-entrant under steps/nnet/train.sh's
         return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, update_opts,
                     train_opts, sched, feature_transform, backend, targets_kind, hook, verbose,

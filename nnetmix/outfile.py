@@ -4,8 +4,8 @@ A regular file (or a name that does not exist yet) is written under a temporary 
 directory and renamed into place when the writer succeeds, so a failed or killed tool never
 leaves half an output and the previous file stays intact. Anything else is written *in place*,
 as Kaldi's ``std::ofstream`` does: a character device (``/dev/null``), a FIFO, a socket, and every
-name under ``/dev`` or ``/proc`` (renaming a file over ``/dev/null`` as root would replace the
-system's device). A symlink is written through: the temporary file goes beside the link's final
+name under ``/dev`` (but /dev/shm) or ``/proc`` (renaming a file over ``/dev/null`` as root would
+replace the system's device). A symlink is written through: the temporary file goes beside the link's final
 target and is renamed onto that target, so the link stays and its target gets the bytes.
 ``-`` and ``/dev/stdout`` are standard output and stream.
 
@@ -31,6 +31,7 @@ __all__ = ["is_stdout", "writes_in_place", "rename_target", "make_temp", "temp_n
 
 _STDOUT = ("", "-", "/dev/stdout")
 _SYSTEM_DIRS = ("/dev/", "/proc/")
+_SCRATCH_DIRS = ("/dev/shm/",)  # a tmpfs of regular files: the usual rule
 
 
 def _umask() -> int:
@@ -48,11 +49,12 @@ def is_stdout(path: str | os.PathLike) -> bool:
 
 def writes_in_place(path: str | os.PathLike) -> bool:
     """True when ``path`` must be opened and written where it is, never renamed over: it exists
-    and (through any links) is not a regular file, or it names something under /dev or /proc."""
+    and (through any links) is not a regular file, or it names something under /dev or /proc
+    (``/dev/stderr`` redirected to a log file; /dev/shm holds regular files and is excluded)."""
     path = os.fspath(path)
-    full = os.path.abspath(path)
-    if full.startswith(_SYSTEM_DIRS) or os.path.realpath(path).startswith(_SYSTEM_DIRS):
-        return True
+    for name in (os.path.abspath(path), os.path.realpath(path)):
+        if name.startswith(_SYSTEM_DIRS) and not name.startswith(_SCRATCH_DIRS):
+            return True
     try:
         st = os.stat(path)
     except OSError:

@@ -130,6 +130,7 @@ def test_regular_files_still_renamed(tmp_path):
         fh.write("new\n")
     assert out.read_text() == "new\n" and out.stat().st_ino != ino
     assert not writes_in_place(out) and writes_in_place("/dev/null")
+    assert writes_in_place("/dev/stderr") and not writes_in_place("/dev/shm/x.ark")
     with pytest.raises(WriteError, match="no such directory"):
         with output_file(tmp_path / "nodir" / "x.txt") as fh:
             pass

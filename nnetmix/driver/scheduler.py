@@ -323,6 +323,9 @@ class _Run:
         if state.mlp_best == self.mlp_init:
             raise TrainError(f"{d}: no epoch improved on the initial model {self.mlp_init} "
                              "(error training the neural network; lower the learning rate?)")
+        if not Path(state.mlp_best).is_file():  # never a final.nnet that points nowhere
+            raise TrainError(f"{d / STATE}: the best model {state.mlp_best} is missing (restore "
+                             f"it, or remove {d / STATE} to train again from the first epoch)")
         best = Path(state.mlp_best).name
         _symlink_atomic(best, d / "nnet" / f"{best}_final_")
         _symlink_atomic(f"nnet/{best}_final_", final)
@@ -354,7 +357,6 @@ class _Run:
             dest = d / "nnet" / name
             self.move_model(nxt, dest)
             state.mlp_best, state.loss, state.last_iter = str(dest), kaldi_round(cv.avg_loss), it
-            state.finished = it >= sched.num_epochs
             logger.info("%snnet kept (%s)", line, dest.name)
         else:
             keep = it <= sched.keep_lr_iters

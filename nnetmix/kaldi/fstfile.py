@@ -23,6 +23,7 @@ import os
 import shutil
 import struct
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
@@ -295,13 +296,13 @@ def read_checked_fst(rxfilename: str, what: str = "", *, max_ilabel: Optional[in
 
 def scratch_path() -> str:
     """A file name in a private directory (in RAM where /dev/shm exists), made once a process,
-    for handing bytes to kaldifst (which reads FSTs from files only)."""
+    for handing bytes to kaldifst (which reads FSTs from files only); one name per thread."""
     if not _scratch:
         base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         d = tempfile.mkdtemp(prefix="nnetmix-fst-", dir=base)
         atexit.register(shutil.rmtree, d, True)
-        _scratch.append(os.path.join(d, "graph.fst"))
-    return _scratch[0]
+        _scratch.append(d)
+    return os.path.join(_scratch[0], f"graph.{threading.get_ident()}.fst")
 
 
 _scratch: list[str] = []

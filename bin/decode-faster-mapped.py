@@ -28,7 +28,7 @@ def main(argv=None) -> int:
         from nnetmix.kaldi import SequentialReader, read_transition_model
 
         tm = read_transition_model(args[0])
-        hclg = read_decoding_graph(args[1])
+        hclg = read_decoding_graph(args[1], tm.num_transition_ids)
         syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
         decoder = LatticeDecoder(hclg, tm, parser.group(FasterDecoderConfig, opts).lattice_config())
 

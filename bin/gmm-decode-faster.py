@@ -29,7 +29,7 @@ def main(argv=None) -> int:
         from nnetmix.kaldi import read_gmm_model
 
         tm, am = read_gmm_model(args[0])
-        hclg = read_decoding_graph(args[1])
+        hclg = read_decoding_graph(args[1], tm.num_transition_ids)
         syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
         config = parser.group(FasterDecoderConfig, opts).lattice_config()
         decoder = LatticeDecoder(hclg, tm, config)

@@ -1,6 +1,6 @@
 """Named exceptions: a user mistake becomes one ERROR line in a bin/ tool, never a traceback."""
 
-__all__ = ["NnetmixError", "UsageError", "FormatError", "DataDirError", "JobError"]
+__all__ = ["NnetmixError", "UsageError", "FormatError", "DataDirError", "JobError", "WriteError"]
 
 
 class NnetmixError(Exception):
@@ -21,3 +21,7 @@ class DataDirError(NnetmixError):
 
 class JobError(NnetmixError):
     """A job run through a job wrapper failed."""
+
+
+class WriteError(NnetmixError):
+    """An output could not be written (a full disk, a file-size limit, a missing directory)."""

@@ -13,16 +13,15 @@ file or the new one, never half of one.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from nnetmix.errors import DataDirError
+from nnetmix.outfile import output_file
 
 __all__ = [
     "ENCODING", "Entry", "split_fields", "Segment", "c_key", "c_sorted", "first_unsorted_key",
@@ -283,43 +282,12 @@ def read_key_list(path: str | os.PathLike) -> list[str]:
     return [e.key for e in read_entries(path, allow_blank=True)]
 
 
-@contextlib.contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "w", durable: bool = False) -> Iterator[IO]:
+def atomic_open(path: str | os.PathLike, mode: str = "w", durable: bool = False):
     """Open a temporary file next to ``path`` for writing (``mode`` "w" or "wb"); rename it onto
     ``path`` on success, remove it otherwise (the old file, if any, stays). ``durable``: fsync
-    the file before the rename and the directory after it (state a crash must not lose)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"newline": "\n", **ENCODING})) as fh:
-            yield fh
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        _fsync_dir(str(path.parent))
-
-
-def _fsync_dir(d: str) -> None:
-    """Make a rename durable (best effort: some file systems refuse a directory fd)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    the file before the rename and the directory after it (state a crash must not lose).
+    Devices, FIFOs and symlinks follow :mod:`nnetmix.outfile`; a failed write is a WriteError."""
+    return output_file(path, mode, durable=durable, **ENCODING)
 
 
 def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> None:

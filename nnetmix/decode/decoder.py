@@ -49,13 +49,14 @@ import numpy as np
 
 from nnetmix.decode.faster import (SearchOptions, SearchWorkspace, best_path_arcs,
                                    lattice_search)
-from nnetmix.decode.fstarrays import ConstFstError, graph_arrays, parse_const_fst
+from nnetmix.decode.fstarrays import graph_arrays
 from nnetmix.decode.gmmframes import GmmFrames
 from nnetmix.decode.lattice import IMPLS, CompactLattice, LatticeError, RawLattice
 from nnetmix.decode.latrescore import raw_to_compact
 from nnetmix.decode.phonedet import (PhoneDeterminizeOptions, determinize_lattice_phone_pruned,
                                      phone_start_labels)
 from nnetmix.errors import NnetmixError
+from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
 from nnetmix.kaldi.transition_model import TransitionModel
 
 __all__ = ["LatticeDecoderConfig", "FasterDecoderConfig", "LatticeDecoder",
@@ -168,40 +169,14 @@ class DecodeResult:
     path_lattice: Optional[CompactLattice] = None
 
 
-def read_decoding_graph(path: str) -> "kaldifst.StdVectorFst":
-    """HCLG.fst (vector or const; a const FST is converted to a vector one)."""
-    import os
-    if not os.path.isfile(path):
-        raise DecodeError(f"{path}: no such file (the decoding graph)")
-    with open(path, "rb") as fh:
-        head = fh.read(64)
-    if head[:4] != bytes([0xD6, 0xFD, 0xB2, 0x7E]):
-        raise DecodeError(f"{path}: cannot read the decoding graph (not an OpenFst binary FST)")
-    const = b"const" in head[8:24]
+def read_decoding_graph(path: str, max_ilabel: Optional[int] = None) -> "kaldifst.StdVectorFst":
+    """HCLG.fst (vector or const; a const FST is converted to a vector one), checked before the
+    compiled decoder sees it (:mod:`nnetmix.kaldi.fstfile`): its input labels are transition-ids,
+    at most ``max_ilabel`` (the transition model's count) when given."""
     try:
-        fst = _read_const_fst(path) if const else kaldifst.StdVectorFst.read(path)
-    except Exception as e:  # noqa: BLE001 -- kaldifst raises plain RuntimeErrors
-        raise DecodeError(f"{path}: cannot read the decoding graph ({e})") from None
-    if fst is None or fst.num_states == 0:
-        raise DecodeError(f"{path}: cannot read the decoding graph (empty or unreadable FST)")
-    return fst
-
-
-def _read_const_fst(path: str) -> "kaldifst.StdVectorFst":
-    """A ConstFst<StdArc> (what Kaldi's mkgraph.sh writes after fstconvert --fst_type=const),
-    which kaldifst 1.7.17 cannot read ("Unknown FST type const"): parsed by
-    :func:`nnetmix.decode.fstarrays.parse_const_fst` and rebuilt as a VectorFst."""
-    with open(path, "rb") as fh:
-        try:
-            g = parse_const_fst(fh.read(), path)
-        except ConstFstError as e:
-            raise DecodeError(str(e)) from None
-    src = np.repeat(np.arange(g.num_states), np.diff(g.arc_start))
-    order = np.argsort(src != g.start, kind="stable")   # the start state's arcs first
-    lines = [f"{src[i]}\t{g.nextstate[i]}\t{g.ilabel[i]}\t{g.olabel[i]}\t{float(g.weight[i])!r}"
-             for i in order.tolist()]
-    lines += [f"{s}\t{float(g.final[s])!r}" for s in np.flatnonzero(np.isfinite(g.final))]
-    return kaldifst.compile("\n".join(lines) + "\n", keep_state_numbering=True)
+        return read_checked_fst(path, f"{path} (the decoding graph)", max_ilabel=max_ilabel)
+    except FstFormatError as e:
+        raise DecodeError(str(e)) from None
 
 
 def pdf_to_tid_matrix(loglikes: np.ndarray, tm: TransitionModel, scale: float) -> np.ndarray:

@@ -20,13 +20,9 @@ import kaldifst
 import numpy as np
 
 from nnetmix.errors import NnetmixError
+from nnetmix.kaldi.fstfile import FstFormatError, check_fst_bytes
 
 __all__ = ["GraphArrays", "ConstFstError", "parse_const_fst", "graph_arrays", "fst_from_arrays"]
-
-_STATE = np.dtype([("final", "<f4"), ("pos", "<u4"), ("narcs", "<u4"), ("ni", "<u4"),
-                   ("no", "<u4")])
-_ARC = np.dtype([("il", "<i4"), ("ol", "<i4"), ("w", "<f4"), ("next", "<i4")])
-
 
 class ConstFstError(NnetmixError):
     """Bytes that are not a ConstFst of standard (tropical) arcs."""
@@ -55,39 +51,21 @@ class GraphArrays:
 
 
 def parse_const_fst(data: bytes, what: str = "FST") -> GraphArrays:
-    """The arrays of a binary ConstFst<StdArc>; ``what`` names the source in errors."""
-    if data[:4] != bytes([0xD6, 0xFD, 0xB2, 0x7E]):
-        raise ConstFstError(f"{what}: not an OpenFst binary FST")
-    pos = 4
-    names = []
-    for _ in range(2):
-        (n,) = struct.unpack_from("<i", data, pos)
-        names.append(data[pos + 4:pos + 4 + n].decode("ascii"))
-        pos += 4 + n
-    if names != ["const", "standard"]:
-        raise ConstFstError(f"{what}: a {names[0]} FST of {names[1]} arcs; expected a const FST "
-                            "of standard arcs")
-    _version, flags, _props, start, nstates, narcs = struct.unpack_from("<iiQqqq", data, pos)
-    pos += struct.calcsize("<iiQqqq")
-    if flags & 3:
-        raise ConstFstError(f"{what}: FSTs with symbol tables inside are not supported")
-    align = bool(flags & 4)
-    if align:
-        pos += (-pos) % 16
-    states = np.frombuffer(data, dtype=_STATE, count=nstates, offset=pos)
-    pos += states.nbytes
-    if align:
-        pos += (-pos) % 16
-    arcs = np.frombuffer(data, dtype=_ARC, count=narcs, offset=pos)
-    arc_start = np.zeros(nstates + 1, dtype=np.int64)
-    arc_start[1:] = np.cumsum(states["narcs"].astype(np.int64))
-    if nstates and not np.array_equal(arc_start[:-1], states["pos"].astype(np.int64)):
-        raise ConstFstError(f"{what}: arcs are not stored in state order")
-    return GraphArrays(int(nstates), int(start), arc_start,
+    """The arrays of a binary ConstFst<StdArc>, checked (:func:`nnetmix.kaldi.fstfile.
+    check_fst_bytes`: counts, start state, destinations); ``what`` names the source in errors."""
+    try:
+        lay = check_fst_bytes(data, what, allow_empty=True)
+    except FstFormatError as e:
+        raise ConstFstError(str(e)) from None
+    if lay.fst_type != "const":
+        raise ConstFstError(f"{what}: a {lay.fst_type} FST; expected a const FST")
+    arcs = lay.arcs
+    src = np.repeat(np.arange(lay.num_states), np.diff(lay.arc_start))
+    num_input_eps = np.bincount(src[arcs["il"] == 0], minlength=lay.num_states)
+    return GraphArrays(lay.num_states, lay.start, lay.arc_start,
                        np.ascontiguousarray(arcs["il"]), np.ascontiguousarray(arcs["ol"]),
                        np.ascontiguousarray(arcs["w"]), np.ascontiguousarray(arcs["next"]),
-                       np.ascontiguousarray(states["final"]),
-                       states["ni"].astype(np.int32))
+                       np.ascontiguousarray(lay.final), num_input_eps.astype(np.int32))
 
 
 def graph_arrays(fst) -> GraphArrays:

@@ -187,7 +187,7 @@ def gmm_latgen_files(model: str, fst: str, features_rspecifier: str, lattice_wsp
                      sequencer: Optional[TaskSequencerConfig] = None) -> LatgenSummary:
     """gmm-latgen-faster[-parallel]: read the model and graph, decode the feature table."""
     tm, am = read_gmm_model(model)
-    hclg = read_decoding_graph(fst)
+    hclg = read_decoding_graph(fst, tm.num_transition_ids)
     syms = read_word_symbols(word_symbol_table) if word_symbol_table else None
     decoder = LatticeDecoder(hclg, tm, config)
     return latgen(decoder, gmm_loglikes_table(am, model, features_rspecifier, gmm_options),
@@ -202,7 +202,7 @@ def mapped_latgen_files(trans_model: str, fst: str, loglikes_rspecifier: str,
     """latgen-faster-mapped[-parallel]: read the transition model and graph, decode the table
     of log-likelihood matrices."""
     tm = read_transition_model(trans_model)
-    hclg = read_decoding_graph(fst)
+    hclg = read_decoding_graph(fst, tm.num_transition_ids)
     syms = read_word_symbols(word_symbol_table) if word_symbol_table else None
     decoder = LatticeDecoder(hclg, tm, config)
 

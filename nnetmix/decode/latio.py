@@ -25,8 +25,9 @@ import numpy as np
 from nnetmix.errors import FormatError
 from nnetmix.decode.fstprops import lattice_properties
 from nnetmix.decode.lattice import CompactLattice, INF, RawLattice
-from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier, parse_wspecifier
-from nnetmix.kaldi.stream import InputStream, open_input, open_output
+from nnetmix.kaldi.specifier import parse_wspecifier
+from nnetmix.kaldi.stream import InputStream, open_output
+from nnetmix.kaldi.table import iter_object_table
 from nnetmix.kaldi.writer import ArkScpSinks
 
 __all__ = ["compact_lattice_to_bytes", "compact_lattice_to_text", "read_compact_lattice",
@@ -229,6 +230,10 @@ def _read_text(src: InputStream, where: str) -> CompactLattice:
         rows.append(line.decode("utf-8").split())
     clat = CompactLattice()
     n = 1 + max([int(r[0]) for r in rows] + [int(r[1]) for r in rows if len(r) >= 3], default=-1)
+    if any(int(r[0]) < 0 or (len(r) >= 3 and int(r[1]) < 0) for r in rows):
+        raise FormatError(f"{where}: bad text lattice (a negative state number)")
+    if n > 2 * len(rows) + 1:  # state numbers far beyond the lines: not a lattice
+        raise FormatError(f"{where}: bad text lattice (state {n - 1} in {len(rows)} lines)")
     for _ in range(n):
         clat.add_state()
     for r in rows:
@@ -246,46 +251,39 @@ def _read_text(src: InputStream, where: str) -> CompactLattice:
 def read_compact_lattice(src: InputStream, where: str) -> CompactLattice:
     c = src.peek(1)
     if c in (b"\n", b" ", b"\t", b"\r"):
-        return _read_text(src, where)
+        try:
+            return _checked(_read_text(src, where), where)
+        except (ValueError, IndexError) as e:  # a field that is not a number, a short line
+            raise FormatError(f"{where}: bad text lattice ({e})") from None
     if c == b"\xd6":
-        return _read_binary(src, where)
+        return _checked(_read_binary(src, where), where)
+    if not c:
+        raise FormatError(f"{where}: truncated (end of file where a lattice should be)")
     raise FormatError(f"{where}: does not appear to be a lattice (no FST magic number and not "
                       "text)")
+
+
+def _checked(clat: CompactLattice, where: str) -> CompactLattice:
+    """The checks :mod:`nnetmix.kaldi.fstfile` makes on other FSTs, before compiled code (the
+    determinizer, the best-path search) walks the lattice: the start state and every arc's
+    destination in range, no negative label or transition-id."""
+    n = clat.num_states
+    if not (-1 <= clat.start < n) or (n and clat.start < 0):
+        raise FormatError(f"{where}: start state {clat.start} out of range (the lattice has {n} "
+                          "states)")
+    for s, arcs in enumerate(clat.arcs):
+        for label, _g, _a, tids, nxt in arcs:
+            if not 0 <= nxt < n or label < 0 or (tids and min(tids) < 0):
+                raise FormatError(f"{where}: bad arc of state {s}: to state {nxt} of {n}, "
+                                  f"label {label}, smallest transition-id "
+                                  f"{min(tids) if tids else 'none'}")
+    return clat
 
 
 def iter_compact_lattices(rspecifier: str) -> Iterator[tuple[str, CompactLattice]]:
     """Yield (key, CompactLattice) from an ark rspecifier (``ark:gunzip -c lat.1.gz|``) or an
     scp whose entries are ``key ark:offset`` / whole lattice files."""
-    spec = parse_rspecifier(rspecifier)
-    if spec.type == "scp":
-        lst = open_input(classify_rxfilename(spec.filename, rspecifier), rspecifier)
-        try:
-            for line in iter(lst.readline, b""):
-                parts = line.decode("utf-8").split(None, 1)
-                if not parts:
-                    continue
-                key, rx = parts[0], parts[1].strip()
-                sub = open_input(classify_rxfilename(rx, rspecifier), rspecifier)
-                try:
-                    yield key, read_compact_lattice(sub, f"{rx} (key {key})")
-                finally:
-                    sub.close()
-        finally:
-            lst.close()
-        return
-    src = open_input(classify_rxfilename(spec.filename, rspecifier), rspecifier)
-    try:
-        while True:
-            word = src.read_word()
-            if not word:
-                return
-            key = word.decode("utf-8", errors="surrogateescape")
-            after = src.peek(1)
-            if after == b" ":
-                src.read(1)
-            yield key, read_compact_lattice(src, f"{spec.filename} (key {key})")
-    finally:
-        src.close()
+    return iter_object_table(rspecifier, read_compact_lattice)
 
 
 class CompactLatticeWriter(ArkScpSinks):

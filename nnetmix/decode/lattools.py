@@ -2,6 +2,7 @@
 lattice-add-penalty, lattice-best-path, lattice-copy (src/latbin/)."""
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Optional
 
@@ -63,9 +64,11 @@ def lattice_best_path(rspecifier: str, trans_wspecifier: str = "", ali_wspecifie
     stream = log_stream if log_stream is not None else sys.stderr
     done = fail = 0
     tot_cost, tot_frames = 0.0, 0
-    words_w = TableWriter(trans_wspecifier, "ivec") if trans_wspecifier else None
-    ali_w = TableWriter(ali_wspecifier, "ivec") if ali_wspecifier else None
-    try:
+    with contextlib.ExitStack() as outputs:  # a failed read removes both (none half-written)
+        words_w = outputs.enter_context(TableWriter(trans_wspecifier, "ivec")) \
+            if trans_wspecifier else None
+        ali_w = outputs.enter_context(TableWriter(ali_wspecifier, "ivec")) \
+            if ali_wspecifier else None
         for key, clat in iter_compact_lattices(rspecifier):
             bp = best_path(clat, lm_scale, acoustic_scale)
             if bp is None:
@@ -83,10 +86,6 @@ def lattice_best_path(rspecifier: str, trans_wspecifier: str = "", ali_wspecifie
             tot_cost += lm_scale * g + acoustic_scale * a
             tot_frames += len(ali)
             done += 1
-    finally:
-        for w in (words_w, ali_w):
-            if w is not None:
-                w.close()
     logger.info("Overall score per frame is %g over %d frames.", tot_cost / max(tot_frames, 1),
                 tot_frames)
     logger.info("Done %d lattices, failed for %d", done, fail)

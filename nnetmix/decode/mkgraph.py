@@ -22,7 +22,9 @@ from nnetmix.decode.graph import (make_clg, make_h, make_hclga, make_lg, read_il
 from nnetmix.hmm.h_transducer import HTransducerError, add_self_loops, get_h_transducer
 from nnetmix.hmm.khg import KhgUnsupported, to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi.context_dep import read_tree
+from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
 from nnetmix.kaldi.transition_model import read_transition_model
+from nnetmix.outfile import write_via_temp
 
 __all__ = ["read_fst", "write_fst", "compile_lg", "compose_context", "make_h_transducer",
            "compile_hclga", "add_self_loops_file", "tree_info"]
@@ -31,20 +33,16 @@ logger = logging.getLogger(__name__)
 
 
 def read_fst(path: str) -> "kaldifst.StdVectorFst":
-    if not os.path.isfile(path):
-        raise GraphError(f"{path}: no such file")
+    """An FST file checked before kaldifst sees it (:mod:`nnetmix.kaldi.fstfile`)."""
     try:
-        return kaldifst.StdVectorFst.read(path)
-    except Exception as e:  # noqa: BLE001 -- kaldifst raises plain RuntimeErrors
-        raise GraphError(f"{path}: cannot read an FST of standard (tropical) arcs ({e})") from None
+        return read_checked_fst(path)
+    except FstFormatError as e:
+        raise GraphError(str(e)) from None
 
 
 def write_fst(fst, path: str) -> None:
-    d = os.path.dirname(path) or "."
-    tmp = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}")
-    if not fst.write(tmp):
-        raise GraphError(f"{path}: could not write the FST")
-    os.replace(tmp, path)
+    """Write an FST by :mod:`nnetmix.outfile`'s rule (a temporary file renamed into place)."""
+    write_via_temp(path, fst.write)
 
 
 def compile_lg(L_path: str, G_path: str, out_path: str, push: bool = True) -> tuple[int, int]:

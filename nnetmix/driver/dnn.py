@@ -49,6 +49,7 @@ import numpy as np
 from nnetmix.kaldi import RandomAccessReader
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import NnetTrainOptions, read_nnet
+from nnetmix.outfile import write_together
 from nnetmix.parallel.agree import params_digest
 from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
@@ -211,6 +212,7 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
     cv = bool(train_opts.cross_validate)
     t_start = time.perf_counter()
     train_opts.check()
+    update_opts.check()
     optim_opts = optim_opts or OptimizerOptions()
     w.check_options(mopts, {"train": train_opts, "update": update_opts,
                             "args": [feats, targets, model_in, model_out],
@@ -314,15 +316,19 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
 
     def write() -> None:
         if not cv and model_out:
-            nnet.write(model_out, binary=binary)
+            # the model and its state files are committed together or not at all, the model
+            # last: a model on disk implies its state (a later epoch never starts afresh)
+            outputs = []
+            out = (ngsgd_state_out or _beside(model_out)) if ng is not None else ""
+            if out:
+                outputs.append((out, ng.save))
+            if bmuf is not None and mopts.bmuf_state:
+                outputs.append((mopts.bmuf_state, bmuf.save))
+            outputs.append((model_out, lambda path: nnet.write(path, binary=binary)))
+            write_together(outputs)
             if ng is not None:
-                out = ngsgd_state_out or _beside(model_out)
-                if out:
-                    ng.save(out)
                 log.info("NG-SGD state written to %s (%d layer updates limited by "
                          "--max-change-per-sample)", out or "nowhere", ng.num_limited)
-            if bmuf is not None and mopts.bmuf_state:
-                bmuf.save(mopts.bmuf_state)
         if result_file:
             write_result(result_file, res)
 

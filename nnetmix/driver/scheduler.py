@@ -267,12 +267,16 @@ class _Run:
 
     @staticmethod
     def move_model(src: Path, dst) -> None:
-        """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state)."""
-        os.replace(src, dst)
+        """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state):
+        the state first and the model last, so a model in place implies its state; a stale
+        state of ``dst``'s with no counterpart beside ``src`` is removed."""
         for suffix in (".bmuf.npz", ".ngsgd.npz"):
-            state = Path(str(src) + suffix)
+            state, old = Path(str(src) + suffix), Path(str(dst) + suffix)
             if state.exists():
-                os.replace(state, str(dst) + suffix)
+                os.replace(state, old)
+            elif old.exists():
+                old.unlink()
+        os.replace(src, dst)
 
     # -- state -------------------------------------------------------------------------------
     def load(self) -> Optional[NewbobState]:
@@ -319,6 +323,9 @@ class _Run:
         if state.mlp_best == self.mlp_init:
             raise TrainError(f"{d}: no epoch improved on the initial model {self.mlp_init} "
                              "(error training the neural network; lower the learning rate?)")
+        if not Path(state.mlp_best).is_file():  # never a final.nnet that points nowhere
+            raise TrainError(f"{d / STATE}: the best model {state.mlp_best} is missing (restore "
+                             f"it, or remove {d / STATE} to train again from the first epoch)")
         best = Path(state.mlp_best).name
         _symlink_atomic(best, d / "nnet" / f"{best}_final_")
         _symlink_atomic(f"nnet/{best}_final_", final)
@@ -350,7 +357,6 @@ class _Run:
             dest = d / "nnet" / name
             self.move_model(nxt, dest)
             state.mlp_best, state.loss, state.last_iter = str(dest), kaldi_round(cv.avg_loss), it
-            state.finished = it >= sched.num_epochs
             logger.info("%snnet kept (%s)", line, dest.name)
         else:
             keep = it <= sched.keep_lr_iters
@@ -383,6 +389,7 @@ def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, la
     """
     sched.check()
     train_opts.check()
+    update_opts.check()
     with DirLock(exp_dir):  # one job per directory; re-entrant under steps/nnet/train.sh's
         return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, update_opts,
                     train_opts, sched, feature_transform, backend, targets_kind, hook, verbose,

@@ -29,9 +29,10 @@ import numpy as np
 from nnetmix.errors import NnetmixError, UsageError
 from nnetmix.feat.stages import CMVN_OPTIONS, DELTA_OPTIONS, SPLICE_OPTIONS, CmvnStep, \
     DeltaStep, SpliceStep, TransformStep, parse_option_text
-from nnetmix.feat.textio import _AtomicText, read_utt2spk
+from nnetmix.feat.textio import read_utt2spk
 from nnetmix.kaldi import RandomAccessReader, SequentialReader
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier
+from nnetmix.outfile import output_file
 
 __all__ = ["PIPELINE_PREFIX", "PipelineError", "FeaturePipeline", "FeatureReader",
            "open_features", "table_keys", "first_keys", "is_pipeline", "opts_from_dir",
@@ -157,7 +158,7 @@ class FeaturePipeline:
     def write(self, path: str) -> None:
         """Write the JSON file atomically (a reader never sees half a file)."""
         self.check(path)
-        with _AtomicText(path) as fh:
+        with output_file(path) as fh:
             json.dump(self.to_dict(), fh, indent=1)
             fh.write("\n")
 

@@ -8,13 +8,12 @@ Kaldi's ClassifyRspecifier/ClassifyWspecifier (src/util/kaldi-table.cc).
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sys
-from pathlib import Path
 from typing import Iterable, Iterator
 
 from nnetmix.errors import FormatError, UsageError
+from nnetmix.outfile import output_file
 
 __all__ = ["is_rspecifier", "is_wspecifier", "read_token_table", "TextTableWriter",
            "write_text_table",
@@ -66,32 +65,7 @@ def read_utt2spk(rspecifier: str) -> dict[str, str]:
 
 
 def _open_out(path: str):
-    if path == "-":
-        return contextlib.nullcontext(sys.stdout)
-    return _AtomicText(path)
-
-
-class _AtomicText:
-    """A text file written to <path>.tmp and renamed into place on success."""
-
-    def __init__(self, path: str):
-        self.path = Path(path)
-        self.tmp = self.path.with_name(self.path.name + f".tmp{os.getpid()}")
-
-    def __enter__(self):
-        try:
-            self.fh = open(self.tmp, "w", encoding="utf-8")
-        except OSError as e:
-            raise UsageError(f"cannot write {self.path}: {e.strerror}") from None
-        return self.fh
-
-    def __exit__(self, exc_type, exc, tb):
-        self.fh.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)
-        return False
+    return output_file(path, "w")
 
 
 class TextTableWriter:
@@ -112,15 +86,32 @@ class TextTableWriter:
         self.count = 0
 
     def write(self, key: str, value: object) -> None:
-        self._fh.write(f"{key} {_fmt(value)}\n")
+        try:
+            self._fh.write(f"{key} {_fmt(value)}\n")
+        except OSError as e:  # a full disk or a file-size limit: WriteError, temp file removed
+            self._end(e)
         self.count += 1
 
     def close(self, ok: bool = True) -> None:
-        if self._ctx is not None:
+        if self._ctx is None:
+            return
+        if not ok:
+            self._end(RuntimeError("abandoned"))
+            return
+        try:
             self._fh.flush()
-            exc = (None, None, None) if ok else (RuntimeError, RuntimeError(), None)
-            self._ctx.__exit__(*exc)
-            self._ctx = None
+        except OSError as e:
+            self._end(e)
+        ctx, self._ctx = self._ctx, None
+        ctx.__exit__(None, None, None)
+
+    def _end(self, e: BaseException) -> None:
+        """Close on a failure: the temporary file goes; an OSError comes back as a WriteError."""
+        ctx, self._ctx = self._ctx, None
+        if ctx is not None:
+            ctx.__exit__(type(e), e, e.__traceback__)
+        if isinstance(e, OSError):
+            raise e
 
     def __enter__(self):
         return self

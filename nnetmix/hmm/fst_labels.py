@@ -14,75 +14,31 @@ arc order and the weights are untouched, so the search is the same, tie for tie.
 """
 from __future__ import annotations
 
-import atexit
-import os
-import shutil
-import struct
-import tempfile
-
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst (importing kaldifst first can hang)
 import kaldifst
 import numpy as np
 
 from nnetmix.errors import FormatError
+from nnetmix.kaldi.fstfile import FstFormatError, check_fst_bytes, fst_from_bytes, scratch_path
 
 __all__ = ["VectorFstLabels", "compact_input_labels"]
-
-_MAGIC = 2125659606
-_scratch: list[str] = []
-
-
-def _scratch_path() -> str:
-    """A file name in a private directory (in RAM where /dev/shm exists), made once a process."""
-    if not _scratch:
-        base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        d = tempfile.mkdtemp(prefix="nnetmix-fst-", dir=base)
-        atexit.register(shutil.rmtree, d, True)
-        _scratch.append(os.path.join(d, "graph.fst"))
-    return _scratch[0]
 
 
 class VectorFstLabels:
     """A StdVectorFst's binary bytes with the byte offset of every arc's ilabel."""
 
     def __init__(self, fst: kaldifst.StdVectorFst):
-        path = _scratch_path()
+        path = scratch_path()
         fst.write(path)
         with open(path, "rb") as fh:
             self.data = bytearray(fh.read())
         self._ilabel_pos = self._arc_positions()
 
     def _arc_positions(self) -> np.ndarray:
-        b = self.data
-        pos = 0
-        (magic,) = struct.unpack_from("<i", b, pos)
-        names = []
-        pos += 4
-        for _ in range(2):
-            (n,) = struct.unpack_from("<i", b, pos)
-            names.append(bytes(b[pos + 4:pos + 4 + n]).decode("ascii", "replace"))
-            pos += 4 + n
-        if magic != _MAGIC or names != ["vector", "standard"]:
-            raise FormatError(f"not a binary VectorFst of standard arcs ({names})")
-        _version, flags, _props, _start, nstates, _narcs = struct.unpack_from("<iiQqqq", b, pos)
-        pos += struct.calcsize("<iiQqqq")
-        if flags & 3:
-            raise FormatError("FSTs with symbol tables inside are not supported")
-        starts = np.empty(nstates, dtype=np.int64)
-        counts = np.empty(nstates, dtype=np.int64)
-        unpack = struct.Struct("<q").unpack_from
-        for s in range(nstates):  # variable-length records: one short step per state
-            (n,) = unpack(b, pos + 4)
-            starts[s] = pos + 12
-            counts[s] = n
-            pos += 12 + 16 * n
-        if pos != len(b):  # (the header's arc count is not kept up to date by VectorFst)
-            raise FormatError(f"VectorFst of {nstates} states: its state records take {pos} "
-                              f"bytes, the file has {len(b)}")
-        first = np.zeros(nstates, dtype=np.int64)
-        np.cumsum(counts[:-1], out=first[1:])
-        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(first, counts)
-        return np.repeat(starts, counts) + 16 * within
+        try:
+            return check_fst_bytes(bytes(self.data), "FST", allow_empty=True).arc_pos
+        except FstFormatError as e:
+            raise FormatError(str(e)) from None
 
     @property
     def ilabels(self) -> np.ndarray:
@@ -95,10 +51,7 @@ class VectorFstLabels:
         new = np.ascontiguousarray(ilabels, dtype="<i4")
         raw = np.frombuffer(self.data, dtype=np.uint8).copy()
         raw[self._ilabel_pos[:, None] + np.arange(4)] = new.view(np.uint8).reshape(-1, 4)
-        path = _scratch_path()
-        with open(path, "wb") as fh:
-            fh.write(raw.tobytes())
-        return kaldifst.StdVectorFst.read(path)
+        return fst_from_bytes(raw.tobytes())
 
 
 def compact_input_labels(fst: kaldifst.StdVectorFst) -> tuple[kaldifst.StdVectorFst, np.ndarray]:

@@ -28,18 +28,19 @@ transition model, tree and lexicon FST; :class:`TrainGraphCompiler` holds all of
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import kaldi_hmm_gmm as _khg  # noqa: I001 -- before kaldifst: the other order can hang
 import kaldifst
 
+from nnetmix import outfile
 from nnetmix.errors import FormatError, NnetmixError
 from nnetmix.hmm.h_transducer import (HTransducerBuilder, HTransducerError, add_self_loops,
                                       remove_input_symbols)
 from nnetmix.hmm.khg import KhgUnsupported, to_khg_context_dependency, to_khg_transition_model
 from nnetmix.kaldi.context_dep import ContextDependency, read_tree
+from nnetmix.kaldi.fstfile import iter_fst_table, read_checked_fst
 from nnetmix.kaldi.specifier import classify_wxfilename, parse_wspecifier
 from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
@@ -88,12 +89,11 @@ def read_int_list(rxfilename: str) -> list[int]:
     return out
 
 
-def read_fst(rxfilename: str) -> kaldifst.StdVectorFst:
-    """An FST file as fstcompile/Kaldi write it (e.g. L.fst)."""
-    try:
-        return kaldifst.StdVectorFst.read(rxfilename)
-    except Exception as e:  # kaldifst raises RuntimeError with OpenFst's message
-        raise FormatError(f"{rxfilename}: cannot read FST: {e}") from None
+def read_fst(rxfilename: str, max_ilabel: int | None = None,
+             labels_from: str = "") -> kaldifst.StdVectorFst:
+    """An FST file as fstcompile/Kaldi write it (e.g. L.fst), checked before kaldifst sees it
+    (:mod:`nnetmix.kaldi.fstfile`; input labels at most ``max_ilabel`` when given)."""
+    return read_checked_fst(rxfilename, max_ilabel=max_ilabel, labels_from=labels_from)
 
 
 class CdGraphCompiler:
@@ -160,19 +160,9 @@ class TrainGraphCompiler:
 
 
 def iter_graphs(rspecifier: str) -> Iterator[tuple[str, kaldifst.StdVectorFst]]:
-    """(key, graph) from a Kaldi FST archive (kaldifst's SequentialVectorFstReader)."""
-    try:
-        reader = kaldifst.SequentialVectorFstReader(rspecifier)
-    except Exception as e:
-        raise FormatError(f"{rspecifier}: cannot open FST archive: {e}") from None
-    try:
-        while not reader.done:
-            key = reader.key
-            graph = reader.value.copy()  # the reader reuses its object on next()
-            yield key, graph
-            reader.next()
-    finally:
-        reader.close()
+    """(key, graph) from a Kaldi FST archive or script, each graph checked before kaldifst
+    sees it (:func:`nnetmix.kaldi.fstfile.iter_fst_table`)."""
+    yield from iter_fst_table(rspecifier)
 
 
 class GraphWriter:
@@ -186,10 +176,10 @@ class GraphWriter:
         try:
             ws = parse_wspecifier(wspecifier)
             if (ws.type == "ark" and wspecifier.endswith(ws.ark)
-                    and classify_wxfilename(ws.ark).kind == "file"):
+                    and classify_wxfilename(ws.ark).kind == "file"
+                    and not outfile.writes_in_place(ws.ark)):
                 self._final = ws.ark
-                d, base = os.path.split(ws.ark)
-                self._tmp = os.path.join(d, f".{base}.tmp{os.getpid()}")
+                self._tmp = outfile.temp_name(ws.ark)
                 spec = wspecifier[:len(wspecifier) - len(ws.ark)] + self._tmp
         except NnetmixError:
             pass  # kaldifst gives its own error below
@@ -204,12 +194,13 @@ class GraphWriter:
     def close(self) -> None:
         self.writer.close()
         if self._tmp:
-            os.replace(self._tmp, self._final)
+            tmp, self._tmp = self._tmp, None
+            outfile.commit_temp(tmp, self._final)
 
     def abort(self) -> None:
         self.writer.close()
-        if self._tmp and os.path.exists(self._tmp):
-            os.unlink(self._tmp)
+        outfile.discard_temp(self._tmp)
+        self._tmp = None
 
     def __enter__(self) -> "GraphWriter":
         return self
@@ -233,8 +224,9 @@ def compile_train_graphs(tree_rx: str, model_rx: str, lex_rx: str, transcripts_r
     """compile-train-graphs: one graph per transcript; an empty graph is warned and skipped."""
     tree = read_tree(tree_rx)
     tm = read_transition_model(model_rx)
-    lex = read_fst(lex_rx)
     disambig = read_int_list(disambig_rx) if disambig_rx else []
+    lex = read_fst(lex_rx, max(tm.phones.tolist() + disambig),
+                   f"the phones of {model_rx}" + (f" and {disambig_rx}" if disambig_rx else ""))
     gc = TrainGraphCompiler(tree, tm, lex, disambig, opts)
     counts = CompileCounts()
     with SequentialReader(transcripts_rspecifier, "ivec") as reader, \

@@ -19,6 +19,7 @@ file from a good one, and kaldiio serves as the independent reference in the tes
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import Callable
 
@@ -59,6 +60,9 @@ def read_compressed(token: str, need: Callable[[int, str], bytes],
     min_value, range_, rows, cols = struct.unpack("<ffii", need(16, f"{token} header"))
     if rows < 0 or cols < 0:
         raise fail(f"bad {token} header", f"expected non-negative sizes, got {rows}x{cols}")
+    if not (math.isfinite(min_value) and math.isfinite(range_) and range_ >= 0):
+        raise fail(f"bad {token} header", f"expected a finite minimum and a finite range >= 0, "
+                   f"got min {min_value} and range {range_}")
     if cols == 0:  # Kaldi's empty compressed matrix
         return np.zeros((0, 0), dtype=np.float32)
     mn, rg = np.float32(min_value), np.float32(range_)

@@ -5,7 +5,8 @@ still know where each object starts, and it has a push-back buffer so text parse
 whole line and give back what follows a closing ``]``. :class:`OutputSink` writes a file under a
 temporary name in the same directory and renames it into place on :meth:`OutputSink.commit`
 (docs/design.md: a killed run never leaves a half-written ark/scp); :meth:`OutputSink.abort` removes
-the temporary file and leaves any previous file untouched.
+the temporary file and leaves any previous file untouched. A device, a FIFO or a name under /dev
+is written in place and a symlink through to its target (:mod:`nnetmix.outfile`, the one rule).
 
 Pipes run through ``/bin/sh`` as Kaldi's popen does; a command that exits non-zero is an error
 (``gunzip -c missing.gz |`` must not read as an empty archive). Written here: kaldiio's
@@ -17,25 +18,17 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 from typing import BinaryIO, Optional
 
 from nnetmix.kaldi.errors import KaldiIOError, PipeClosedError
+from nnetmix import outfile
+from nnetmix.errors import WriteError
 from nnetmix.kaldi.specifier import RxFile, WxFile, classify_rxfilename, classify_wxfilename
 
 __all__ = ["InputStream", "OutputSink", "open_input", "open_output", "check_output_dir",
            "read_all"]
 
 _WS = b" \t\n\r\v\f"
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_FILE_MODE = 0o666 & ~_umask()  # mkstemp makes 0600 files; give outputs the usual mode
 
 
 class InputStream:
@@ -210,7 +203,10 @@ def check_output_dir(path: str, context: str = "") -> None:
 
 
 class OutputSink:
-    """A writable byte stream: a temp file renamed into place, stdout, or a pipe."""
+    """A writable byte stream: a temp file renamed into place, stdout, or a pipe.
+
+    ``kind`` is the wxfilename's (``file``, ``stdout``, ``pipe``), or ``in-place`` for a file
+    written where it is (a device, a FIFO: :func:`nnetmix.outfile.writes_in_place`)."""
 
     def __init__(self, wx: WxFile, context: str = ""):
         self.name = wx.name
@@ -221,7 +217,8 @@ class OutputSink:
         self._tmp: Optional[str] = None
         self._path = wx.path
         where = f"{context}: " if context and context != wx.name else ""
-        if wx.kind == "stdout":
+        if wx.kind == "stdout" or outfile.is_stdout(wx.path):
+            self.kind = "stdout"
             self._fh: BinaryIO = sys.stdout.buffer
         elif wx.kind == "pipe":
             try:
@@ -231,13 +228,17 @@ class OutputSink:
             self._fh = self._proc.stdin  # type: ignore[assignment]
         else:
             check_output_dir(wx.path, context or wx.name)
-            d, base = os.path.split(wx.path)
             try:
-                fd, self._tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=d or ".")
+                if outfile.writes_in_place(wx.path):  # a device or FIFO: no temporary file
+                    self.kind = "in-place"  # streams, like a pipe (an empty one is fine)
+                    self._fh = outfile.open_in_place(wx.path, "wb")
+                else:
+                    fd, self._tmp = outfile.make_temp(wx.path)
+                    self._fh = os.fdopen(fd, "wb")
             except OSError as e:
                 raise KaldiIOError(f"{where}cannot write {wx.path}: {e.strerror}") from None
-            os.chmod(self._tmp, _FILE_MODE)
-            self._fh = os.fdopen(fd, "wb")
+            except WriteError as e:
+                raise KaldiIOError(f"{where}{e}") from None
         self.closed = False
 
     def write(self, data: bytes) -> None:
@@ -272,8 +273,11 @@ class OutputSink:
             self._remove_tmp()
             raise KaldiIOError(f"{self.name}: write failed: {e.strerror}") from None
         if self._tmp is not None:
-            os.replace(self._tmp, self._path)
-            self._tmp = None
+            tmp, self._tmp = self._tmp, None
+            try:
+                outfile.commit_temp(tmp, self._path)
+            except WriteError as e:
+                raise KaldiIOError(str(e)) from None
         rc = self._finish_pipe(kill=False)
         if rc:
             raise KaldiIOError(f"{self.name}: command exited with status {rc}")
@@ -294,12 +298,8 @@ class OutputSink:
         self._finish_pipe(kill=True)
 
     def _remove_tmp(self) -> None:
-        if self._tmp is not None:
-            try:
-                os.unlink(self._tmp)
-            except OSError:
-                pass
-            self._tmp = None
+        outfile.discard_temp(self._tmp)
+        self._tmp = None
 
     def _finish_pipe(self, kill: bool) -> int:
         proc, self._proc = self._proc, None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from nnetmix.kaldi.errors import KaldiIOError, TableKeyError
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier, split_range
 from nnetmix.kaldi.stream import InputStream, open_input
 
-__all__ = ["SequentialReader", "RandomAccessReader", "iter_archive"]
+__all__ = ["SequentialReader", "RandomAccessReader", "iter_archive", "iter_object_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -338,3 +338,39 @@ class RandomAccessReader:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def iter_object_table(rspecifier: str, read: Callable[[InputStream, str], Any]
+                      ) -> Iterator[tuple[str, Any]]:
+    """(key, object) from an archive or script of objects no codec kind covers (FSTs,
+    lattices): ``read(stream, where)`` reads one object at the stream's position, ``where``
+    naming the file and key for its errors. A space after a key is consumed, a newline is left
+    to the reader (a text lattice starts on the next line). An input pipe's exit status is
+    checked once the table was read to its end."""
+    spec = parse_rspecifier(rspecifier)
+    src = open_input(classify_rxfilename(spec.filename, rspecifier), rspecifier)
+    ok = False
+    try:
+        if spec.type == "scp":
+            for lineno, line in enumerate(iter(src.readline, b""), 1):
+                entry = _parse_scp_line(line, spec.filename, lineno)
+                if entry is None:
+                    continue
+                key, rx = entry
+                sub = open_input(classify_rxfilename(rx, rspecifier), rspecifier)
+                try:
+                    yield key, read(sub, f"{rx} (key {key})")
+                finally:
+                    sub.close(check=False)
+        else:
+            while True:
+                word = src.read_word()
+                if not word:
+                    break
+                key = _key_text(word)
+                if src.peek(1) == b" ":
+                    src.read(1)
+                yield key, read(src, f"{spec.filename} (key {key})")
+        ok = True
+    finally:
+        src.close(check=ok)

@@ -34,7 +34,6 @@ import math
 import os
 import shutil
 import subprocess
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Protocol, Sequence
@@ -42,6 +41,7 @@ from typing import IO, Iterable, Iterator, Protocol, Sequence
 import numpy as np
 from nnetmix.data.io import ENCODING, c_key
 from nnetmix.lang.symbols import LangError
+from nnetmix.outfile import output_file
 
 __all__ = ["ArpaLm", "ArpaSource", "estimate_kn_bigram", "read_arpa", "write_arpa",
            "normalisation_error", "open_text", "atomic_text_writer", "BOS", "EOS"]
@@ -216,37 +216,22 @@ def atomic_text_writer(path: str | os.PathLike) -> Iterator[IO[str]]:
     so compressing runs on another core while Python formats; else through Python's gzip.
     """
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                   dir=directory)
-    except OSError as e:
-        raise LangError(f"cannot write {path}: {e.strerror}") from None
-    try:
-        with open(fd, "wb") as raw:
-            if path.endswith(".gz") and shutil.which("gzip"):
-                proc = subprocess.Popen(["gzip", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
-                try:
-                    with io.TextIOWrapper(proc.stdin, newline="\n", **ENCODING) as fh:
-                        yield fh
-                finally:
-                    if proc.wait() != 0:
-                        raise LangError(f"gzip failed writing {path} (exit code {proc.returncode})")
-            elif path.endswith(".gz"):
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
-                        io.TextIOWrapper(gz, newline="\n", **ENCODING) as fh:
+    with output_file(path, "wb") as raw:  # nnetmix.outfile: the temporary file and its rename
+        if path.endswith(".gz") and shutil.which("gzip"):
+            proc = subprocess.Popen(["gzip", "-c", "-n"], stdin=subprocess.PIPE, stdout=raw)
+            try:
+                with io.TextIOWrapper(proc.stdin, newline="\n", **ENCODING) as fh:
                     yield fh
-            else:
-                with io.TextIOWrapper(raw, newline="\n", **ENCODING) as fh:
-                    yield fh
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+            finally:
+                if proc.wait() != 0:
+                    raise LangError(f"gzip failed writing {path} (exit code {proc.returncode})")
+        elif path.endswith(".gz"):
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, \
+                    io.TextIOWrapper(gz, newline="\n", **ENCODING) as fh:
+                yield fh
+        else:
+            with io.TextIOWrapper(raw, newline="\n", **ENCODING) as fh:
+                yield fh
 
 
 def write_arpa(path: str | os.PathLike, lm: ArpaSource) -> None:

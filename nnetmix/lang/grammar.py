@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from nnetmix.data.io import ENCODING, split_fields
 from nnetmix.lang.arpa import read_arpa
 from nnetmix.lang.symbols import LangError, SymbolTable, read_symbol_table
+from nnetmix.outfile import commit_temp, discard_temp, temp_name
 
 __all__ = ["Arpa2FstOptions", "arpa2fst", "stochasticity", "empty_word_cycle", "check_g"]
 
@@ -89,8 +90,7 @@ def arpa2fst(arpa: str, fst_out: str, opts: Arpa2FstOptions | None = None) -> in
             if opts.disambig_symbol and opts.disambig_symbol not in table:
                 raise LangError(f"disambiguation symbol '{opts.disambig_symbol}' is not in "
                                 f"{opts.read_symbol_table}")
-        out_dir = os.path.dirname(os.path.abspath(fst_out))
-        tmp_out = os.path.join(out_dir, f".{os.path.basename(fst_out)}.tmp{os.getpid()}")
+        tmp_out = temp_name(fst_out)
         try:
             kaldilm.arpa2fst(plain, tmp_out, bos_symbol=opts.bos_symbol,
                              disambig_symbol=opts.disambig_symbol, eos_symbol=opts.eos_symbol,
@@ -102,10 +102,10 @@ def arpa2fst(arpa: str, fst_out: str, opts: Arpa2FstOptions | None = None) -> in
             g = kaldifst.StdVectorFst.read(tmp_out)
             if g is None or g.num_states == 0:
                 raise LangError(f"arpa2fst made an empty G from {arpa}")
-            os.replace(tmp_out, fst_out)
-        finally:
-            if os.path.exists(tmp_out):
-                os.unlink(tmp_out)
+        except BaseException:
+            discard_temp(tmp_out)
+            raise
+        commit_temp(tmp_out, fst_out)
     return g.num_states
 
 
@@ -159,12 +159,12 @@ def empty_word_cycle(fst, empty_labels: set[int]) -> list[int] | None:
 
 def check_g(g_fst: str, lexicon: str, words: SymbolTable) -> tuple[float, float]:
     """format_lm.sh's checks on G; LangError on an empty-word cycle. Returns stochasticity()."""
-    import kaldi_hmm_gmm  # noqa: F401
-    import kaldifst
+    from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
 
-    g = kaldifst.StdVectorFst.read(g_fst)
-    if g is None:
-        raise LangError(f"cannot read {g_fst} as an OpenFst FST")
+    try:
+        g = read_checked_fst(g_fst)
+    except FstFormatError as e:
+        raise LangError(str(e)) from None
     empty = {words.id("#0")}
     if not os.path.isfile(lexicon):
         raise LangError(f"no such file {lexicon}")

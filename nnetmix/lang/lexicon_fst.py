@@ -27,6 +27,7 @@ from typing import Sequence
 
 from nnetmix.lang.dictdir import LexiconEntry
 from nnetmix.lang.symbols import LangError, SymbolTable
+from nnetmix.outfile import write_via_temp
 
 __all__ = ["lexicon_fst_text", "make_lexicon_fst", "write_fst", "LEXICON_FST_STYLES"]
 
@@ -136,12 +137,4 @@ def make_lexicon_fst(prons: Sequence[tuple[LexiconEntry, str]], phones: SymbolTa
 
 def write_fst(fst, path: str | os.PathLike) -> None:
     """Write an FST in OpenFst binary form to a temporary name, then rename it into place."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        if not fst.write(tmp):
-            raise LangError(f"cannot write FST to {path}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_via_temp(path, fst.write)

@@ -84,14 +84,18 @@ def lang_problems(lang: str | os.PathLike, check_fsts: bool = True) -> list[str]
     if len(oov_txt) != 1 or oov_int != [str(words.get(oov_txt[0]))]:
         out.append(f"{lang}: oov.txt {oov_txt} and oov.int {oov_int} disagree with words.txt")
     if check_fsts:
-        import kaldi_hmm_gmm  # noqa: F401  (before kaldifst)
-        import kaldifst
+        from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
         for name in ("L.fst", "L_disambig.fst"):
             path = lang / name
-            fst = kaldifst.StdVectorFst.read(str(path)) if path.is_file() else None
-            if fst is None:
-                out.append(f"{path}: missing or not an OpenFst FST")
-            elif not fst.is_olabel_sorted:
+            if not path.is_file():
+                out.append(f"{path}: missing (expected an OpenFst FST)")
+                continue
+            try:
+                fst = read_checked_fst(str(path))
+            except FstFormatError as e:
+                out.append(str(e))
+                continue
+            if not fst.is_olabel_sorted:
                 out.append(f"{path}: arcs are not sorted by output label")
     return out
 

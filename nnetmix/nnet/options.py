@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from nnetmix.errors import NnetmixError
 
@@ -21,3 +22,14 @@ class NnetTrainOptions:
     momentum: float = dataclasses.field(default=0.0, metadata={"help": "Momentum"})
     l2_penalty: float = dataclasses.field(default=0.0, metadata={"help": "L2 penalty (weight decay)"})
     l1_penalty: float = dataclasses.field(default=0.0, metadata={"help": "L1 penalty (promote sparsity)"})
+
+    def check(self) -> None:
+        """Refuse what would train silently in the wrong direction or diverge (Kaldi checks
+        none of these): a negative or non-finite learning rate, penalty or momentum."""
+        for name in ("learn_rate", "l2_penalty", "l1_penalty"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise NnetError(f"--{name.replace('_', '-')} must be a finite number >= 0, "
+                                f"got {value}")
+        if not (math.isfinite(self.momentum) and 0 <= self.momentum < 1):
+            raise NnetError(f"--momentum must be in [0, 1), got {self.momentum}")

@@ -119,9 +119,11 @@ def newbob_step(state: NewbobState, opts: NewbobOptions, it: int, cv_loss: float
                 state.halving = True
             if state.halving:
                 state.learn_rate = kaldi_round(state.learn_rate * opts.halving_factor)
+    # ``finished`` is convergence only: the --max-iters limit is the caller's loop bound, so a
+    # run resumed with a larger --max-iters trains the new epochs (README: raise it to go on)
+    state.finished = stop
     if it >= opts.max_iters:
         stop = True
-    state.finished = stop
     return NewbobDecision(it, accepted, keep, rel, stop, lr_used, state.learn_rate, "; ".join(msg))
 
 

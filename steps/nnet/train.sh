@@ -128,6 +128,16 @@ alidir=$4
 alidir_cv=$5
 dir=$6
 
+# whole-number options: a typo ends here naming the option (not in a shell test later, which
+# prints "integer expression expected" and goes on, nor with a half-written nnet.proto)
+for spec in hid_layers:0 hid_dim:1 num_workers:1 average_every:1 max_iters:1 min_iters:0 \
+            keep_lr_iters:0 num_epochs:1 minibatch_size:1 randomizer_size:1; do
+  name=${spec%:*} least=${spec#*:}
+  value=${!name}
+  { [[ $value =~ ^[0-9]+$ ]] && [ "$value" -ge "$least" ]; } || \
+    { echo "$0: --${name//_/-} must be an integer >= $least, got '$value'" >&2; exit 1; }
+done
+
 for f in $alidir/final.mdl $alidir/ali.1.gz $alidir_cv/ali.1.gz $data/feats.scp \
          $data_cv/feats.scp $lang/phones.txt; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }

@@ -6,7 +6,7 @@ import gzip
 
 from nnetmix.feat import FeaturePipeline
 
-from helpers import run_script, yesno_recipe
+from helpers import ROOT, run_script, yesno_recipe
 
 
 def test_train_and_decode_nnet_with_pipelines(kaldi_fixtures, tmp_path):
@@ -58,3 +58,16 @@ def test_train_and_decode_nnet_with_pipelines(kaldi_fixtures, tmp_path):
     assert "the earlier run's log is now exp/dnn/log/train_scheduler.log.1" in proc.stdout
     assert (dnn / "log" / "train_scheduler.log.1").read_text() == first
     assert "resuming after epoch 1" in (dnn / "log" / "train_scheduler.log").read_text()
+
+
+def test_train_sh_refuses_options_that_are_not_whole_numbers(tmp_path):
+    """--num-workers abc printed "integer expression expected" and exited 0; --hid-layers -1
+    left a 0-byte nnet.proto. Each is now one line naming the option, before anything runs."""
+    for option, value, least in (("--num-workers", "abc", 1), ("--hid-layers", "-1", 0),
+                                 ("--max-iters", "2.5", 1), ("--minibatch-size", "", 1)):
+        proc = run_script(["steps/nnet/train.sh", option, value, "data", "data", "lang", "ali",
+                           "ali", tmp_path / "exp"], cwd=ROOT)
+        assert proc.returncode == 1, proc
+        assert f"steps/nnet/train.sh: {option} must be an integer >= {least}, got '{value}'" \
+            in proc.stderr.splitlines(), proc.stderr
+        assert not (tmp_path / "exp").exists()

@@ -90,13 +90,13 @@ def test_compact_input_labels_keep_the_graph(lang):
 def test_vector_fst_labels_refuses_other_bytes(lang, tmp_path, monkeypatch):
     import nnetmix.hmm.fst_labels as fl
     bad = tmp_path / "bad.fst"
-    monkeypatch.setattr(fl, "_scratch_path", lambda: str(bad))
+    monkeypatch.setattr(fl, "scratch_path", lambda: str(bad))
     g = lang.graph([1])
     g.write(str(bad))
     data = bad.read_bytes()
     monkeypatch.setattr(type(g), "write", lambda self, path: bad.write_bytes(data + b"\0"),
                         raising=False)
-    with pytest.raises(FormatError, match="state records take"):
+    with pytest.raises(FormatError, match="1 bytes of garbage after the FST"):
         fl.VectorFstLabels(g)
 
 

@@ -58,3 +58,17 @@ def test_kaldiio_compressed_arks(tmp_path, method, tol):
         assert ours[k].dtype == np.float32
         np.testing.assert_allclose(ours[k], ref[k], atol=1e-5)
         assert np.abs(ours[k] - v).max() < tol * (v.max() - v.min())
+
+
+@pytest.mark.parametrize("token", ["CM", "CM2", "CM3"])
+@pytest.mark.parametrize("mn,rg", [(0.0, float("nan")), (float("nan"), 1.0), (0.0, float("inf")),
+                                   (0.0, -2.0)])
+def test_header_range_not_finite_is_an_error(tmp_path, token, mn, rg):
+    """Kaldi reads a NaN range without complaint and hands on NaN features; here it is an error
+    naming the file, the key and the header."""
+    from nnetmix.errors import FormatError
+
+    (tmp_path / "c.ark").write_bytes(ark_entry("u1", token, mn, rg, bytes(64), 2, 2))
+    with pytest.raises(FormatError, match=rf"c.ark: bad {token} header for key u1: expected a "
+                                          "finite minimum and a finite range >= 0"):
+        dict(SequentialReader(f"ark:{tmp_path}/c.ark"))

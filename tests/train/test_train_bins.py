@@ -67,6 +67,26 @@ def test_train_tool_errors(task, capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("option, problem", [
+    ("--learn-rate=-0.1", "--learn-rate must be a finite number >= 0, got -0.1"),
+    ("--learn-rate=nan", "--learn-rate must be a finite number >= 0, got nan"),
+    ("--l2-penalty=-1", "--l2-penalty must be a finite number >= 0, got -1.0"),
+    ("--momentum=1.5", r"--momentum must be in \[0, 1\), got 1.5"),
+])
+def test_update_options_out_of_range_are_refused(task, capsys, option, problem):
+    """Kaldi trains with a negative learning rate (uphill) without a word; here it is refused."""
+    tmp, feats, post, _, _ = task
+    for name, args in [("nnet-train-frmshuff.py", [feats, post, str(tmp / "nnet.init"),
+                                                    str(tmp / "x")]),
+                       ("nnet-train-scheduler.py", [str(tmp / "nnet.init"), feats, feats, post,
+                                                    post, str(tmp / "exp")])]:
+        assert load_bin(name).main([option, *args]) == 1
+        err = capsys.readouterr().err
+        errors = [line for line in err.splitlines() if line.startswith("ERROR")]
+        assert len(errors) == 1 and re.search(problem, errors[0]), err
+        assert not (tmp / "x").exists() and not (tmp / "exp" / "final.nnet").exists()
+
+
 def test_nnet_forward_priors_against_numpy(task, capsys):
     tmp, feats, _, _, utts = task
     counts = np.array([10.5, 0.5, 300.5, 42.5, 0.0])

@@ -110,3 +110,30 @@ def test_scheduler_cli(task, capsys):
     assert rc == 0, err
     assert "ITERATION 01: TRAIN AVG.LOSS" in err and "nnet accepted" in err
     assert os.path.islink(tmp / "cli" / "final.nnet")
+
+
+def test_raising_max_iters_resumes_and_trains_the_new_epoch(task, caplog):
+    """README: a finished run resumes when --max-iters is raised; it used to say "resuming after
+    epoch 2" and "Succeeded" without training epoch 3."""
+    import logging
+
+    sched = dict(keep_lr_iters=2)  # no convergence stop in epochs 1-2: only --max-iters ends
+    final = Path(_run(task, "exp", ScheduleOptions(max_iters=2, **sched)))
+    d = final.parent
+    assert not (d / "log" / "iter03.tr.log").exists()
+    final.unlink()
+    with caplog.at_level(logging.INFO):
+        _run(task, "exp", ScheduleOptions(max_iters=3, **sched))
+    assert "resuming after epoch 2" in caplog.text
+    assert (d / "log" / "iter03.tr.log").exists() and (d / ".done_iter03").exists()
+
+
+def test_missing_best_model_is_an_error_and_leaves_no_final(task):
+    final = Path(_run(task, "exp", ScheduleOptions(max_iters=1)))
+    best = final.resolve()
+    final.unlink()
+    best.unlink()
+    with pytest.raises(TrainError, match=rf"\.scheduler_state\.json: the best model .*{best.name} "
+                                         "is missing"):
+        _run(task, "exp", ScheduleOptions(max_iters=1))
+    assert not os.path.lexists(final)

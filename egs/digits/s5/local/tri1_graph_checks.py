@@ -32,6 +32,7 @@ import kaldifst  # noqa: E402
 
 from nnetmix.hmm.graphs import GraphWriter  # noqa: E402
 from nnetmix.kaldi import SequentialReader, read_tree  # noqa: E402
+from nnetmix.kaldi.fstfile import read_checked_fst  # noqa: E402
 from nnetmix.kaldi.transition_model import read_transition_model  # noqa: E402
 
 
@@ -78,7 +79,7 @@ def hclg_vs_training_graph(lang, exp, data, num_utts, tmp) -> tuple[int, int]:
     keys = sorted(ln.split()[0] for ln in open(os.path.join(data, "text")))[:num_utts]
     words = {ln.split()[0]: int(ln.split()[1]) for ln in open(os.path.join(lang, "words.txt"))}
     text = {ln.split()[0]: ln.split()[1:] for ln in open(os.path.join(data, "text"))}
-    hclg = kaldifst.StdVectorFst.read(os.path.join(exp, "graph", "HCLG.fst"))
+    hclg = read_checked_fst(os.path.join(exp, "graph", "HCLG.fst"))
     kaldifst.arcsort(hclg, "olabel")
     with open(f"{tmp}/text.int", "w") as f:
         for k in keys:
@@ -126,7 +127,7 @@ def main() -> int:
     ok &= bad == 0
     with tempfile.TemporaryDirectory() as tmp:
         run(f"lattice-best-path.py --print-args=false --acoustic-scale=0.083333 "
-            f"'ark:gunzip -c {decode_dir}/lat.*.gz|' ark:/dev/null ark:{tmp}/best.ali")
+            f"'ark:gunzip -c {decode_dir}/lat.*.gz|' ark:{tmp}/best.tra ark:{tmp}/best.ali")
         frames, bad, keys = context_mismatches(tm, tree, f"ark:{tmp}/best.ali")
         partial = partial_utterances(decode_dir)
         print(f"decode: {bad} of {frames} best-path frames differ from the tree's pdf, in "

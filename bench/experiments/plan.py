@@ -29,13 +29,16 @@ import sys
 from pathlib import Path
 from typing import Iterable, Optional
 
-__all__ = ["Size", "Run", "SIZES", "GROUPS", "TRAINING_GROUPS", "runs_for", "group_runs",
+__all__ = ["Size", "Run", "SIZES", "GROUPS", "SPEC_MIXING", "TRAINING_GROUPS", "runs_for", "group_runs",
            "run_seconds", "estimate_seconds", "parse_groups", "main"]
 
 GROUPS = ("seed004", "seed000", "seed001", "seed002", "scaling")
 TRAINING_GROUPS = ("seed000", "seed001", "seed002")
 MIXES = {"ar": "all-reduce averaging", "bf": "butterfly mixing", "ring": "ring mixing",
          "cbm": "BMUF-CBM", "nbm": "BMUF-NBM"}
+#: each mix as the campaign's RunSpec.mixing (bench/experiments/spec.py) names it
+SPEC_MIXING = {"ar": "average", "bf": "butterfly", "ring": "ring", "cbm": "bmuf-cbm",
+               "nbm": "bmuf-nbm"}
 
 
 @dataclasses.dataclass(frozen=True)

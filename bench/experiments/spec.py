@@ -191,8 +191,7 @@ def _included(groups: list, task: str, size: str, path: Path) -> list[dict]:
         sz = digits_plan.SIZES[size]
         for role, run in digits_plan.group_runs(g, sz).items():
             out.append({"name": f"{g} {role}", "workers": run.workers,
-                        "mixing": {"ar": "average", "bf": "butterfly", "ring": "ring",
-                                   "cbm": "bmuf-cbm", "nbm": "bmuf-nbm"}[run.mix],
+                        "mixing": digits_plan.SPEC_MIXING[run.mix],
                         "average_every": run.average_every, "minibatch": run.minibatch,
                         "scheduler": run.scheduler, "optimizer": run.optimizer,
                         "init": "rbm" if run.pretrain else "random",

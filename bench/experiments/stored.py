@@ -16,15 +16,14 @@ from typing import Optional
 
 from nnetmix.train.runlog import EpochTiming, RunResult
 
-from bench.experiments.plan import Size, group_runs
+from bench.experiments.plan import SPEC_MIXING, Size, group_runs
 from bench.experiments.store import Record
 
 __all__ = ["StoredRun", "stored_run", "roles", "blstm_roles", "HARBOUR_ROLES", "MIX_OF", "cv_rank",
            "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
-MIX_OF = {"ar": "average", "bf": "butterfly", "ring": "ring", "cbm": "bmuf-cbm",
-          "nbm": "bmuf-nbm"}
+MIX_OF = SPEC_MIXING
 
 #: The roles of the seed tables on harbour: worker counts of seed 000's sweep, seed 001's N and
 #: seed 002's worker counts (plan.Size's fields; corpus sizes unused).

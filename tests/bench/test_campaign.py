@@ -402,9 +402,8 @@ def test_digits_sizes_include_the_seed_groups(tmp_path):
         runs = digits_plan.runs_for(digits_plan.TRAINING_GROUPS, digits_plan.SIZES[size])
         assert sorted((s.workers, s.mixing, s.average_every, s.minibatch, s.scheduler,
                        s.optimizer, s.init) for s in specs) == sorted(
-            (r.workers, {"ar": "average", "bf": "butterfly", "ring": "ring", "cbm": "bmuf-cbm",
-                         "nbm": "bmuf-nbm"}[r.mix], r.average_every, r.minibatch, r.scheduler,
-             r.optimizer, "rbm" if r.pretrain else "random") for r in runs)
+            (r.workers, digits_plan.SPEC_MIXING[r.mix], r.average_every, r.minibatch,
+             r.scheduler, r.optimizer, "rbm" if r.pretrain else "random") for r in runs)
         assert all(s.max_epochs == digits_plan.SIZES[size].max_iters for s in specs)
     bad = tmp_path / "p.toml"
     bad.write_text('task = "harbour"\nsize = "full"\ninclude = ["seed000"]\n')

@@ -5,6 +5,7 @@
 As Kaldi, writes each count plus 0.5 (a "half-frame", so no pdf has a zero prior) as a double
 vector: text `` [ c1 c2 ... ]`` by default (ali_train_pdf.counts), ``DV`` with --binary=true.
 --frame-weights, --utt-weights and --symbol-table are not implemented."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

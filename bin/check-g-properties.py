@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """check-g-properties.py: utils/format_lm.sh's checks on G.fst (Kaldi's fstisstochastic and utils/lang/check_g_properties.pl)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import ScriptUsage, script_main

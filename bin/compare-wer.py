@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """compare-wer.py: is system B's WER different from A's? MAPSSWE (sclite's sc_stats) and bootstrap intervals (nnetmix/score/compare.py)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

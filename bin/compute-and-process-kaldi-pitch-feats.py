@@ -2,6 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """compute-and-process-kaldi-pitch-feats.py: Kaldi's binary of that name, through
 kaldi-native-fbank (the same numbers as compute-kaldi-pitch-feats | process-kaldi-pitch-feats)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.features import compute_pitch_main

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """compute-plp-feats.py: Kaldi's compute-plp-feats (knf's mel front end, then PLP in numpy)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.features import compute_feats_main

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """filter-scp.py: utils/filter_scp.pl: keep (or with --exclude drop) the lines whose key is in a list."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import (ScriptUsage, open_input, open_stdout, parse_int,

@@ -3,6 +3,7 @@
 """fingerprint-recipe.py: checksums of a recipe's corpus, features, alignments and models, and
 of the numeric environment, as a Markdown table (nnetmix.utils.fingerprint): compare two runs'
 tables to see at which stage they part. run.sh prints it at the end; RESULTS.md records it."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """fix-data-dir.py: utils/fix_data_dir.sh: sort a data directory, keep the utterances all its files have."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import parse_script_options, say, script_main

@@ -5,6 +5,7 @@
 The stats file is nnetmix's GmmAccs .npz (nnetmix/hmm/gmm_stats.py), read by gmm-sum-accs.py
 and gmm-est.py; not Kaldi's AccumAmDiagGmm format.
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 

@@ -4,6 +4,7 @@
 
 The stats file is nnetmix's GmmAccs .npz (nnetmix/hmm/gmm_stats.py), as gmm-acc-stats-ali.py's.
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 

@@ -2,6 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """gmm-est-fmllr-gpost.py: Kaldi's gmm-est-fmllr-gpost (src/gmmbin/gmm-est-fmllr-gpost.cc):
 gmm-est-fmllr.py on Gaussian-level posteriors (gmm-post-to-gpost.py's tables)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 USAGE = """

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """gmm-est-fmllr.py: Kaldi's gmm-est-fmllr (src/gmmbin/gmm-est-fmllr.cc); d x (d+1) transforms."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 USAGE = """

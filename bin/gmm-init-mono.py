@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """gmm-init-mono.py: Kaldi's gmm-init-mono (src/gmmbin/gmm-init-mono.cc)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 

@@ -3,6 +3,7 @@
 """gmm-latgen-faster-parallel.py: Kaldi's gmm-latgen-faster-parallel
 (src/gmmbin/gmm-latgen-faster-parallel.cc): gmm-latgen-faster with --num-threads decoding
 threads, outputs written in input order (identical archives with any number of threads)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.latgen import latgen_main

@@ -2,6 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """gmm-post-to-gpost.py: Kaldi's gmm-post-to-gpost (src/gmmbin/gmm-post-to-gpost.cc); Kaldi's
 GaussPost tables (text by default, as Kaldi's)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

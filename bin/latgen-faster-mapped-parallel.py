@@ -3,6 +3,7 @@
 """latgen-faster-mapped-parallel.py: Kaldi's latgen-faster-mapped-parallel
 (src/bin/latgen-faster-mapped-parallel.cc): latgen-faster-mapped with --num-threads decoding
 threads, outputs written in input order (identical archives with any number of threads)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.latgen import latgen_main

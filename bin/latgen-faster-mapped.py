@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """latgen-faster-mapped.py: Kaldi's latgen-faster-mapped (src/bin/latgen-faster-mapped.cc)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.latgen import latgen_main

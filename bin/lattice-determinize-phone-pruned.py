@@ -3,6 +3,7 @@
 """lattice-determinize-phone-pruned.py: Kaldi's lattice-determinize-phone-pruned
 (src/latbin/lattice-determinize-phone-pruned.cc) on our lattice archives: a determinization
 pass on phones and words, then one on words (nnetmix/decode/phonedet.py)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

@@ -2,6 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """lattice-determinize-pruned.py: Kaldi's lattice-determinize-pruned
 (src/latbin/lattice-determinize-pruned.cc) on our lattice archives."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

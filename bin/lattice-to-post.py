@@ -2,6 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """lattice-to-post.py: Kaldi's lattice-to-post (src/latbin/lattice-to-post.cc) on CompactLattice
 archives (the optional loglikes table is not written)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

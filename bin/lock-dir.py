@@ -4,6 +4,7 @@
 
 The bash side of the lock: steps/*.sh take it through utils/lock_dir.sh, which calls this tool
 with the step's own pid, exports the printed token and gives the lock back when the step exits."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

@@ -4,6 +4,7 @@
 per-speaker CMVN, deltas or splicing, an LDA/MLLT transform, per-speaker fMLLR transforms) as a JSON file that any feature-reading tool opens as
 ``pipeline:<file>`` (nnetmix.feat.FeaturePipeline); steps/nnet/*.sh describe their chain once
 with it instead of building ``apply-cmvn.py ... | add-deltas.py ... |`` text."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

@@ -3,6 +3,7 @@
 """make-feature-transform.py: the nnet1 input feature transform of steps/nnet/train.sh and
 pretrain_dbn.sh in one call (Kaldi pipes nnet-initialize, nnet-forward, compute-cmvn-stats,
 cmvn-to-nnet and nnet-concat for it): nnetmix.nnet.feature_transform_from_table."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

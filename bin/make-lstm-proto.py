@@ -2,6 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """make-lstm-proto.py: Kaldi's utils/nnet/make_lstm_proto.py (steps/nnet/train.sh
 --network-type lstm). The work is nnetmix.nnet.make_lstm_proto."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.rnn_proto import rnn_proto_main

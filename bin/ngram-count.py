@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """ngram-count.py: SRILM's ngram-count for Kneser-Ney LMs (text -> ARPA), orders 1-4."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import run_tool

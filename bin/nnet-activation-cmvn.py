@@ -3,6 +3,7 @@
 """nnet-activation-cmvn.py: the mean activation of a network over features as cmvn-to-nnet
 writes it, for the next RBM of steps/nnet/pretrain_dbn.sh (Kaldi pipes nnet-forward,
 compute-cmvn-stats and cmvn-to-nnet for it): nnetmix.rbm.activation_cmvn."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

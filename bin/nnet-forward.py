@@ -7,6 +7,7 @@ its default wins). Recurrent networks run per utterance from a reset state (Kald
 --chunk-size (and --chunk-left-context, --chunk-right-context, --chunk-overlap) in
 context-sensitive chunks, as seed 002 decodes its CSC-BPTT models. The work is
 nnetmix.nnet.forward_table."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

@@ -8,6 +8,7 @@ Kaldi's. Targets are pdf posteriors (ali-to-post output, one (pdf, 1.0) pair per
 --targets-kind=ali, pdf alignments (ali-to-pdf output). Only --objective-function=xent.
 With --optimizer=ngsgd the affine layers are updated by online natural-gradient SGD, whose
 state is read from <model-in>.ngsgd.npz when it exists and written to <model-out>.ngsgd.npz."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import logging
 import sys
 

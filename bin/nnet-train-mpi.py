@@ -20,6 +20,7 @@ utterances per step (--max-frames, --matrix-buffer-size), or with --chunk-size (
 --num-streams defaults to each mode's tool's default, as Kaldi's two tools: 4 for multistream,
 20 for perutt. --average-every and a BMUF block then count these steps of utterances or
 chunks. Only --optimizer=sgd for these."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import logging
 import sys
 

@@ -20,6 +20,7 @@ worker; the log's summary, AvgLoss and FRAME_ACCURACY lines and --result-file ar
 nnet-train-frmshuff.py's, so nnet-train-scheduler.py runs it as its --train-tool, and it takes
 nnet-train-frmshuff.py's options (--minibatch-size and --randomize change nothing here).
 Only --objective-function=xent; no --frame-weights."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.streams import run_stream_tool, stream_tool_parser

@@ -14,6 +14,7 @@ FRAME_ACCURACY lines are nnet-train-frmshuff.py's (the summary says NOT-RANDOMIZ
 --train-tool. It takes nnet-train-frmshuff.py's options too, so a scheduler can pass them all:
 --minibatch-size, --randomizer-size, --randomizer-seed (only <Dropout>'s seed) and --randomize
 (Kaldi's dummy option) do not change what it does. Only --objective-function=xent."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.streams import run_stream_tool, stream_tool_parser

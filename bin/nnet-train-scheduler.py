@@ -6,6 +6,7 @@ Newbob (or exponential) learning-rate schedule over epochs with cross-validation
 restart-safe; each epoch in process (one worker, the work of nnet-train-frmshuff.py) or as its
 own job (--train-cmd: MPI training with nnet-train-mpi.py). The work is
 nnetmix.driver.run_schedule."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli import OptionParser, run_tool

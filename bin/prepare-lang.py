@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """prepare-lang.py: utils/prepare_lang.sh's work: a lang directory from a dictionary directory (nnetmix/lang/prepare.py)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import dataclasses
 import sys
 

@@ -4,6 +4,7 @@
 
 CD-1 training of a one-<Rbm> network over shuffled frames through nnetmix.driver.rbm_train on
 one worker; the log lines (Iteration, Done ..., AvgLoss (Mse), progress) are Kaldi's."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import logging
 import sys
 

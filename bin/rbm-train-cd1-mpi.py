@@ -9,6 +9,7 @@ the exact average. Takes every option of rbm-train-cd1-frmshuff.py; its log line
 AvgLoss (Mse), progress) are printed once, by rank 0, over the data of all ranks. At N = 1 the
 model is rbm-train-cd1-frmshuff.py's, byte for byte. The work is nnetmix.driver.rbm_train, the
 same function rbm-train-cd1-frmshuff.py calls."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import logging
 import sys
 

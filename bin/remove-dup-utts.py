@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """remove-dup-utts.py: utils/data/remove_dup_utts.sh: keep at most about N utterances of any one transcript."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import parse_script_options, say, script_main

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """score-sweep.py: score hypothesis texts for each LM weight and insertion penalty (nnetmix/score/sweep.py)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import ScriptUsage, script_main

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """spk2utt-to-utt2spk.py: utils/spk2utt_to_utt2spk.pl: expand spk2utt (file or stdin) into utt2spk, same order."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import open_input, open_stdout, parse_script_options, script_main

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """split-data.py: utils/split_data.sh: split a data directory into N parts, speakers kept whole."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import parse_int, parse_script_options, say, script_main

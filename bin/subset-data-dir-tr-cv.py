@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """subset-data-dir-tr-cv.py: utils/subset_data_dir_tr_cv.sh: split a data directory into training and held-out parts."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import parse_float, parse_int, parse_script_options, say, script_main

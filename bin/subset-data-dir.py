@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """subset-data-dir.py: utils/subset_data_dir.sh: a data directory of chosen utterances or speakers."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import ScriptUsage, parse_int, parse_script_options, say, script_main

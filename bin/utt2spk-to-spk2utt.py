@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """utt2spk-to-spk2utt.py: utils/utt2spk_to_spk2utt.pl: invert utt2spk (file or stdin), speakers in order of first appearance."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
 from nnetmix.cli.script import open_input, open_stdout, parse_script_options, script_main

@@ -86,6 +86,8 @@ def _call(main, argv: list[str]) -> tuple[int, str, str]:
 def tool_help(path: Path) -> tuple[str, str]:
     """(the docstring's first line, the help text) of the bin/ tool at ``path``."""
     name = path.name
+    if str(path.parent) not in sys.path:  # each tool's first import, bin/_require_nnetmix
+        sys.path.append(str(path.parent))
     spec = importlib.util.spec_from_file_location("nnetmix_doc_" + re.sub(r"\W", "_", path.stem),
                                                   path)
     module = importlib.util.module_from_spec(spec)

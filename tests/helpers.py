@@ -72,6 +72,8 @@ TASK_LOG_ENV = "NNETMIX_TASK_LOG"
 def load_bin(name: str):
     """Import bin/<name> (e.g. 'copy-feats.py') as a module so tests can call its main(argv)."""
     path = ROOT / "bin" / name
+    if str(ROOT / "bin") not in sys.path:  # each tool's first import, bin/_require_nnetmix
+        sys.path.append(str(ROOT / "bin"))
     spec = importlib.util.spec_from_file_location(name.replace("-", "_").removesuffix(".py"), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,7 +1,10 @@
 """One kind of entry point: command lines live in bin/ (utils/ wraps them), the library never
 imports the command-line layer (nnetmix/cli/) or bin/, and every bin/ tool has the same header."""
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,6 +80,9 @@ def test_bin_tool_header(path):
     assert lines[0] == "#!/usr/bin/env python3"
     assert re.fullmatch(r"# Copyright 20\d\d nnetmix authors\. Apache 2\.0\.", lines[1])
     assert lines[2].startswith(f'"""{path.name}: '), "the docstring names the tool first"
+    first_import = next(line for line in lines if re.match(r"(import|from) ", line))
+    assert first_import.startswith("import _require_nnetmix "), \
+        "the first import is the guard (one line, not a traceback, without the venv)"
     # nnetmix is found as an installed package (path.sh activates the venv; tests run in it),
     # never through a path of the tool's own
     assert "sys.path" not in text and "PYTHONPATH" not in text
@@ -98,3 +104,55 @@ def test_utils_shims_run_existing_bin_tools(path):
     assert "python3 -m" not in text
     for tool in re.findall(r'"\$bin/([\w.-]+)"', text):
         assert (ROOT / "bin" / tool).is_file(), tool
+
+
+def no_nnetmix_env() -> dict:
+    """An environment as a new shell's, before path.sh: no venv on PATH, no PYTHONPATH."""
+    return {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "LC_ALL": "C"}
+
+
+#: a tool with its imports at the top, one that imports inside main(), one with an option group
+GUARDED = ("compute-wer.py", "gmm-est-fmllr.py", "nnet-train-mpi.py")
+
+
+@pytest.mark.parametrize("tool", GUARDED)
+def test_tool_without_the_venv_says_so_in_one_line(tool):
+    """-S: this venv's Python without its site-packages, so nnetmix is not importable, as with
+    a system python3 before `. ./path.sh`."""
+    proc = subprocess.run([sys.executable, "-S", str(ROOT / "bin" / tool), "--help"],
+                          env=no_nnetmix_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"{tool}: cannot import nnetmix with ")
+    assert "Traceback" not in proc.stderr
+    assert "path.sh" in lines[0] or "make install" in lines[0]
+
+
+def test_guard_advice_names_the_fix(tmp_path):
+    """With a venv in the checkout the fix is path.sh (or activating it); without, make install."""
+    load_bin("compute-wer.py")  # puts bin/ on sys.path, as for every tool
+    from _require_nnetmix import advice, missing_module
+
+    assert missing_module() is None  # this process has both
+    assert "make install" in advice(tmp_path) and str(tmp_path) in advice(tmp_path)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").touch()
+    assert ". ./path.sh" in advice(tmp_path)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3")
+def test_utils_script_without_the_venv_says_so_in_one_line(tmp_path):
+    """utils/best_wer.sh runs bin/best-wer.py through PATH's python3: without path.sh that is
+    the system's, which has no nnetmix (unless nnetmix is installed there: then it just works)."""
+    env = no_nnetmix_env()
+    has = subprocess.run(["/usr/bin/python3", "-c", "import nnetmix, numpy"], env=env,
+                         cwd=tmp_path, capture_output=True).returncode == 0
+    if has:
+        pytest.skip("/usr/bin/python3 imports nnetmix")
+    proc = subprocess.run([str(ROOT / "utils" / "best_wer.sh")], input="%WER 1.0 [ 1 / 100 ] x\n",
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith(f"{ROOT / 'utils' / 'best_wer.sh'}: cannot import nnetmix ")

@@ -161,14 +161,40 @@ def test_telephone_option_writes_8khz(corpora):
     assert json.loads((base / "tel" / "params.json").read_text())["telephone"] is True
 
 
+SIZES = ("num_train_spk", "num_test_spk", "tri1_leaves", "tri1_gauss", "tri2_leaves",
+         "tri2_gauss", "tri3_leaves", "tri3_gauss")
+
+
+def _sizes(tmp_path, *args) -> dict:
+    """The sizes a run.sh invocation resolved (exp/options), running no stage."""
+    tmp_path.mkdir()
+    s5 = link_recipe(RECIPE, tmp_path)
+    run_script(["./run.sh", "--stage", "13", *args], cwd=s5, check=True)
+    opts = dict(line.split("=", 1) for line in (s5 / "exp" / "options").read_text().splitlines())
+    return {k: opts[k] for k in SIZES}
+
+
+def test_sizes_follow_the_data(tmp_path):
+    """The full-size defaults at 5100 / 1200 utterances (Kaldi's rm/s5 1800 leaves and 9000
+    Gaussians, 100 and 40 speakers); the square-root rule below them; an option given wins."""
+    full = dict(zip(SIZES, ("100", "40") + ("1800", "9000") * 3))
+    assert _sizes(tmp_path / "a") == full
+    assert _sizes(tmp_path / "b", "--num-train-utts", "9000") == full
+    assert _sizes(tmp_path / "c", "--num-train-utts", "200", "--num-test-utts", "50") == \
+        dict(zip(SIZES, ("20", "8") + ("356", "1782") * 3))
+    assert _sizes(tmp_path / "d", "--num-train-utts", "200", "--tri2-leaves", "500",
+                  "--num-test-spk", "3") == \
+        dict(zip(SIZES, ("20", "3", "356", "1782", "500", "1782", "356", "1782")))
+
+
 def test_run_sh_help_and_options(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--help"], cwd=s5)
     assert p.returncode == 0  # Kaldi prints --help to stderr
     for option, default in (("num-train-utts", "5100"), ("mono-subset", "1000"), ("beam", "11.0"),
                             ("dnn-hid-dim", "512"), ("dnn-max-epochs", "20"),
-                            ("dnn-num-workers", "2"), ("lms", '"wp tg"'), ("tri1-leaves", "1800"),
-                            ("tri3-gauss", "9000"), ("dnn-input", "fmllr"), ("dnn-type", "dnn"),
+                            ("dnn-num-workers", "2"), ("lms", '"wp tg"'), ("tri1-leaves", ""),
+                            ("tri3-gauss", ""), ("dnn-input", "fmllr"), ("dnn-type", "dnn"),
                             ("dnn-activation", "sigmoid"), ("rnn-layers", "2"),
                             ("rnn-cell-dim", "256"), ("rnn-decode-opts", ""),
                             ("rnn-num-workers", "1")):

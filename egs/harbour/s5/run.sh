@@ -9,7 +9,8 @@
 #
 #   ./run.sh                                          # every stage
 #   ./run.sh --stage 3 --stop-stage 4                 # the monophone only
-#   ./run.sh --num-train-utts 200 --num-test-utts 50 --num-lm-text 300 --corpus /tmp/harbour   # a quick run
+#   ./run.sh --num-train-utts 200 --num-test-utts 50 --num-lm-text 300 --corpus /tmp/harbour \
+#     --results exp/RESULTS.md                        # a quick run (sizes follow the data: Sizes)
 #   ./run.sh --telephone true --corpus corpus_8k      # 300-3400 Hz at 8 kHz
 #   ./run.sh --feat-type plp_pitch                    # PLP + Kaldi pitch (seed 001's GMM input)
 #   local/make_results.py                             # RESULTS.md from exp/ (stage 12 runs it)
@@ -44,6 +45,20 @@
 # N MPI ranks with model averaging, or BMUF with --dnn-opts "--bmuf true") and decodes it per utterance
 # or, with --rnn-decode-opts, in context-sensitive chunks (seed 002: 21-64+21, 32-frame overlap).
 #
+# Sizes: the defaults are for the full corpus (5100 training, 1200 test utterances: 100 and 40
+# speakers; 1800 leaves and 9000 Gaussians for each of tri1-tri3, as Kaldi's rm/s5). With fewer
+# utterances, speakers and tree sizes left unset follow the data: each full-size value times the
+# square root of the utterance share (--num-train-utts for the training speakers and tri1-tri3,
+# --num-test-utts for the test speakers), so the quick run above gets 20 training and 8 test
+# speakers (10 and 6 utterances each, enough for per-speaker fMLLR) and 356 leaves and 1782
+# Gaussians (a tree of 1800 leaves on 200 utterances leaves tri1 worse than the monophone, and a
+# DNN on its targets deletes most words). The monophone keeps Kaldi's 1000 Gaussians; an option
+# given on the command line wins; a default run is unchanged. The quick run above, measured
+# (RESULTS_quick.md, local/make_results.py's file of that run), %WER word-pair / trigram on 439
+# words: mono 19.82 / 22.10, tri1 28.93 / 29.84, tri2 20.73 / 28.47, tri3 10.02 / 16.40, DNN
+# 9.11 / 14.12: the DNN best, tri3 far ahead of the monophone, but tri1 still behind it (open: its
+# size rule); 3365 s wall for stages 0-12 on 2 cores at a load average of 4-13 (other work).
+#
 # Everything is written under data/, exp/, mfcc/ (plp/) and the corpus directory: deleting them
 # and running again starts from scratch. Each stage skips what is already done: stage 2
 # recomputes features of another --feat-type, but later stages keep their models, so another
@@ -58,8 +73,8 @@ corpus=corpus          # where the synthesised corpus goes (wavs + lists); any p
 seed=777               # random seed of the corpus (sentences, speakers, conditions)
 num_train_utts=5100    # training utterances (about 5 hours: 3.5 s each)
 num_test_utts=1200     # test utterances (about 11,000 words; speakers unseen in training)
-num_train_spk=100      # training speakers (espeak-ng voice + variant pairs)
-num_test_spk=40        # test speakers, none of them a training speaker
+num_train_spk=         # training speakers (espeak-ng voice + variant pairs); empty: 100, scaled (Sizes)
+num_test_spk=          # test speakers, none of them a training speaker; empty: 40, scaled (Sizes)
 num_lm_text=0          # more training-side sentences (text only) for the n-gram LM
 test_share=0.1         # share of the sentence space kept for test sentences
 snr=5:30               # SNR range of noisy utterances, dB
@@ -73,12 +88,12 @@ lm_order=3             # order of the n-gram LM (data/lang_tg)
 lms="wp tg"            # decoding conditions: wp (word-pair grammar, data/lang_wp), tg (data/lang_tg)
 mono_gauss=1000        # Gaussians of the monophone GMM (train_mono.sh --totgauss)
 mono_subset=1000       # the monophone trains on the N shortest utterances (0: all); all are aligned
-tri1_leaves=1800       # tree leaves of tri1 (Kaldi's rm/s5: 1800 leaves, 9000 Gaussians each)
-tri1_gauss=9000        # Gaussians of tri1
-tri2_leaves=1800       # tree leaves of tri2 (LDA+MLLT)
-tri2_gauss=9000        # Gaussians of tri2
-tri3_leaves=1800       # tree leaves of tri3 (SAT)
-tri3_gauss=9000        # Gaussians of tri3
+tri1_leaves=           # tree leaves of tri1; empty: Kaldi's rm/s5 1800, scaled (Sizes)
+tri1_gauss=            # Gaussians of tri1; empty: rm/s5's 9000, scaled (Sizes)
+tri2_leaves=           # tree leaves of tri2 (LDA+MLLT); empty: 1800, scaled (Sizes)
+tri2_gauss=            # Gaussians of tri2; empty: 9000, scaled (Sizes)
+tri3_leaves=           # tree leaves of tri3 (SAT); empty: 1800, scaled (Sizes)
+tri3_gauss=            # Gaussians of tri3; empty: 9000, scaled (Sizes)
 beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: about 10x slower here, see README)
 lattice_beam=5.0       # lattice beam (Kaldi's 8)
 max_active=7000        # most active states per frame
@@ -138,6 +153,21 @@ need() {
   [ -e "$2" ] || { echo "$0: stage $1 needs $2 ($3)" >&2; exit 1; }
 }
 
+scaled() {
+  # scaled <full-size value> <count> <full-size count>: the value times sqrt(count / full-size
+  # count), rounded, at most the value itself, at least 2 (the header's "Sizes")
+  awk -v v=$1 -v n=$2 -v full=$3 \
+    'BEGIN { s = n >= full ? 1 : sqrt(n / full); x = int(v * s + 0.5); print (x < 2 ? 2 : x) }'
+}
+
+# Sizes that follow the data (an option given on the command line wins): resolved here, so that
+# exp/options and each stage's stage_options hold the numbers the run used.
+: ${num_train_spk:=$(scaled 100 $num_train_utts 5100)}
+: ${num_test_spk:=$(scaled 40 $num_test_utts 1200)}
+for v in tri1 tri2 tri3; do
+  eval ": \${${v}_leaves:=$(scaled 1800 $num_train_utts 5100)} \${${v}_gauss:=$(scaled 9000 $num_train_utts 5100)}"
+done
+
 # exp/commands: every invocation's date, commit and command line; exp/options: the options of the latest, as
 # name=value lines, copied to <dir>/stage_options/N by each stage (local/make_results.py reads them).
 mkdir -p exp
@@ -145,7 +175,7 @@ commit=$(git -C "$NNETMIX_ROOT" rev-parse --short HEAD 2>/dev/null) || commit=un
 git -C "$NNETMIX_ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 echo "$(date '+%Y-%m-%d %H:%M:%S') [$commit] $command_line" >> exp/commands
 options=$(sed -n '/^# Begin configuration section/,/^# End configuration section/p' "$0" \
-  | grep '^[a-z_]*=' | sed 's/=.*//' | while read -r v; do printf '%s=%s\n' $v "${!v}"; done)
+  | grep '^[a-z0-9_]*=' | sed 's/=.*//' | while read -r v; do printf '%s=%s\n' $v "${!v}"; done)
 echo "$options" > exp/options
 
 grammar=local/harbour_grammar.txt

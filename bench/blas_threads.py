@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """Does OpenBLAS's sgemm give the same bits with 1 and N threads? The measurement behind
-nnetmix/kernel_pin.py's OPENBLAS_NUM_THREADS=1 (README "The same result on every machine").
+nnetmix/kernel_pin.py's OPENBLAS_NUM_THREADS=1 (docs/reproducibility.md).
 
 For each product shape of the digits DNN and RBMs (minibatch 256, 143 inputs, 512 and 64 hidden,
 67 outputs; forward and weight-gradient orientations) this runs one process per thread count

@@ -3,7 +3,7 @@ choose per CPU.
 
 Three libraries pick their code at run time from the CPU they find, and their results differ in
 the last bits between choices, which a 40-pass GMM training or a DNN epoch turns into different
-models and WERs (measured on the digits recipe, see README "Reproducibility"):
+models and WERs (measured on the digits recipe, see docs/reproducibility.md):
 
 * OpenBLAS (numpy's BLAS, built ``DYNAMIC_ARCH``) uses its Haswell kernels on a Zen 5 and its
   SkylakeX kernels on a Zen 4 or an AVX-512 Xeon; ``OPENBLAS_CORETYPE=SkylakeX`` on the Zen 5

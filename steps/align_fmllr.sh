@@ -54,7 +54,7 @@ for f in $data/text $data/feats.scp $data/cmvn.scp $data/utt2spk $data/spk2utt $
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 . utils/check_align_logs.sh  # check_align_logs
 oov=$(cat $lang/oov.int)
 silphonelist=$(cat $lang/phones/silence.csl)

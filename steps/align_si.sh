@@ -47,7 +47,7 @@ for f in $data/text $data/feats.scp $data/cmvn.scp $data/utt2spk $lang/oov.int $
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 if [ -f $dir/.done ] && [ "$(cat $dir/num_jobs 2>/dev/null)" == "$nj" ] && \
    [ $dir/.done -nt $srcdir/final.mdl ] && [ $dir/.done -nt $data/feats.scp ]; then
   echo "$0: $dir/ali.*.gz exist and are newer than $srcdir/final.mdl, skipping"

@@ -34,7 +34,7 @@ for f in $data/feats.scp $data/spk2utt; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
-. utils/lock_dir.sh $data  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $data  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 if [ -f $data/cmvn.scp ] && [ $data/cmvn.scp -nt $data/feats.scp ] && \
    cmp -s <(cut -d' ' -f1 $data/cmvn.scp) <(cut -d' ' -f1 $data/spk2utt); then
   echo "$0: $data/cmvn.scp exists and covers all $(wc -l < $data/spk2utt) speakers, skipping"

@@ -63,7 +63,7 @@ for f in $graphdir/HCLG.fst $graphdir/words.txt $data/feats.scp $data/cmvn.scp $
 done
 utils/validate_data_dir.sh --no-text --no-wav $data
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 mkdir -p $dir/log
 
 if [ $stage -le 0 ]; then

@@ -89,7 +89,7 @@ fi
   { echo "$0: --nj $nj differs from $si_dir/num_jobs ($(cat $si_dir/num_jobs))" >&2; exit 1; }
 [ -f $si_dir/lat.1.gz ] || { echo "$0: no such file $si_dir/lat.1.gz" >&2; exit 1; }
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 mkdir -p $dir/log $dir/pass1
 echo $nj > $dir/num_jobs
 echo $nj > $dir/pass1/num_jobs

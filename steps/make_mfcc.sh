@@ -75,7 +75,7 @@ $pitch && name_tag=${feat_type}_pitch || name_tag=$feat_type
 for f in $data/wav.scp $data/utt2spk $feat_config $($pitch && echo $pitch_config); do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
-. utils/lock_dir.sh $data  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $data  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 # Idempotence (our change from Kaldi, which moves feats.scp to .backup and recomputes): when
 # feats.scp covers every utterance, its archives exist, the requested lists are there and the
 # configs kept beside it are the requested ones (no other feature type, pitch as asked), skip.

@@ -57,7 +57,7 @@ for f in $data/feats.scp $data/cmvn.scp $data/text $data/utt2spk $lang/oov.int $
 done
 utils/validate_data_dir.sh --no-wav $data  # features and text are what training reads
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 if [ $stage -le -4 ] && [ -f $dir/final.mdl ]; then
   echo "$0: $dir/final.mdl exists, skipping (remove it, or use --stage N, to train again)"
   exit 0

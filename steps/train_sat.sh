@@ -74,7 +74,7 @@ if ! cmp -s $lang/phones.txt $alidir/phones.txt && [ -f $alidir/phones.txt ]; th
   exit 1
 fi
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 if [ $stage -le -5 ] && [ -f $dir/final.mdl ]; then
   echo "$0: $dir/final.mdl exists, skipping (remove it, or use --stage N, to train again)"
   exit 0

@@ -14,7 +14,7 @@ import pytest
 from helpers import ROOT
 
 LAYERS = [
-    {"(root)", "errors", "options", "log", "kernel_pin", "exact_sum"},
+    {"(root)", "errors", "options", "log", "kernel_pin", "exact_sum", "outfile"},
     {"kaldi", "data", "kernels", "utils"},
     {"feat", "hmm", "lang"},
     {"nnet", "decode", "lm", "score"},

@@ -2,7 +2,7 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Sourced by steps/*.sh once their options are parsed: takes the lock of the directory the step
 # writes (bin/lock-dir.py: <dir>/.lock naming this script's host, pid, command and start time)
-# and gives it back when the script exits, however it exits (README "One job per directory").
+# and gives it back when the script exits, however it exits (docs/troubleshooting.md "Locks: one job per directory").
 #   . utils/lock_dir.sh <dir>
 # A second job into <dir> stops here, with one ERROR line naming the job that holds it. What the
 # step starts inherits $NNETMIX_LOCK_TOKEN, so the scheduler and the MPI ranks of this job use

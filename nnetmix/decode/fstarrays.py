@@ -11,7 +11,6 @@ no per-arc Python and no loss of precision (``fst.to_str`` prints weights with 6
 from __future__ import annotations
 
 import os
-import struct
 import tempfile
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ import kaldifst
 import numpy as np
 
 from nnetmix.errors import NnetmixError
-from nnetmix.kaldi.fstfile import FstFormatError, check_fst_bytes
+from nnetmix.kaldi.fstfile import FstFormatError, check_fst_bytes, fst_from_arrays
 
 __all__ = ["GraphArrays", "ConstFstError", "parse_const_fst", "graph_arrays", "fst_from_arrays"]
 
@@ -78,40 +77,3 @@ def graph_arrays(fst) -> GraphArrays:
             return parse_const_fst(fh.read(), "decoding graph")
 
 
-def fst_from_arrays(num_states: int, start: int, arc_start: np.ndarray, ilabel: np.ndarray,
-                    olabel: np.ndarray, weight: np.ndarray, nextstate: np.ndarray,
-                    final: np.ndarray) -> "kaldifst.StdVectorFst":
-    """The inverse of graph_arrays: a kaldifst.StdVectorFst with these states (numbers kept)
-    and arcs (grouped by source state as ``arc_start`` says, in that order), written in
-    OpenFst's VectorFst binary layout with numpy and read back, so that a graph of millions of
-    arcs needs no per-arc Python and keeps its float32 weights exactly. The layout (vector-fst.h
-    WriteFst): the header, then per state its final weight (float), its number of arcs
-    (int64) and its arcs (int32 ilabel, int32 olabel, float weight, int32 nextstate); every
-    field is 4 bytes or two, so the body is built as 32-bit words. The header claims no
-    properties but kExpanded and kMutable; OpenFst computes the others when asked."""
-    arc_start = np.asarray(arc_start, dtype=np.int64)
-    narcs = np.diff(arc_start)
-    num_arcs = len(ilabel)
-    if len(narcs) != num_states or (num_states and arc_start[-1] != num_arcs):
-        raise ConstFstError("fst_from_arrays: arc_start does not match the states and arcs")
-    states = np.arange(num_states, dtype=np.int64)
-    body = np.zeros(3 * num_states + 4 * num_arcs, dtype="<u4")
-    at = 3 * states + 4 * arc_start[:-1]              # each state's record, in words
-    body[at] = np.asarray(final, dtype="<f4").view("<u4")
-    body[at + 1] = (narcs & 0xFFFFFFFF).astype("<u4")
-    body[at + 2] = (narcs >> 32).astype("<u4")
-    at = 3 * (np.repeat(states, narcs) + 1) + 4 * np.arange(num_arcs, dtype=np.int64)
-    body[at] = np.asarray(ilabel, dtype="<i4").view("<u4")
-    body[at + 1] = np.asarray(olabel, dtype="<i4").view("<u4")
-    body[at + 2] = np.asarray(weight, dtype="<f4").view("<u4")
-    body[at + 3] = np.asarray(nextstate, dtype="<i4").view("<u4")
-    header = bytes([0xD6, 0xFD, 0xB2, 0x7E])
-    for name in (b"vector", b"standard"):
-        header += struct.pack("<i", len(name)) + name
-    header += struct.pack("<iiQqqq", 2, 0, 3, start, num_states, num_arcs)
-    with tempfile.TemporaryDirectory(prefix="nnetmix-graph-") as tmp:
-        path = os.path.join(tmp, "graph.fst")
-        with open(path, "wb") as fh:
-            fh.write(header)
-            fh.write(body.tobytes())
-        return kaldifst.StdVectorFst.read(path)

@@ -30,9 +30,12 @@ from typing import Optional
 import numpy as np
 
 from nnetmix.errors import FormatError
+from nnetmix.kaldi.errors import KaldiIOError
+from nnetmix.kaldi.stream import read_all
+from nnetmix.kaldi.table import iter_object_table
 
 __all__ = ["FST_MAGIC", "FstFormatError", "FstLayout", "check_fst_bytes", "read_fst_bytes",
-           "read_checked_fst", "const_to_vector", "fst_from_bytes", "scratch_path",
+           "read_checked_fst", "const_to_vector", "fst_from_arrays", "fst_from_bytes", "scratch_path",
            "read_fst_stream", "iter_fst_table"]
 
 FST_MAGIC = 2125659606
@@ -258,9 +261,6 @@ def _check_graph(cur: _Bytes, lay: FstLayout, max_ilabel, max_olabel, allow_empt
 
 def read_fst_bytes(rxfilename: str, what: str = "") -> bytes:
     """The bytes of an FST file (a file name, ``-``, or a ``cmd |`` pipe)."""
-    from nnetmix.kaldi.errors import KaldiIOError
-    from nnetmix.kaldi.stream import read_all
-
     what = what or rxfilename
     if rxfilename not in ("", "-") and not rxfilename.rstrip().endswith("|") \
             and not os.path.exists(rxfilename):
@@ -322,8 +322,6 @@ def fst_from_bytes(data: bytes):
 def const_to_vector(lay: FstLayout):
     """A ConstFst's checked layout as a kaldifst.StdVectorFst (kaldifst 1.7.17 cannot read
     ConstFst files: "Unknown FST type const"), state numbers kept."""
-    from nnetmix.decode.fstarrays import fst_from_arrays
-
     arcs = lay.arcs
     return fst_from_arrays(lay.num_states, lay.start, lay.arc_start, arcs["il"], arcs["ol"],
                            arcs["w"], arcs["next"], lay.final)
@@ -371,9 +369,49 @@ def read_fst_stream(src, what: str, **check: object) -> bytes:
 def iter_fst_table(rspecifier: str, **check: object):
     """(key, kaldifst.StdVectorFst) from an FST archive or script (training graphs), each
     checked before kaldifst sees it; FstFormatError naming the file and key."""
-    from nnetmix.kaldi.table import iter_object_table
-
     def read(src, where: str):
         return fst_from_bytes(read_fst_stream(src, where, **check))
 
     return iter_object_table(rspecifier, read)
+
+
+def fst_from_arrays(num_states: int, start: int, arc_start: np.ndarray, ilabel: np.ndarray,
+                    olabel: np.ndarray, weight: np.ndarray, nextstate: np.ndarray,
+                    final: np.ndarray) -> "kaldifst.StdVectorFst":
+    """The inverse of graph_arrays: a kaldifst.StdVectorFst with these states (numbers kept)
+    and arcs (grouped by source state as ``arc_start`` says, in that order), written in
+    OpenFst's VectorFst binary layout with numpy and read back, so that a graph of millions of
+    arcs needs no per-arc Python and keeps its float32 weights exactly. The layout (vector-fst.h
+    WriteFst): the header, then per state its final weight (float), its number of arcs
+    (int64) and its arcs (int32 ilabel, int32 olabel, float weight, int32 nextstate); every
+    field is 4 bytes or two, so the body is built as 32-bit words. The header claims no
+    properties but kExpanded and kMutable; OpenFst computes the others when asked."""
+    arc_start = np.asarray(arc_start, dtype=np.int64)
+    narcs = np.diff(arc_start)
+    num_arcs = len(ilabel)
+    if len(narcs) != num_states or (num_states and arc_start[-1] != num_arcs):
+        raise FstFormatError("fst_from_arrays: arc_start does not match the states and arcs")
+    states = np.arange(num_states, dtype=np.int64)
+    body = np.zeros(3 * num_states + 4 * num_arcs, dtype="<u4")
+    at = 3 * states + 4 * arc_start[:-1]              # each state's record, in words
+    body[at] = np.asarray(final, dtype="<f4").view("<u4")
+    body[at + 1] = (narcs & 0xFFFFFFFF).astype("<u4")
+    body[at + 2] = (narcs >> 32).astype("<u4")
+    at = 3 * (np.repeat(states, narcs) + 1) + 4 * np.arange(num_arcs, dtype=np.int64)
+    body[at] = np.asarray(ilabel, dtype="<i4").view("<u4")
+    body[at + 1] = np.asarray(olabel, dtype="<i4").view("<u4")
+    body[at + 2] = np.asarray(weight, dtype="<f4").view("<u4")
+    body[at + 3] = np.asarray(nextstate, dtype="<i4").view("<u4")
+    header = bytes([0xD6, 0xFD, 0xB2, 0x7E])
+    for name in (b"vector", b"standard"):
+        header += struct.pack("<i", len(name)) + name
+    header += struct.pack("<iiQqqq", 2, 0, 3, start, num_states, num_arcs)
+    import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst (importing kaldifst first can hang)
+    import kaldifst
+
+    with tempfile.TemporaryDirectory(prefix="nnetmix-graph-") as tmp:
+        path = os.path.join(tmp, "graph.fst")
+        with open(path, "wb") as fh:
+            fh.write(header)
+            fh.write(body.tobytes())
+        return kaldifst.StdVectorFst.read(path)

@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
 from nnetmix.lang.symbols import LangError, SymbolTable, read_symbol_table
 
 __all__ = ["lang_problems", "validate_lang_dir"]
@@ -84,7 +85,6 @@ def lang_problems(lang: str | os.PathLike, check_fsts: bool = True) -> list[str]
     if len(oov_txt) != 1 or oov_int != [str(words.get(oov_txt[0]))]:
         out.append(f"{lang}: oov.txt {oov_txt} and oov.int {oov_int} disagree with words.txt")
     if check_fsts:
-        from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
         for name in ("L.fst", "L_disambig.fst"):
             path = lang / name
             if not path.is_file():

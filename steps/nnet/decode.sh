@@ -89,7 +89,7 @@ for f in $graphdir/HCLG.fst $graphdir/words.txt $data/feats.scp $data/utt2spk $n
 done
 utils/validate_data_dir.sh --no-text --no-wav $data
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 mkdir -p $dir/log
 cmvn_opts=$(cat $srcdir/cmvn_opts 2>/dev/null || true)
 delta_opts=$(cat $srcdir/delta_opts 2>/dev/null || true)

@@ -44,7 +44,7 @@ for f in $srcdata/feats.scp $srcdata/cmvn.scp $srcdata/utt2spk $gmmdir/final.mdl
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
 done
 
-. utils/lock_dir.sh $data  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $data  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 mkdir -p $data $logdir $feadir
 feadir=$(cd $feadir; pwd)  # absolute: feats.scp is read from anywhere
 sdata=$srcdata/split$nj

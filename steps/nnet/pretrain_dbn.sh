@@ -81,7 +81,7 @@ esac
 [ "$num_workers" -ge 1 ] 2>/dev/null || \
   { echo "$0: --num-workers must be an integer >= 1, got '$num_workers'" >&2; exit 1; }
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 echo "$0: pre-training a DBN of $nn_depth x $hid_dim RBMs in $dir"
 echo "$0:   train set $data ($(wc -l < $data/feats.scp) utterances)"
 

@@ -171,7 +171,7 @@ if [ -n "$train_tool" ]; then
   fi
 fi
 
-. utils/lock_dir.sh $dir  # one job per directory (README "One job per directory")
+. utils/lock_dir.sh $dir  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 echo "$0: training a neural network in $dir"
 echo "$0:   train set $data ($(wc -l < $data/feats.scp) utterances), alignments $alidir"
 echo "$0:   cv set    $data_cv ($(wc -l < $data_cv/feats.scp) utterances), alignments $alidir_cv"

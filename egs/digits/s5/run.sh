@@ -130,7 +130,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   # 10% of the training speakers are held out for Newbob's learning-rate schedule. With N > 1
   # workers each epoch runs bin/nnet-train-mpi.py under mpiexec (utils/run.py --num-tasks N):
   # every rank trains on its own shard and the models are averaged every dnn_average_every
-  # minibatches (learning rate x N, seed 001 section 5.6); see README "MPI" for the options.
+  # minibatches (learning rate x N, seed 001 section 5.6); see docs/parallel.md for the options.
   # Every affine layer's update is natural-gradient SGD (Kaldi nnet2's online NG-SGD) unless
   # --dnn-optimizer sgd (seed 001 Table 6; the comparison on digits is in RESULTS.md).
   [ -f data/train_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh data/train data/train_tr90 data/train_cv10

@@ -417,7 +417,7 @@ if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then
   need 10 $ali/final.mdl "the alignments: run stage 3"
   # 10% of the training speakers are Newbob's CV set (utils/subset_data_dir_tr_cv.sh); with N > 1
   # workers each epoch runs bin/nnet-train-mpi.py under mpiexec, averaging every
-  # dnn_average_every minibatches (README "MPI").
+  # dnn_average_every minibatches (docs/parallel.md).
   need 10 $dnn_data/train/feats.scp "the DNN's features: run stage 9"
   [ -f $dnn_data/train_cv10/feats.scp ] && [ $dnn_data/train_cv10/feats.scp -nt $dnn_data/train/feats.scp ] || \
     utils/subset_data_dir_tr_cv.sh $dnn_data/train $dnn_data/train_tr90 $dnn_data/train_cv10

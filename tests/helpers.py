@@ -118,6 +118,18 @@ def link_recipe(recipe: Path, tmp_path: Path) -> Path:
     return s5
 
 
+def experiments_opt_in(test):
+    """A real experiment run (several minutes on 2 cores): marked slow, run only with
+    NNETMIX_TEST_EXPERIMENTS=1 and where espeak-ng and sox synthesise the corpus."""
+    test = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
+                              reason="espeak-ng and sox are needed "
+                                     "(utils/install_debian_deps.sh)")(test)
+    test = pytest.mark.skipif(os.environ.get("NNETMIX_TEST_EXPERIMENTS") != "1",
+                              reason="several minutes: set NNETMIX_TEST_EXPERIMENTS=1 to run "
+                                     "it")(test)
+    return pytest.mark.slow(test)
+
+
 def run_script(args, cwd=None, check=False, **kw) -> subprocess.CompletedProcess:
     """Run a shell script or bin/ tool the way a recipe would; returns the completed process."""
     proc = subprocess.run([str(a) for a in args], cwd=cwd, env=script_env(), text=True,

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, experiments_opt_in
 
 from bench.experiments import campaign_tables
 from bench.experiments.campaign import CampaignOptions, estimate_core_seconds, run_campaign, \
@@ -336,11 +336,7 @@ def test_committed_tables_are_the_store_s():
                                             f"--tables-only"
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("NNETMIX_TEST_EXPERIMENTS") != "1",
-                    reason="several minutes: set NNETMIX_TEST_EXPERIMENTS=1 to run it")
-@pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
-                    reason="espeak-ng and sox are needed (utils/install_debian_deps.sh)")
+@experiments_opt_in
 def test_digits_smoke_campaign(tmp_path):
     """The real digits recipe, two runs of the digits plan at the smoke size."""
     plan = tmp_path / "plan.toml"

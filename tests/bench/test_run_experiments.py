@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from helpers import ROOT, run_script, write_run
+from helpers import ROOT, experiments_opt_in, run_script, write_run
 
 from bench.experiments import plan
 
@@ -39,11 +39,7 @@ def test_tables_only_on_finished_runs(tmp_path):
     assert not (tmp_path / "work" / "run.sh").exists()      # --tables-only sets nothing up
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("NNETMIX_TEST_EXPERIMENTS") != "1",
-                    reason="several minutes: set NNETMIX_TEST_EXPERIMENTS=1 to run it")
-@pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
-                    reason="espeak-ng and sox are needed (utils/install_debian_deps.sh)")
+@experiments_opt_in
 def test_smoke_seed000(tmp_path):
     t0 = time.time()
     work, out = tmp_path / "work", tmp_path / "out"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -280,7 +281,6 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     store = Store(opts.store, task.name)
     for tmp in store.stale_temporaries():
         warn(f"{tmp}: a record an interrupted write left half-made; removed")
-        import shutil
         shutil.rmtree(tmp)
     for i, spec in enumerate(plan.runs, 1):
         task.check(spec, f"{plan.path}: run {i}")

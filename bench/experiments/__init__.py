@@ -1,8 +1,11 @@
-"""Experiment drivers of issue 9: the seeds' tables reproduced on egs/digits.
+"""The experiment campaign (issue 31): the seeds' claims settled on a task's recipe.
 
-bench/run_experiments.sh orchestrates; these modules compute. :mod:`plan` says which recipe runs
-each group needs (the single source of truth, shared by the orchestrator and the tables),
-:mod:`results` reads what a finished run left on disk, :mod:`verdict` holds the rules that decide
-whether a seed's claim held, one module per group (:mod:`seed000`, :mod:`seed001`,
-:mod:`seed002`, :mod:`seed004`) writes that group's markdown table, :mod:`combined` joins them.
+bench/campaign.py is the command; :mod:`spec` holds the typed run and benchmark specs and the
+plan files, :mod:`tasks` what each task's recipe runs, :mod:`prereqs` the prerequisites and
+their fingerprint, :mod:`campaign` the driver loop, :mod:`benches` the benchmark entries,
+:mod:`collect` and :mod:`store` what a finished run leaves in ``bench/results/<task>/``,
+:mod:`campaign_tables` and :mod:`campaign_plots` the tables written from the store alone.
+:mod:`plan` lists the seed groups' roles, :mod:`stored` finds the stored run of each role,
+:mod:`verdict` holds the rules that decide each claim, and one module per seed
+(:mod:`seed000`, :mod:`seed001`, :mod:`seed002`, :mod:`seed004`) states its claims.
 """

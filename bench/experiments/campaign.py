@@ -5,6 +5,9 @@ moment and started again, here or on a fresh clone on another machine.
 
 One pass of :func:`run_campaign`:
 
+0. the plan's benchmarks (``[[bench]]``: bench/allreduce.py, bench/scaling.py) the store does
+   not hold run first, one at a time and before anything else loads the machine, each stored
+   and committed (:mod:`bench.experiments.benches`);
 1. the prerequisites are built in the work directory (or found there) and fingerprinted; a
    store that already holds another fingerprint for this size stops the campaign with one line;
 2. every run of the plan whose id the store holds is skipped; a run another driver is running
@@ -32,9 +35,10 @@ from pathlib import Path
 from typing import Optional
 
 from bench.experiments import prereqs as prq
+from bench.experiments.benches import run_bench
 from bench.experiments.collect import collect, machine
-from bench.experiments.spec import Plan, RunSpec, method_key, run_id
-from bench.experiments.store import Store, StoreError
+from bench.experiments.spec import Plan, RunSpec, bench_id, method_key, run_id
+from bench.experiments.store import BENCH_PREFIX, Store, StoreError
 from bench.experiments.stored import FIRST_SEED, cv_rank
 from bench.experiments.tasks import Task
 
@@ -248,10 +252,32 @@ def _commit_leftovers(task: Task, opts: CampaignOptions, store: Store, tables) -
             if not name.startswith(".") and store.has(name):
                 ids.add(name)
     for rid in sorted(ids):
-        rec = store.read(rid)
+        rec = store.read_bench(rid) if rid.startswith(BENCH_PREFIX) else store.read(rid)
         log(f"committing {rec.path}, stored by an earlier start")
         commit_paths([rec.path] + tables(store),
-                     f"bench/results/{task.name}: {rec.spec.label()} ({rec.run_id})")
+                     f"bench/results/{task.name}: {rec.spec.label()} ({rid})")
+
+
+def run_benches(task: Task, plan: Plan, opts: CampaignOptions, store: Store, tables) -> int:
+    """The plan's benchmarks the store does not hold, one after another; how many failed."""
+    failed = 0
+    for spec in plan.benches:
+        bid = bench_id(spec)
+        if store.has(bid):
+            store.read_bench(bid)          # a damaged record stops here, named
+            continue
+        log(f"benchmark {bid} started: {spec.label()} (log: {opts.work / 'logs' / bid}.log)")
+        try:
+            path = run_bench(spec, opts.repo, opts.work, store, code_version(opts.repo))
+        except StoreError as e:
+            log(f"benchmark {bid} failed: {e}")
+            failed += 1
+            continue
+        log(f"benchmark {bid} done in {store.read_bench(bid).result['seconds']['run']:.0f} s")
+        if opts.commit:
+            commit_paths([path] + tables(store),
+                         f"bench/results/{task.name}: {spec.label()} ({bid})")
+    return failed
 
 
 def prepare(task: Task, size: str, opts: CampaignOptions, store: Store) -> str:
@@ -284,8 +310,12 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         shutil.rmtree(tmp)
     for i, spec in enumerate(plan.runs, 1):
         task.check(spec, f"{plan.path}: run {i}")
-    digest = prepare(task, plan.size, opts, store)
     _commit_leftovers(task, opts, store, tables)
+    failed = run_benches(task, plan, opts, store, tables)
+    if not plan.runs:
+        log(f"{len(plan.benches)} benchmarks in {plan.path}, {failed} failed")
+        return 1 if failed else 0
+    digest = prepare(task, plan.size, opts, store)
     todo, skipped, waiting = [], 0, []
     seen: set = set()
     for spec, rid in plan_ids(plan, digest, store):
@@ -307,7 +337,6 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         f"{len(waiting)} waiting for a learning-rate grid, {opts.jobs} at a time on "
         f"{opts.cores} cores")
     running: list[_Run] = []
-    failed = 0
 
     def stop(signum, _frame):
         for r in running:
@@ -388,10 +417,15 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     store = Store(opts.store, task.name)
     digest = store.stored_prereqs(plan.size)
     built = (opts.work / prq.DONE).exists()
-    lines = [f"{PROG}: {task.name} size {plan.size}, plan {plan.path} ({len(plan.runs)} runs); "
-             f"store {store.dir}; work {opts.work}",
+    lines = [f"{PROG}: {task.name} size {plan.size}, plan {plan.path} ({len(plan.runs)} runs"
+             + (f", {len(plan.benches)} benchmarks" if plan.benches else "")
+             + f"); store {store.dir}; work {opts.work}",
              f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
              f"fingerprint {digest or 'not recorded yet'}"]
+    for spec in plan.benches:
+        bid = bench_id(spec)
+        lines.append(f"  {'done' if store.has(bid) else 'left':<7} {bid:<34} "
+                     f"{spec.name or '-':<16} {spec.label()}")
     ids = plan_ids(plan, digest, store)
     done = [store.read(rid) for _, rid in ids if rid and store.has(rid)]
     states, left, seen = [], [], set()

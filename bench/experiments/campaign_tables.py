@@ -13,17 +13,20 @@ p < 0.05 and the bootstrap interval leaves out 0; otherwise it is a tie).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import Optional
+
 from nnetmix.score import CompareOptions, format_p
 from nnetmix.score.compare import compare_systems
 
 from bench.experiments.report import table, write_atomic
-from bench.experiments import campaign_plots, plan, seed000, seed001, seed002
+from bench.experiments import campaign_plots, plan, seed000, seed001, seed002, seed004
 from bench.experiments.spec import method_key
-from bench.experiments.store import Record, Store
+from bench.experiments.store import BenchRecord, Record, Store
 from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles
 from bench.experiments.verdict import claims_markdown
 
@@ -148,6 +151,7 @@ def render(store: Store, decodes: list[str], draw: bool = False) -> str:
     """RESULTS.md's text; with ``draw``, the charts (campaign_plots) are drawn first. The
     text links each chart the store holds, so it does not depend on matplotlib."""
     records = list(store.records())
+    benches = list(store.benches())
     lines = [f"# The {store.task} experiment campaign", "",
              "Written by `bench/campaign.py` from the run records in this directory alone "
              "(`--tables-only` rewrites it byte for byte). Each run is one DNN training to its "
@@ -157,7 +161,7 @@ def render(store: Store, decodes: list[str], draw: bool = False) -> str:
              "accuracy are real, their times are not speedups.", ""]
     if not records:
         lines += ["No run is stored yet.", ""]
-        return "\n".join(lines)
+        return "\n".join(lines + _bench_section(store, benches))
     machines = defaultdict(int)
     for r in records:
         m = r.result["machine"]
@@ -237,8 +241,8 @@ def render(store: Store, decodes: list[str], draw: bool = False) -> str:
             lines += [table(["run", "workers", "mixing", "seed", "test", "WER 1 worker", "WER",
                              "difference", "p", "verdict"], rows, right=(1, 3, 5, 6))]
         lines += _seeds_section(recs, vs, decodes)
-        lines += _claims_section(store.task, size, recs, decodes)
-    return "\n".join(lines)
+        lines += _claims_section(store.task, size, recs, decodes, _allreduce(benches))
+    return "\n".join(lines + _bench_section(store, benches))
 
 
 def _seeds_section(recs: list[Record], vs: list, decodes: list[str]) -> list[str]:
@@ -291,7 +295,27 @@ def _seeds_section(recs: list[Record], vs: list, decodes: list[str]) -> list[str
 CLAIMS_DECODE = {"harbour": "decode_test_tg", "digits": "decode_test"}
 
 
-def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]) -> list[str]:
+def _allreduce(benches: list[BenchRecord]) -> Optional[BenchRecord]:
+    """The stored bench/allreduce.py run the scaling model fits its link to (the first)."""
+    return next((b for b in benches if b.spec.bench == "allreduce"), None)
+
+
+def _scaling_factors(res: dict, roles_size, cores: int, allreduce: Optional[BenchRecord]
+                     ) -> dict:
+    """seed000's scaling factors: measured where the workers fit the cores, the scaling model's
+    beyond them (ring all-reduce fitted to the stored bench/allreduce.py rows, the parameter
+    count from the one-worker record) when both are stored."""
+    link, params = None, None
+    base = res.get("ar/1")
+    if allreduce is not None and base is not None:
+        from bench.scaling_model import Link, fit_link
+        fit = fit_link(json.loads(allreduce.text("allreduce.json")), "ring")
+        link, params = Link(fit["alpha"], fit["beta"]), base.record.result.get("params")
+    return seed000.scaling_rows(res, roles_size, cores, link, params)[1]
+
+
+def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str],
+                    allreduce: Optional[BenchRecord] = None) -> list[str]:
     """Every claim of the seed tables (seeds 000, 001, 002) on this size's runs."""
     roles_size = HARBOUR_ROLES if task == "harbour" else plan.SIZES.get(size)
     decode = CLAIMS_DECODE.get(task, decodes[0])
@@ -299,8 +323,9 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
         return []
     cores = min(r.result["machine"]["cores"] for r in recs)
     claims = []
-    claims += seed000.claims(roles("seed000", roles_size, recs, size, decode), roles_size,
-                             cores, {})
+    res000 = roles("seed000", roles_size, recs, size, decode)
+    claims += seed000.claims(res000, roles_size, cores,
+                             _scaling_factors(res000, roles_size, cores, allreduce))
     claims += seed001.claims(roles("seed001", roles_size, recs, size, decode), roles_size, cores)
     claims += seed002.claims(roles("seed002", roles_size, recs, size, decode), roles_size, cores)
     if task == "harbour":
@@ -309,8 +334,50 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
             f"Each claim of the seeds' tables, decided on `{decode}` by the rule beside it, on "
             f"the runs above at seed {777} (a method with a learning-rate grid at its CV-chosen "
             f"rate). A claim whose runs are not stored yet reads \"not measured\"; seed 000's "
-            f"scaling claims need bench/scaling.py's measurements, which the store does not "
-            f"hold yet.", "", claims_markdown(claims)]
+            f"scaling factors are the runs' measured frames per second where the workers fit "
+            f"the cores and the scaling model's beyond them, which needs a stored "
+            f"bench/allreduce.py run (a [[bench]] entry of the plan).", "",
+            claims_markdown(claims)]
+
+
+def _bench_section(store: Store, benches: list[BenchRecord]) -> list[str]:
+    """The stored benchmarks: seed 004's claims on bench/allreduce.py's rows with its tables,
+    and bench/scaling_model.py's predictions from the stored bench/scaling.py output."""
+    if not benches:
+        return []
+    from bench.allreduce import ALGS, report
+    lines = ["## Benchmarks", "",
+             "Measured on the machine each names, one at a time, before the runs; stored by the "
+             "plan's `[[bench]]` entries.", ""]
+    for b in benches:
+        res, m = b.result, b.result["machine"]
+        where = (f"[{b.path.name}]({b.path.name}/result.json): `{' '.join(res['command'])}` on "
+                 f"{m['cpu']}, {m['cores']} cores, load {res.get('load', '')}, "
+                 f"{res['seconds']['run']:.0f} s.")
+        if b.spec.bench == "allreduce":
+            rows = json.loads(b.text("allreduce.json"))
+            algs = [a for a in ALGS if any(a in r for r in rows)]
+            ranks = sorted({r["ranks"] for r in rows})
+            lines += ["### Seed 004: all-reduce algorithms against message size and processes",
+                      "", where + " Median of the slowest rank's time per call, float32 buffers.",
+                      "", claims_markdown(seed004.claims(rows, m["cores"]))]
+            lines += [("##" + ln if ln.startswith("#") else ln)      # under this ###
+                      for ln in report(rows, algs, ranks).splitlines()[1:]] + [""]
+        elif b.spec.bench == "scaling":
+            ar = _allreduce(benches)
+            lines += ["### Scaling model", "", where, ""]
+            if ar is None:
+                lines += ["The scaling model needs a stored bench/allreduce.py run as well "
+                          "(not stored yet).", ""]
+                continue
+            from bench import scaling_model
+            argv = ["--allreduce-json", f"{ar.path.name}/allreduce.json", "--scaling-output",
+                    f"{b.path.name}/scaling.txt", "--out-dir", "."]
+            with contextlib.chdir(store.dir):
+                text, _ = scaling_model.build(scaling_model.get_args(argv))
+            lines += [("#" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[1:]]
+            lines += [""]
+    return lines
 
 
 def write_tables(store: Store, decodes: list[str]) -> list[Path]:

@@ -86,7 +86,8 @@ def _decode(dec: Path) -> tuple[dict, bytes, bytes]:
 def collect(run_dir: Path, decodes: tuple[str, ...], result: dict,
             seconds: Optional[dict] = None) -> tuple[dict, list[dict], dict[str, bytes]]:
     """``result`` (run id, spec, command, machine, load: the driver's) completed from
-    ``run_dir``: epochs, the kept model's CV loss and frame accuracy, the final model's md5,
+    ``run_dir``: epochs, the kept model's CV loss and frame accuracy, the final model's md5
+    and parameter count (the scaling model's message size),
     each decode's best WER; and the texts to store (``ref.<decode>.txt``, ``hyp.<decode>.txt``).
     """
     run_dir = Path(run_dir)
@@ -95,7 +96,9 @@ def collect(run_dir: Path, decodes: tuple[str, ...], result: dict,
         raise StoreError(f"{final}: no such file (the run did not finish training)")
     rows, kept = _epochs(run_dir)
     out = dict(result)
+    from nnetmix.nnet import read_nnet
     out.update(final_md5=md5_file(str(final)), kept=kept,
+               params=int(read_nnet(str(final)).num_params),
                epochs_run=len(rows) - 1,
                epochs_rejected=sum(1 for r in rows if r["verdict"] == "rejected"),
                train_seconds=round(sum((r.get("train_wall") or 0) + (r.get("cv_wall") or 0)

@@ -5,7 +5,7 @@ results from different prerequisites never share one table.
 
 The work directory is a recipe directory of its own: links to the recipe's run.sh, cmd.sh,
 path.sh, local/ and conf/ and to the repository's steps/, utils/ and bin/, with its own corpus,
-data/ and exp/ (as bench/run_experiments.sh always did for digits). ``.prefix_done`` marks the
+data/ and exp/. ``.prefix_done`` marks the
 prerequisites finished; ``prereqs.md`` caches their fingerprint.
 
 The fingerprint is :func:`nnetmix.utils.fingerprint.recipe_fingerprint`'s rows (corpus,

@@ -1,48 +1,33 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Seed 000's Tables 1-3 on egs/digits: all-reduce, butterfly and ring mixing with 1-16 workers.
+"""Seed 000's claims (Tables 1-3): all-reduce, butterfly and ring mixing with 1-16 workers.
 
-Table 1: CV loss and frame accuracy of the model kept. Table 2: epochs, seconds per epoch,
-throughput, aggregate (mixing) seconds per epoch, scaling factor (throughput over 1 worker's) and
-training speedup (1 worker's total training time over N's, so more epochs cost speedup).
+Table 1: CV loss and frame accuracy of the model kept. Table 2: scaling factor (throughput over
+1 worker's) and training speedup (1 worker's total training time over N's, so more epochs cost
+speedup), :func:`scaling_rows`.
 Timings are measured only where the ranks fit the cores; beyond, the scaling factor is the scaling
 model's (bench/scaling_model.py: alpha and beta fitted to bench/allreduce.py here, compute per
 minibatch from the 1-worker run) and the speedup is that times 1 worker's epochs over N's (the
 epoch counts are real: oversubscribed runs train the same). Table 3: %WER. At 1 and 2 workers
 butterfly and ring mixing are the all-reduce average (a pair averages with itself), so, as in the
-seed, those cells are empty. Writes ``<out>/seed000.md`` and ``<out>/seed000_wer.png``.
+seed, those runs are not made.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Optional
 
-from bench.experiments.plan import Size, group_runs
-from bench.experiments.report import header, num, table, wer_cell, write_atomic
-from nnetmix.train.runlog import RunResult, read_run
-from bench.experiments.verdict import (ACC_TOL, Claim, all_of, cell, claims_markdown, close,
-                                       higher, no_higher, wer_test, worse_by)
+from bench.experiments.plan import Size
+from bench.experiments.report import num
+from nnetmix.train.runlog import RunResult
+from bench.experiments.verdict import (ACC_TOL, Claim, all_of, cell, close, higher, no_higher,
+                                       wer_test, worse_by)
 
-__all__ = ["SCALING_MARGIN", "MIXINGS", "here_link", "model_scaling", "claims", "build"]
+__all__ = ["SCALING_MARGIN", "MIXINGS", "model_scaling", "scaling_rows", "claims"]
 
 # "Scales better" needs a 5% higher scaling factor (the seed's gaps are 20% and 35%): below that,
 # communication is too small a part of the time for the mixing topology to matter.
 SCALING_MARGIN = 1.05
 MIXINGS = (("ar", "all-reduce", "allreduce"), ("bf", "butterfly", "butterfly"),
            ("ring", "ring", "ring"))
-
-
-def here_link(work: Path, out: Path):
-    """(Link, fit) of this machine: ring all-reduce fitted to <work>/allreduce/allreduce.json,
-    else bench/out/allreduce.json, else measured now (bench/allreduce.py --quick --ranks 2)."""
-    from bench.scaling_model import ROOT, Link, fit_link, load_rows
-    for f in (work / "allreduce" / "allreduce.json", ROOT / "bench" / "out" / "allreduce.json"):
-        if f.exists():
-            break
-    rows, src = load_rows(f, out)
-    fit = fit_link(rows, "ring")
-    fit["source"] = src
-    return Link(fit["alpha"], fit["beta"]), fit
 
 
 def model_scaling(mix: str, n: int, base: RunResult, params: int, average_every: int, link,
@@ -56,14 +41,7 @@ def model_scaling(mix: str, n: int, base: RunResult, params: int, average_every:
     return speedup(n, compute, mix_seconds(mixing, n, 4.0 * params, link))
 
 
-def _params(r: Optional[RunResult]) -> Optional[int]:
-    if r is None or not (r.path / "final.nnet").exists():
-        return None
-    from nnetmix.nnet import read_nnet
-    return int(read_nnet(str(r.path / "final.nnet")).num_params)
-
-
-def _scaling_rows(res: dict, size: Size, cores: int, link, params) -> tuple[list, dict]:
+def scaling_rows(res: dict, size: Size, cores: int, link, params) -> tuple[list, dict]:
     base = res.get("ar/1")
     rows, factors = [], {}
     for mix, name, _ in MIXINGS:
@@ -150,67 +128,3 @@ def claims(res: dict, size: Size, cores: int, factors: dict) -> list[Claim]:
         f"ring > {SCALING_MARGIN} x all-reduce's", "; ".join(here), all_of(res3),
         how if how != "-" else ""))
     return out
-
-
-def _plot(res: dict, size: Size, path: Path) -> None:
-    from bench.experiments.plot import PALETTE, Series, line_chart
-    series = []
-    for i, (mix, name, _) in enumerate(MIXINGS):
-        ns = [n for n in size.workers
-              if res.get(f"{mix}/{n}") and res[f"{mix}/{n}"].wer is not None]
-        if ns:
-            series.append(Series(name, ns, [res[f"{mix}/{n}"].wer for n in ns], PALETTE[i]))
-    if series:
-        line_chart(path, series, f"digits ({size.name}): WER against workers",
-                   "workers (MPI ranks)", "WER (%)", xlog2=True)
-
-
-def build(size: Size, work: Path, out: Path) -> str:
-    cores = os.cpu_count() or 1
-    out.mkdir(parents=True, exist_ok=True)
-    runs = group_runs("seed000", size)
-    res = {k: read_run(work / r.dnn_dir) for k, r in runs.items()}
-    link = fit = None
-    params = _params(res.get("ar/1"))
-    if any(n > cores for n in size.workers) and params:
-        link, fit = here_link(work, out)
-    text = header("Seed 000: all-reduce, butterfly and ring mixing, 1-16 workers", size, work,
-                  "Tests seed 000's Tables 1-3 (Su & Chen: model averaging with all-reduce, "
-                  "butterfly and ring mixing, 1-16 GPUs, NG-SGD).")
-    scal_rows, factors = _scaling_rows(res, size, cores, link, params)
-    text += claims_markdown(claims(res, size, cores, factors)) + "\n"
-    text += "### Table 1: CV loss / CV frame accuracy of the model kept\n\n"
-    head = ["mixing"] + [f"{n} worker{'s' if n > 1 else ''}" for n in size.workers]
-    rows = []
-    for mix, name, _ in MIXINGS:
-        cells = []
-        for n in size.workers:
-            r = res.get(f"{mix}/{n}")
-            cells.append(f"{r.cv_loss:.3f} / {r.cv_acc:.2f}%" if r else "-")
-        rows.append([name] + cells)
-    text += table(head, rows, right=range(1, len(head))) + "\n"
-    text += ("### Table 2: speed\n\nseconds per epoch, frames/s and aggregate (mixing) seconds "
-             "per epoch are the MPI summary lines of the training epochs (mean per rank); scaling "
-             "factor = frames/s over 1 worker's; training speedup = 1 worker's total training "
-             "time over N's. 'model' cells: bench/scaling_model.py for this machine (ring "
-             "all-reduce fitted")
-    if fit:
-        text += (f" to {fit['source']}: alpha {fit['alpha'] * 1e6:.1f} us, 1/beta "
-                 f"{1e-9 / fit['beta']:.2f} GB/s; {params:,} parameters")
-    base = res.get("ar/1")
-    if base and base.ms_per_minibatch:
-        text += f"; compute {base.ms_per_minibatch:.1f} ms per minibatch from the 1-worker run"
-    text += ").\n\n"
-    text += table(["mixing", "workers", "epochs", "s/epoch", "frames/s", "aggregate s/epoch",
-                   "scaling factor", "training speedup", "oversubscribed"], scal_rows,
-                  right=range(1, 8)) + "\n"
-    text += "### Table 3: %WER (errors / words)\n\n"
-    rows = [[name] + [wer_cell(res.get(f"{mix}/{n}")) for n in size.workers]
-            for mix, name, _ in MIXINGS]
-    text += table(head, rows, right=range(1, len(head))) + "\n"
-    _plot(res, size, out / "seed000_wer.png")
-    if (out / "seed000_wer.png").exists():
-        text += "![WER against workers](seed000_wer.png)\n\n"
-    text += "Runs: " + ", ".join(f"`{r.dnn_dir}`" for r in dict.fromkeys(runs.values())) + "\n"
-    write_atomic(out / "seed000.md", text)
-    return text

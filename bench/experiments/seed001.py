@@ -1,24 +1,22 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Seed 001's Tables 2-6 on egs/digits, each at 1 and N workers (the seed: 1 and 16 or 32 GPUs).
+"""Seed 001's claims (Tables 2-6), each at 1 and N workers (the seed: 1 and 16 or 32 GPUs).
 
 Table 3: averaging every 5, 10, 20 and 50 minibatches at N workers (the seed: 10 and 20).
 Table 4: minibatch 256 against 1024. Table 5: Newbob against exponential decay (same initial
 learning rate, final 0.01 x). Table 6: plain SGD against NG-SGD. Table 2: RBM pretraining against
-random initialisation. Writes ``<out>/seed001.md``.
+random initialisation.
 """
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Optional
 
-from bench.experiments.plan import Size, group_runs
-from bench.experiments.report import header, num, table, wer_cell, words_delta, write_atomic
-from bench.experiments.verdict import (Claim, all_of, cell, change_test, claims_markdown,
-                                       higher, lower, same, wer_test)
-from nnetmix.train.runlog import read_run
+from bench.experiments.plan import Size
+from bench.experiments.report import num
+from bench.experiments.verdict import (Claim, all_of, cell, change_test, higher, lower, same,
+                                       wer_test)
 
-__all__ = ["COMPARISONS", "claims", "build"]
+__all__ = ["COMPARISONS", "claims"]
 
 # (table, title, variants (key, label), the seed's numbers per variant at 1 and 16/32 nodes)
 COMPARISONS = [
@@ -104,45 +102,3 @@ def claims(res: dict, size: Size, cores: Optional[int] = None) -> list:
         f"{num(w.get('rbm/1'))} -> {num(w.get(f'rbm/{n}'))}; difference of the changes "
         f"{cell(more)}", all_of([higher(rnd), higher(more)])))
     return out
-
-
-def build(size: Size, work: Path, out: Path) -> str:
-    n = size.n001
-    out.mkdir(parents=True, exist_ok=True)
-    runs = group_runs("seed001", size)
-    res = {k: read_run(work / r.dnn_dir) for k, r in runs.items()}
-    text = header(f"Seed 001: averaging frequency, minibatch, schedule, NG-SGD, initialisation "
-                  f"(1 and {n} workers)", size, work,
-                  "Tests seed 001's Tables 2-6 (Su, Chen & Xu: model averaging with NG-SGD on "
-                  f"300 h Switchboard, 1 against 16 or 32 GPUs); here 1 against {n} workers, "
-                  "all-reduce averaging.")
-    text += claims_markdown(claims(res, size)) + "\n"
-    text += (f"### Table 3: averaging frequency ({n} workers)\n\nSeed: every 10: speedup 9.32, "
-             "WER 15.1 / 27.0; every 20: 10.07, 15.8 / 28.0 (SWB / CallHome, 16 GPUs).\n\n")
-    rows = []
-    for k in (5, 10, 20, 50):
-        r = res.get(f"avg{k}/{n}")
-        sp = r.split_per_epoch() if r else None
-        rows.append([str(k), f"{r.mixes / max(1, r.epochs):.1f}" if r else "-",
-                     num(sp["aggregate"] if sp else None), num(r.fps if r else None, "{:,.0f}"),
-                     f"{r.epochs}" if r else "-", num(r.cv_acc if r else None) + "%",
-                     wer_cell(r)])
-    text += table(["every n minibatches", "mixes per epoch", "aggregate s/epoch", "frames/s",
-                   "epochs", "CV frame acc", "%WER"], rows, right=range(1, 7)) + "\n"
-    for tab, title, variants, seed in COMPARISONS:
-        text += f"### {tab}: {title} (1 and {n} workers)\n\n"
-        rows = []
-        for key, label in variants:
-            r1, rn = res.get(f"{key}/1"), res.get(f"{key}/{n}")
-            rows.append([label, seed[key], wer_cell(r1), wer_cell(rn),
-                         num(rn.wer - r1.wer if rn and r1 and rn.wer is not None
-                             and r1.wer is not None else None, "{:+.2f}")
-                         + (f" ({words_delta(rn, r1)})" if words_delta(rn, r1) else ""),
-                         f"{num(r1.cv_acc if r1 else None)}% / {num(rn.cv_acc if rn else None)}%",
-                         f"{r1.epochs if r1 else '-'} / {rn.epochs if rn else '-'}"])
-        text += table([title, "seed %WER 1 / 16 GPUs (SWB)", "%WER 1 worker",
-                       f"%WER {n} workers", "change 1 -> N", "CV frame acc 1 / N",
-                       "epochs 1 / N"], rows, right=range(2, 7)) + "\n"
-    text += "Runs: " + ", ".join(f"`{r.dnn_dir}`" for r in dict.fromkeys(runs.values())) + "\n"
-    write_atomic(out / "seed001.md", text)
-    return text

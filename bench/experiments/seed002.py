@@ -1,26 +1,23 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Seed 002's Tables 3-4 on egs/digits: model averaging against BMUF-CBM and BMUF-NBM.
+"""Seed 002's claims (Tables 3-4): model averaging against BMUF-CBM and BMUF-NBM.
 
 Table 3: %WER and CV frame accuracy at each worker count beside the 1-worker baseline. Table 4:
 the time split per epoch (the seed: per sweep), mean per rank, from the MPI summary lines:
 optimize and aggregate of the training jobs, validate of the cross-validation jobs, i/o of both.
 BMUF here: block = the averaging interval (10 minibatches of 256), block momentum 1 - 1/N, block
 learning rate 1 (the seed: 0.9 at 8, 0.94 at 16; blocks of 22.5 minutes of speech per worker).
-Writes ``<out>/seed002.md``.
+:func:`blstm_claims`: the BLSTM runs of the harbour plan.
 """
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Optional
 
-from bench.experiments.plan import Size, group_runs
-from bench.experiments.report import header, num, table, wer_cell, write_atomic
-from nnetmix.train.runlog import read_run
-from bench.experiments.verdict import (Claim, all_of, cell, claims_markdown, higher, lower,
-                                       no_higher, wer_test)
+from bench.experiments.plan import Size
+from bench.experiments.report import num
+from bench.experiments.verdict import (Claim, all_of, cell, higher, lower, no_higher, wer_test)
 
-__all__ = ["METHODS", "AGG_SHARE", "AGG_BMUF_OVER_MA", "claims", "build"]
+__all__ = ["METHODS", "AGG_SHARE", "AGG_BMUF_OVER_MA", "claims", "blstm_claims"]
 
 METHODS = (("ar", "MA (all-reduce averaging)"), ("cbm", "BMUF-CBM"), ("nbm", "BMUF-NBM"))
 AGG_SHARE = 0.10          # seed 002 Table 4: aggregate is 3-7% of optimize; "small" = under 10%
@@ -103,57 +100,6 @@ def claims(res: dict, size: Size, cores: Optional[int] = None) -> list:
     return out
 
 
-def build(size: Size, work: Path, out: Path) -> str:
-    out.mkdir(parents=True, exist_ok=True)
-    runs = group_runs("seed002", size)
-    res = {k: read_run(work / r.dnn_dir) for k, r in runs.items()}
-    cores = os.cpu_count() or 1
-    text = header("Seed 002: model averaging against BMUF-CBM and BMUF-NBM", size, work,
-                  "Tests seed 002's Tables 3-4 (Chen & Huo: BMUF, 8-64 GPUs, DNN on 1,860 h "
-                  f"SWB+Fisher) at {' and '.join(map(str, size.n002))} workers.")
-    text += claims_markdown(claims(res, size)) + "\n"
-    text += "### Table 3: %WER (errors / words) and CV frame accuracy\n\n"
-    base = res.get("baseline/1")
-    rows = [["1-worker baseline", "1", wer_cell(base),
-             num(base.cv_acc if base else None) + "%", f"{base.epochs}" if base else "-"]]
-    for n in size.n002:
-        for m, label in METHODS:
-            r = res.get(f"{m}/{n}")
-            rows.append([label, str(n), wer_cell(r), num(r.cv_acc if r else None) + "%",
-                         f"{r.epochs}" if r else "-"])
-    text += table(["method", "workers", "%WER", "CV frame acc", "epochs"], rows,
-                  right=range(1, 5)) + "\n"
-    text += ("### Table 4: time per epoch, seconds (mean per rank)\n\nThe seed's Table 4 is "
-             "minutes per sweep of 1,860 h: MA 8 GPUs 320.1 / 16.5 / 2.8 (optimize / aggregate /"
-             " validate), BMUF-NBM 8 GPUs 319.8 / 17.4 / 2.8. Validate: the CV pass after each "
-             "epoch; i/o: reading features in both.")
-    if any(n > cores for n in size.n002):
-        text += (f" Runs with more ranks than the {cores} cores time-share them: optimize grows "
-                 "with N instead of shrinking, and aggregate includes waiting for ranks that "
-                 "are not running.")
-    text += "\n\n"
-    rows = []
-    for key in ["baseline/1"] + [f"{m}/{n}" for n in size.n002 for m, _ in METHODS]:
-        r = res.get(key)
-        m, n = key.split("/")
-        label = "1-worker baseline" if m == "baseline" else dict(METHODS)[m]
-        if r is None:
-            rows.append([label, n] + ["-"] * 6)
-            continue
-        sp = r.split_per_epoch()
-        total = sum(sp.values())
-        rows.append([label, n, num(sp["optimize"]), num(sp["aggregate"]), num(sp["validate"]),
-                     num(sp["io"]), num(total),
-                     f"{100 * sp['aggregate'] / sp['optimize']:.1f}%" if sp["optimize"] else "-"])
-    text += table(["method", "workers", "optimize", "aggregate", "validate", "i/o", "sum",
-                   "aggregate / optimize"], rows, right=range(1, 8)) + "\n"
-    text += "Runs: " + ", ".join(f"`{r.dnn_dir}`" for r in dict.fromkeys(runs.values())) + "\n"
-    write_atomic(out / "seed002.md", text)
-    return text
-
-
-#: seed 002's BLSTM worker counts here: local/run_blstm.sh's (the seed's 8 and 16 GPUs do not
-#: fit a 2-core machine's hours)
 BLSTM_WORKERS = (2, 4)
 
 

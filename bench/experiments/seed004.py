@@ -1,26 +1,20 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Seed 004's table: all-reduce algorithms against message size and number of processes.
+"""Seed 004's claims: all-reduce algorithms against message size and number of processes.
 
-bench/allreduce.py measures (run_experiments.sh runs it into ``<work>/allreduce/``); this module
-states seed 004's claims, tests each on the measured medians, and writes ``<out>/seed004.md``
-with bench/allreduce.py's own tables below the verdicts and its plot copied beside them.
+bench/allreduce.py measures (a plan's ``[[bench]]`` entry stores its rows); this module states
+seed 004's claims and tests each on the measured medians (the campaign's tables print them
+above bench/allreduce.py's own tables).
 Seed 004 (Fourie 2019) compares Open MPI's own all-reduce ("allreduce", tree/butterfly based),
 a blocking ring and a non-blocking ring on up to 80 processes.
 """
 from __future__ import annotations
 
-import json
-import os
-import shutil
-from pathlib import Path
 from typing import Optional
 
 from bench.allreduce import _fmt_bytes
-from bench.experiments.plan import Size
-from bench.experiments.report import header, write_atomic
-from bench.experiments.verdict import Claim, all_of, claims_markdown
+from bench.experiments.verdict import Claim, all_of
 
-__all__ = ["claims", "build"]
+__all__ = ["claims"]
 
 
 def _best(row: dict, algs) -> Optional[float]:
@@ -100,30 +94,3 @@ def claims(rows: list, cores: int) -> list[Claim]:
                      "at the smallest message, for every N: recursive-doubling <= "
                      "min(ring, ring-async)", "; ".join(here) or "-", all_of(res), note))
     return out
-
-
-def build(size: Size, work: Path, out: Path) -> Optional[str]:
-    """Write <out>/seed004.md from <work>/allreduce/; returns its text (None: not measured)."""
-    src = work / "allreduce"
-    f = src / "allreduce.json"
-    if not f.exists():
-        return None
-    rows = json.loads(f.read_text())
-    out.mkdir(parents=True, exist_ok=True)
-    cores = os.cpu_count() or 1
-    text = header("Seed 004: all-reduce algorithms against message size and processes", size,
-                  work, "Tests seed 004's claims (ring-based all-reduce against Open MPI's own, "
-                  "tree and butterfly) with bench/allreduce.py: median of the slowest rank's time "
-                  "per call, float32 buffers, "
-                  f"`bench/allreduce.py {' '.join(size.allreduce_args)}`.",
-                  recipe=False)
-    text += claims_markdown(claims(rows, cores)) + "\n"
-    if (src / "allreduce.png").exists():
-        shutil.copyfile(src / "allreduce.png", out / "seed004_allreduce.png")
-        text += "![all-reduce time against message size](seed004_allreduce.png)\n\n"
-    md = src / "allreduce.md"
-    if md.exists():   # bench/allreduce.py's tables, one heading level down
-        text += "\n".join(("#" + line if line.startswith("#") else line)
-                          for line in md.read_text().splitlines()[1:]) + "\n"
-    write_atomic(out / "seed004.md", text)
-    return text

@@ -9,7 +9,9 @@ fingerprint, so a run made on other prerequisites can never be taken for this on
 
 A plan file (TOML, ``bench/plans/*.toml``) holds ``task``, ``size``, a ``[defaults]`` table and
 ``[[run]]`` tables (and for digits, ``include``: the seed groups of bench/experiments/plan.py at
-the plan's size); a list value in a run table is a grid (the cross product of its lists, in the
+the plan's size), and ``[[bench]]`` tables: a benchmark script and its options (a
+:class:`BenchSpec`: bench/allreduce.py for seed 004, bench/scaling.py for the scaling model),
+whose output is stored beside the runs; a list value in a run table is a grid (the cross product of its lists, in the
 order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or ``seed = [1, 2, 3]``;
 ``learn_rate = "cv"`` is the rate the CV set chooses from that method's grid earlier in the plan
 (the run waits until the grid is stored). An unknown
@@ -26,8 +28,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, Optional
 
-__all__ = ["RunSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "CV_CHOSEN", "run_id",
-           "load_plan", "spec_from_dict", "method_key"]
+__all__ = ["RunSpec", "BenchSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "BENCHES",
+           "CV_CHOSEN", "run_id", "bench_id", "load_plan", "spec_from_dict", "bench_from_dict",
+           "method_key"]
 
 #: ``learn_rate = "cv"`` in a plan: the rate the CV set chose from the same method's grid in the
 #: plan (:func:`bench.experiments.campaign.resolve`); the run waits until that grid is stored
@@ -41,6 +44,10 @@ INITS = ("rbm", "random")
 OPTIMIZERS = ("ngsgd", "sgd")
 SCHEDULERS = ("newbob", "exponential")
 INPUTS = ("fmllr", "mfcc")
+#: benchmark entries: name -> the script (bench/experiments/benches.py runs and stores them)
+BENCHES = {"allreduce": "bench/allreduce.py", "scaling": "bench/scaling.py"}
+#: a digits plan's ``include`` groups that are benchmarks, and the benchmark each one is
+INCLUDED_BENCHES = {"seed004": "allreduce", "scaling": "scaling"}
 
 
 class PlanError(Exception):
@@ -145,6 +152,47 @@ def run_id(spec: RunSpec, prereqs: str) -> str:
     return f"{spec.network}-w{spec.workers}-{spec.mixing}-{digest}"
 
 
+@dataclasses.dataclass(frozen=True)
+class BenchSpec:
+    """One benchmark entry: a script of :data:`BENCHES` and its options. It measures the
+    machine, not the prerequisites, so it runs before them and its id leaves them out."""
+
+    task: str
+    bench: str                  #: a key of BENCHES
+    args: tuple[str, ...] = ()  #: the script's options (bench/allreduce.py's --out-dir is added)
+    name: str = ""              #: the plan's label (not part of the id)
+
+    def key(self) -> dict[str, Any]:
+        return {"task": self.task, "bench": self.bench, "args": list(self.args)}
+
+    def label(self) -> str:
+        return f"{BENCHES[self.bench]} {' '.join(self.args)}".rstrip()
+
+
+def bench_id(spec: BenchSpec) -> str:
+    """``bench-<bench>-<digest>``: 10 hex digits of sha1 over the task, script and options."""
+    blob = json.dumps(spec.key(), sort_keys=True)
+    return f"bench-{spec.bench}-{hashlib.sha1(blob.encode()).hexdigest()[:10]}"
+
+
+def bench_from_dict(d: dict[str, Any], where: str = "bench entry") -> BenchSpec:
+    """A benchmark entry from a plan's ``[[bench]]`` table or a stored result.json."""
+    unknown = sorted(set(d) - {"task", "bench", "args", "name"})
+    if unknown:
+        raise PlanError(f"{where}: unknown option {unknown[0]!r} (known: args, bench, name)")
+    if d.get("bench") not in BENCHES:
+        raise PlanError(f"{where}: bench = {d.get('bench')!r} is not one of "
+                        f"{', '.join(BENCHES)}")
+    args = d.get("args", [])
+    if not isinstance(args, (list, tuple)) or not all(isinstance(a, str) for a in args):
+        raise PlanError(f"{where}: args must be a list of strings (the script's options)")
+    if any(a == "--out-dir" or a.startswith("--out-dir=") for a in args):
+        raise PlanError(f"{where}: args: --out-dir is the campaign's (the output is stored)")
+    if not isinstance(d.get("name", ""), str):
+        raise PlanError(f"{where}: name must be a string")
+    return BenchSpec(d["task"], d["bench"], tuple(args), d.get("name", ""))
+
+
 _FIELDS = {f.name: f for f in dataclasses.fields(RunSpec)}
 
 
@@ -185,9 +233,11 @@ def _included(groups: list, task: str, size: str, path: Path) -> list[dict]:
                         f"({', '.join(digits_plan.SIZES)}), not {task} {size}")
     out = []
     for g in groups:
+        if g in INCLUDED_BENCHES:
+            continue
         if g not in digits_plan.TRAINING_GROUPS:
             raise PlanError(f"{path}: include: unknown group {g!r} (expected "
-                            f"{', '.join(digits_plan.TRAINING_GROUPS)})")
+                            f"{', '.join(digits_plan.TRAINING_GROUPS + tuple(INCLUDED_BENCHES))})")
         sz = digits_plan.SIZES[size]
         for role, run in digits_plan.group_runs(g, sz).items():
             out.append({"name": f"{g} {role}", "workers": run.workers,
@@ -207,6 +257,7 @@ class Plan:
     task: str
     size: str
     runs: tuple[RunSpec, ...]
+    benches: tuple[BenchSpec, ...] = ()
 
 
 def load_plan(path: str | Path, size: Optional[str] = None) -> Plan:
@@ -218,14 +269,15 @@ def load_plan(path: str | Path, size: Optional[str] = None) -> Plan:
         raise PlanError(f"{path}: no such plan file") from None
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{path}: not a TOML file ({e})") from None
-    unknown = sorted(set(doc) - {"task", "size", "include", "defaults", "run"})
+    unknown = sorted(set(doc) - {"task", "size", "include", "defaults", "run", "bench"})
     if unknown:
         raise PlanError(f"{path}: unknown top-level key {unknown[0]!r} (expected task, size, "
-                        f"include, [defaults], [[run]])")
+                        f"include, [defaults], [[run]], [[bench]])")
     entries = list(doc.get("run", []))
-    if "task" not in doc or not isinstance(entries, list) or not (entries or doc.get("include")):
-        raise PlanError(f"{path}: a plan needs task = \"...\" and at least one [[run]] table "
-                        f"or include")
+    if "task" not in doc or not isinstance(entries, list) or not isinstance(
+            doc.get("bench", []), list) or not (entries or doc.get("include") or doc.get("bench")):
+        raise PlanError(f"{path}: a plan needs task = \"...\" and at least one [[run]] table, "
+                        f"[[bench]] table or include")
     task, size = doc["task"], size or doc.get("size", "full")
     defaults = doc.get("defaults", {})
     entries = _included(doc.get("include", []), task, size, path) + entries
@@ -245,4 +297,27 @@ def load_plan(path: str | Path, size: Optional[str] = None) -> Plan:
                                          for o in specs.values()):
                 raise PlanError(f"{where}: learn_rate = \"cv\", but no run before it in the "
                                 f"plan has this method with a learning rate to choose from")
-    return Plan(path, task, size, tuple(specs.values()))
+    return Plan(path, task, size, tuple(specs.values()), _benches(doc, task, size, path))
+
+
+def _benches(doc: dict, task: str, size: str, path: Path) -> tuple[BenchSpec, ...]:
+    """The plan's ``[[bench]]`` entries after the benchmarks ``include`` names (a digits
+    size's bench/allreduce.py and bench/scaling.py options), each once."""
+    from bench.experiments import plan as digits_plan
+    entries = []
+    for g in doc.get("include", []):
+        if g in INCLUDED_BENCHES:
+            sz = digits_plan.SIZES[size]
+            entries.append({"name": g, "bench": INCLUDED_BENCHES[g],
+                            "args": list(sz.allreduce_args if g == "seed004"
+                                         else sz.scaling_args)})
+    entries += doc.get("bench", [])
+    out: dict[str, BenchSpec] = {}
+    for i, entry in enumerate(entries, 1):
+        where = f"{path}: bench {i}" + (f" ({entry['name']})" if isinstance(entry, dict)
+                                         and "name" in entry else "")
+        if not isinstance(entry, dict):
+            raise PlanError(f"{where}: not a table")
+        spec = bench_from_dict({**entry, "task": task}, where)
+        out.setdefault(bench_id(spec), spec)
+    return tuple(out.values())

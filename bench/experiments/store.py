@@ -13,6 +13,9 @@ Layout::
     bench/results/<task>/<run-id>/{ref,hyp}.<decode>.txt.gz   the best-scoring decode's
                                               reference and hypothesis per utterance (what
                                               compare-wer.py's tests need)
+    bench/results/<task>/bench-<name>-<digest>/result.json, and the benchmark's own output
+                                              (allreduce.json, scaling.txt): a plan's
+                                              ``[[bench]]`` entry (bench/experiments/benches.py)
 
 A record is written into ``.<run-id>.tmp/`` and renamed into place whole; a record without its
 ``result.json`` (cut short some other way) is an error naming it, never read as a run.
@@ -28,9 +31,12 @@ import shutil
 from pathlib import Path
 from typing import Iterator, Optional
 
-from bench.experiments.spec import PlanError, RunSpec, spec_from_dict
+from bench.experiments.spec import BenchSpec, PlanError, RunSpec, bench_from_dict, spec_from_dict
 
-__all__ = ["StoreError", "Record", "Store", "EPOCH_COLUMNS"]
+__all__ = ["StoreError", "Record", "BenchRecord", "Store", "EPOCH_COLUMNS", "BENCH_PREFIX"]
+
+#: the directory names of benchmark records
+BENCH_PREFIX = "bench-"
 
 EPOCH_COLUMNS = ("epoch", "learn_rate", "train_loss", "train_acc", "cv_loss", "cv_acc",
                  "verdict", "train_wall", "cv_wall", "optimize", "aggregate", "validate", "io",
@@ -69,6 +75,25 @@ class Record:
             key, *words = line.split()
             out.append((key, words))
         return out
+
+
+@dataclasses.dataclass
+class BenchRecord:
+    """One stored benchmark: its result.json and the files its script wrote."""
+
+    path: Path
+    result: dict
+
+    @property
+    def spec(self) -> BenchSpec:
+        return bench_from_dict({**self.result["bench"], "name": self.result.get("name", "")},
+                               f"{self.path}/result.json")
+
+    def text(self, name: str) -> str:
+        f = self.path / name
+        if not f.exists():
+            raise StoreError(f"{f}: no such file (the benchmark record has no {name})")
+        return f.read_text()
 
 
 def _gzip(data: bytes) -> bytes:
@@ -148,6 +173,17 @@ class Store:
     def write(self, result: dict, epochs: list[dict], texts: dict[str, bytes]) -> Path:
         """Write one record whole: into ``.<id>.tmp/``, then renamed to ``<id>/``. ``texts``
         maps file names (``ref.<decode>.txt``...) to their bytes, stored gzipped."""
+        files = {f"{name}.gz": _gzip(data) for name, data in texts.items()}
+        files["epochs.tsv"] = _tsv(epochs).encode()
+        return self._write_whole(result, files)
+
+    def write_bench(self, result: dict, files: dict[str, bytes]) -> Path:
+        """Write one benchmark record whole (its outputs as they are, small text files)."""
+        if not result["run_id"].startswith(BENCH_PREFIX):
+            raise StoreError(f"{result['run_id']}: a benchmark id starts with {BENCH_PREFIX}")
+        return self._write_whole(result, files)
+
+    def _write_whole(self, result: dict, files: dict[str, bytes]) -> Path:
         run_id = result["run_id"]
         final = self.path(run_id)
         if final.exists():
@@ -157,15 +193,44 @@ class Store:
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
         try:
-            for name, data in sorted(texts.items()):
-                (tmp / f"{name}.gz").write_bytes(_gzip(data))
-            (tmp / "epochs.tsv").write_text(_tsv(epochs))
+            for name, data in sorted(files.items()):
+                (tmp / name).write_bytes(data)
             (tmp / "result.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
             os.rename(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return final
+
+    def read_bench(self, bench_id: str) -> BenchRecord:
+        d = self.path(bench_id)
+        try:
+            result = json.loads((d / "result.json").read_text())
+        except FileNotFoundError:
+            raise StoreError(f"{d}: incomplete benchmark record (no result.json; remove the "
+                             f"directory to run it again)") from None
+        except json.JSONDecodeError as e:
+            raise StoreError(f"{d}/result.json: not JSON ({e})") from None
+        if result.get("run_id") != bench_id:
+            raise StoreError(f"{d}/result.json: run_id {result.get('run_id')!r} is not the "
+                             f"directory's name")
+        rec = BenchRecord(d, result)
+        try:
+            rec.spec
+        except (PlanError, KeyError, TypeError) as e:
+            raise StoreError(f"{d}/result.json: not a benchmark record ({e})") from None
+        for name in result.get("files", []):
+            if not (d / name).exists():
+                raise StoreError(f"{d}: incomplete benchmark record (no {name})")
+        return rec
+
+    def benches(self) -> Iterator[BenchRecord]:
+        """Every stored benchmark, in id order."""
+        if not self.dir.exists():
+            return
+        for d in sorted(p for p in self.dir.iterdir() if p.is_dir()
+                        and p.name.startswith(BENCH_PREFIX)):
+            yield self.read_bench(d.name)
 
     def read(self, run_id: str) -> Record:
         d = self.path(run_id)
@@ -197,5 +262,5 @@ class Store:
         if not self.dir.exists():
             return
         for d in sorted(p for p in self.dir.iterdir() if p.is_dir()
-                        and not p.name.startswith(".")):
+                        and not p.name.startswith((".", BENCH_PREFIX))):
             yield self.read(d.name)

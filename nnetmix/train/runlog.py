@@ -8,7 +8,7 @@ Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, run by run.
 of the model kept), ``log/iterNN.tr.log`` and ``log/iterNN.{cv,initial}.log`` (the MPI trainer's
 ``MPI summary`` line: frames, wall, optimize / aggregate / validate / i/o seconds; the
 ``minibatches agreed`` and ``mixes`` lines), ``decode_test/wer_*`` (the best ``%WER`` line), and
-what bench/run_experiments.sh adds: ``stages67_seconds`` and ``loadavg``.
+what the older digits driver added: ``stages67_seconds`` and ``loadavg``.
 A directory that is missing or unfinished reads as ``None`` (the table shows it as not run).
 """
 from __future__ import annotations

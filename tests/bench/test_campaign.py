@@ -3,7 +3,6 @@ campaigns on a stand-in recipe whose run.sh writes what train.sh and decode.sh l
 driver is what is tested here; the real recipes are tested in tests/egs). With
 NNETMIX_TEST_EXPERIMENTS=1 a real digits smoke campaign runs too (several minutes)."""
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,8 @@ from helpers import ROOT, experiments_opt_in
 from bench.experiments import campaign_tables
 from bench.experiments.campaign import CampaignOptions, estimate_core_seconds, run_campaign, \
     status
-from bench.experiments.spec import PlanError, RunSpec, load_plan, run_id
+from bench.experiments import spec as spec_module
+from bench.experiments.spec import PlanError, RunSpec, bench_id, load_plan, run_id
 from bench.experiments.store import Store, StoreError
 from bench.experiments.tasks import get_task
 
@@ -296,6 +296,122 @@ def test_interrupted_driver_resumes_and_commits_what_it_stored(setup, monkeypatc
     assert len(list(Store(opts.store, "digits").records())) == 4
 
 
+# ---- benchmarks ([[bench]])
+SCALING_TEXT = """\
+# network 440-256-256-500, minibatch 256, allreduce mixing (mpi all-reduce) every 10 minibatches, \
+10 timed minibatches per rank, 1 thread per rank, 2 CPUs, backend cpu
+ranks   frames/s  speedup  optimize s  aggregate s   wall s  mixes  buffers  load average \
+(1/5/15 min) before -> after
+    1     5346.0     1.00        4.79        0.000     4.79      2     host  1.0 1.0 1.0 -> 1.0 1.0 1.0
+    2    10290.3     1.92        4.81        0.147     4.98      2     host  1.0 1.0 1.0 -> 1.0 1.0 1.0
+"""
+
+FAKE_BENCH = """\
+#!{python}
+# A stand-in for bench/allreduce.py (rows into --out-dir) and bench/scaling.py (stdout).
+import sys
+from pathlib import Path
+args = sys.argv[1:]
+if "--fail" in args:
+    sys.exit(2)
+if "--out-dir" in args:
+    Path(args[args.index("--out-dir") + 1], "allreduce.json").write_text({rows!r})
+else:
+    sys.stdout.write({scaling!r})
+"""
+
+BENCH_PLAN = """
+[[bench]]
+name = "all-reduce"
+bench = "allreduce"
+args = ["--ranks", "2"]
+[[bench]]
+bench = "scaling"
+args = ["--quick"]
+"""
+
+
+def test_bench_entries_in_plans(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text('task = "digits"\nsize = "smoke"\n' + BENCH_PLAN + BENCH_PLAN)
+    plan = load_plan(p)
+    assert plan.runs == () and [b.bench for b in plan.benches] == ["allreduce", "scaling"]
+    assert plan.benches[0].name == "all-reduce" and plan.benches[0].args == ("--ranks", "2")
+    # the id is the task, script and options (not the label), pinned: stored ids never change
+    assert bench_id(plan.benches[0]) == "bench-allreduce-" + __import__("hashlib").sha1(
+        b'{"args": ["--ranks", "2"], "bench": "allreduce", "task": "digits"}').hexdigest()[:10]
+    # a digits plan includes the benchmarks at its size's options
+    from bench.experiments import plan as digits_plan
+    p.write_text('task = "digits"\nsize = "smoke"\ninclude = ["seed004", "scaling"]\n')
+    benches = load_plan(p).benches
+    assert [(b.bench, b.args) for b in benches] == [
+        ("allreduce", digits_plan.SIZES["smoke"].allreduce_args),
+        ("scaling", digits_plan.SIZES["smoke"].scaling_args)]
+    for body, message in (('bench = "fft"', "bench = 'fft' is not one of allreduce, scaling"),
+                          ('bench = "allreduce"\nargs = [2]', "args must be a list of strings"),
+                          ('bench = "allreduce"\nargs = ["--out-dir", "x"]',
+                           "--out-dir is the campaign's"),
+                          ('bench = "scaling"\nranks = 2', "unknown option 'ranks'")):
+        p.write_text('task = "digits"\n[[bench]]\n' + body + "\n")
+        with pytest.raises(PlanError, match=f"p.toml: bench 1: .*{message}"):
+            load_plan(p)
+
+
+@pytest.fixture
+def fake_benches(tmp_path, monkeypatch):
+    from helpers import allreduce_rows
+    script = tmp_path / "fake_bench.py"
+    script.write_text(FAKE_BENCH.format(python=sys.executable, scaling=SCALING_TEXT,
+                                        rows=json.dumps(allreduce_rows(5e-6, 1 / 3e9,
+                                                                       ranks=(2,)))))
+    script.chmod(0o755)
+    for name in ("allreduce", "scaling"):
+        monkeypatch.setitem(spec_module.BENCHES, name, str(script))
+    return script
+
+
+def test_benchmarks_run_first_and_are_stored_committed_and_tabled(setup, fake_benches, capsys):
+    task, plan_file, opts, repo = setup
+    plan_file.write_text(PLAN + BENCH_PLAN)
+    plan = load_plan(plan_file)
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    out = capsys.readouterr().out
+    assert out.index("benchmark bench-allreduce-") < out.index("prerequisites:")
+    store = Store(opts.store, "digits")
+    benches = list(store.benches())
+    assert sorted(b.spec.bench for b in benches) == ["allreduce", "scaling"]
+    assert len(list(store.records())) == 4          # benchmarks are no runs
+    ar = next(b for b in benches if b.spec.bench == "allreduce")
+    assert ar.result["files"] == ["allreduce.json"] and ar.result["machine"]["cores"] >= 1
+    assert sorted(p.name for p in ar.path.iterdir()) == ["allreduce.json", "result.json"]
+    assert not (opts.work / "benches" / ar.path.name).exists()
+    subjects = _git(repo, "log", "--format=%s")
+    assert f"({ar.path.name})" in subjects and _git(repo, "status", "--porcelain") == ""
+    text = (store.dir / "RESULTS.md").read_text()
+    assert "### Seed 004: all-reduce algorithms" in text and "### Scaling model" in text
+    assert f"rows with 2 ranks of {ar.path.name}/allreduce.json" in text
+    assert campaign_tables.render(store, list(task.decodes)) == text
+    # seed 000's scaling at 2 workers is decided from the runs' measured frames per second
+    claim = next(ln for ln in text.splitlines() if "scales nearly linearly at small N" in ln)
+    assert "not measured" not in claim
+    st = status(task, plan, opts)
+    assert "4 runs, 2 benchmarks" in st and st.count("  done    bench-") == 2
+    # a second start runs nothing again
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    assert "benchmark bench-" not in capsys.readouterr().out
+
+
+def test_a_failed_benchmark_is_named_and_stores_nothing(setup, fake_benches, capsys):
+    task, plan_file, opts, repo = setup
+    plan_file.write_text('task = "digits"\nsize = "smoke"\n[[bench]]\nbench = "scaling"\n'
+                         'args = ["--fail"]\n')
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 1
+    out = capsys.readouterr().out
+    assert "failed:" in out and "exited 2 (log: " in out and "prerequisites" not in out
+    assert list(Store(opts.store, "digits").benches()) == []
+    assert not list(opts.store.glob("digits/.*.tmp"))
+
+
 def test_status_and_bad_arguments(setup):
     task, plan_file, opts, repo = setup
     p = subprocess.run([sys.executable, SCRIPT, "--plan", plan_file, "--recipe",
@@ -390,7 +506,7 @@ def test_a_stored_run_reads_as_its_directory(templates, tmp_path):
 
 def test_digits_sizes_include_the_seed_groups(tmp_path):
     """The digits experiments are sizes of the campaign: bench/plans/digits.toml includes
-    bench/experiments/plan.py's groups, the same 26 runs at quick size as run_experiments.sh."""
+    bench/experiments/plan.py's groups (26 distinct runs at quick size) and their benchmarks."""
     from bench.experiments import plan as digits_plan
     p = ROOT / "bench" / "plans" / "digits.toml"
     for size in ("quick", "smoke"):

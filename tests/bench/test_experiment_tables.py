@@ -1,62 +1,28 @@
-"""bench/experiments: the run plan (names as run.sh gives them, options train.sh has), reading a
-finished run, the verdict rules, and each group's table on run directories written in code."""
+"""bench/experiments: the seed groups' roles, reading a finished run, the verdict rules, and
+each seed's claims on run directories written in code (the campaign's tables, which print them
+from the store, are tests/bench/test_campaign.py's)."""
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, allreduce_rows, write_allreduce, write_run
+from helpers import allreduce_rows, write_run
 
-from bench.experiments import plan, seed000, seed001, seed002, seed004, tables, verdict
+from bench.experiments import plan, seed000, seed001, seed002, seed004, verdict
 from nnetmix.score import ScoreError
 from nnetmix.train import runlog as results
-
-RUN_SH = ROOT / "egs" / "digits" / "s5" / "run.sh"
-TRAIN_SH = ROOT / "steps" / "nnet" / "train.sh"
-
-
-def run_sh_dnn_dir(pretrain: bool, workers: int, optimizer: str, tag: str) -> str:
-    """The directory run.sh names, by running run.sh's own naming lines in bash."""
-    lines = [ln for ln in RUN_SH.read_text().splitlines()
-             if ln.startswith("dnn_dir=") or ln.startswith("[ $dnn_optimizer")]
-    assert len(lines) == 3, f"run.sh's DNN naming changed: {lines}"
-    script = (f"pretrain={'true' if pretrain else 'false'}; dnn_num_workers={workers}; "
-              f"dnn_optimizer={optimizer}; dnn_tag={tag}\n" + "\n".join(lines)
-              + "\necho $dnn_dir\n")
-    return subprocess.run(["bash", "-c", script], text=True, capture_output=True,
-                          check=True).stdout.strip()
-
-
-@pytest.mark.parametrize("run", [plan.Run(1), plan.Run(8, optimizer="sgd", pretrain=False),
-                                 plan.Run(16, mix="nbm", minibatch=1024),
-                                 plan.Run(4, mix="bf", scheduler="exponential")])
-def test_run_dirs_are_named_as_run_sh_names_them(run):
-    assert run.dnn_dir == run_sh_dnn_dir(run.pretrain, run.workers, run.optimizer, run.tag)
-
-
-def test_run_options_exist_in_train_sh():
-    known = set(re.findall(r"^(\w+)=", TRAIN_SH.read_text(), re.M))
-    for size in plan.SIZES.values():
-        for run in plan.runs_for(plan.TRAINING_GROUPS, size):
-            args = run.run_args(size)
-            opts = args[args.index("--dnn-opts") + 1].split()
-            for o in opts[::2]:
-                assert o.startswith("--") and o[2:].replace("-", "_") in known, o
-
 
 def test_plan_shares_runs_and_normalises_one_worker():
     size = plan.SIZES["quick"]
     runs = plan.runs_for(plan.TRAINING_GROUPS, size)
-    assert len({r.dnn_dir for r in runs}) == len(runs)
+    assert len(set(runs)) == len(runs)
     # the 8-worker all-reduce run serves seeds 000 and 002 once
     assert sum(r == plan.Run(8) for r in runs) == 1
     assert plan.Run(1, mix="ring") == plan.Run(1)            # nothing to mix with one worker
     with pytest.raises(ValueError, match="unknown mix"):
         plan.Run(2, mix="gossip")
-    with pytest.raises(SystemExit, match="unknown group"):
-        plan.parse_groups("seed000,seed999")
-    assert plan.estimate_seconds(["seed000"], plan.SIZES["smoke"]) > 0
+    with pytest.raises(ValueError, match="unknown group"):
+        plan.group_runs("seed999", size)
 
 
 def test_read_run(tmp_path):
@@ -153,30 +119,31 @@ def test_verdict_wer_rules_go_through_the_significance_tests(tmp_path):
         verdict.change_test(a, worse, other, tie)
 
 
-def make_workspace(work, size, wers):
-    """Every run of every training group, WER from ``wers(run)``."""
-    for run in plan.runs_for(plan.TRAINING_GROUPS, size):
-        write_run(work / run.dnn_dir, wer=wers(run), workers=run.workers, words=1200,
-                  wall=10.0 / min(run.workers, 2) * 1.02, aggregate=0.1 * run.workers,
-                  mixes=200 // run.average_every)
+def group_results(work, group, size, wers):
+    """Each role of ``group`` at ``size`` as a finished run (written once per distinct run),
+    WER from ``wers(run)``."""
+    out, made = {}, {}
+    for role, run in plan.group_runs(group, size).items():
+        if run not in made:
+            made[run] = results.read_run(write_run(
+                work / f"run{len(made)}", wer=wers(run), workers=run.workers, words=1200,
+                wall=10.0 / min(run.workers, 2) * 1.02, aggregate=0.1 * run.workers,
+                mixes=200 // run.average_every))
+        out[role] = made[run]
+    return out
 
 
 def test_seed002_verdicts(tmp_path):
     size = plan.SIZES["smoke"]
     # BMUF better than MA, NBM better than CBM, each by 12 of 1200 words (nested errors):
     # the seed's claims hold; NBM against one worker: 4.0 against 4.1 (1 word), a tie
-    make_workspace(tmp_path, size, lambda r: {"cbm": 4.0, "nbm": 3.0}.get(r.mix, 5.0)
-                   if r.workers > 1 else 3.1)
-    claims = {c.claim: c for c in seed002.claims(
-        {k: results.read_run(tmp_path / r.dnn_dir)
-         for k, r in plan.group_runs("seed002", size).items()}, size)}
+    res = group_results(tmp_path, "seed002", size, lambda r: {"cbm": 4.0, "nbm": 3.0}.get(
+        r.mix, 5.0) if r.workers > 1 else 3.1)
+    claims = {c.claim: c for c in seed002.claims(res, size)}
     assert claims["BMUF (CBM and NBM) is more accurate than model averaging"].verdict == \
         verdict.HELD
     assert claims["NBM is better than CBM"].verdict == verdict.HELD
     assert claims["BMUF-NBM loses nothing against one worker"].verdict == verdict.TIE
-    text = seed002.build(size, tmp_path, tmp_path / "out")
-    assert "**held**" in text and "BMUF-NBM" in text and "not significant (a tie)" in text
-    assert (tmp_path / "out" / "seed002.md").read_text() == text
 
 
 def test_seed001_verdicts(tmp_path):
@@ -190,56 +157,49 @@ def test_seed001_verdicts(tmp_path):
         if r.scheduler == "exponential":
             w += 1.0
         return w
-    make_workspace(tmp_path, size, wer)
-    text = seed001.build(size, tmp_path, tmp_path / "out")
-    rows = {ln.split(" (seed 001")[0].strip("| "): ln for ln in text.splitlines()
-            if ln.startswith("| ") and "(seed 001, Table" in ln}
-    assert "**held**" in rows["NG-SGD is crucial under model averaging: plain SGD loses more "
-                              "going from 1 to N workers"]
-    assert "**not held**" in rows["Newbob and exponential decay give similar WER"]
-    assert "### Table 3: averaging frequency" in text
+    claims = {c.claim: c for c in seed001.claims(group_results(tmp_path, "seed001", size, wer),
+                                                 size)}
+    assert claims["NG-SGD is crucial under model averaging: plain SGD loses more going from 1 "
+                  "to N workers"].verdict == verdict.HELD
+    assert claims["Newbob and exponential decay give similar WER"].verdict == verdict.NOT_HELD
 
 
-def test_seed000_table_small_size(tmp_path, monkeypatch):
-    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
+def seed000_claims(res, size, cores, link=None, params=None):
+    rows, factors = seed000.scaling_rows(res, size, cores, link, params)
+    return rows, {c.claim: c for c in seed000.claims(res, size, cores, factors)}
+
+
+def test_seed000_small_size_is_measured(tmp_path):
     size = plan.SIZES["smoke"]                      # 1 and 2 workers: no model needed
-    make_workspace(tmp_path, size, lambda r: 4.0 + 0.1 * r.workers)
-    out = tmp_path / "out"
-    text = seed000.build(size, tmp_path, out)
-    assert "### Table 1" in text and "### Table 3" in text
-    claim = next(ln for ln in text.splitlines() if "keeps WER close to 1 worker" in ln)
-    assert "not significant (a tie)" in claim       # 4.2 against 4.1: one word of 1200
-    scal = next(ln for ln in text.splitlines() if ln.startswith("| all-reduce | 2 |"))
-    assert "(measured)" in scal
+    res = group_results(tmp_path, "seed000", size, lambda r: 4.0 + 0.1 * r.workers)
+    rows, claims = seed000_claims(res, size, cores=2)
+    # 4.2 against 4.1: one word of 1200
+    assert claims["all-reduce averaging keeps WER close to 1 worker up to 16 workers"].verdict \
+        == verdict.TIE
+    two = next(r for r in rows if r[:2] == ["all-reduce", "2"])
+    assert "(measured)" in two[6]
+    assert claims["all-reduce averaging scales nearly linearly at small N"].verdict != \
+        verdict.NOT_MEASURED
 
 
-def test_seed000_plot(tmp_path, monkeypatch):
-    pytest.importorskip("matplotlib")
-    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
-    size = plan.SIZES["smoke"]
-    make_workspace(tmp_path, size, lambda r: 4.0 + 0.1 * r.workers)
-    text = seed000.build(size, tmp_path, tmp_path / "out")
-    assert "![WER against workers](seed000_wer.png)" in text
-    assert (tmp_path / "out" / "seed000_wer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_seed000_uses_the_model_beyond_the_cores(tmp_path, monkeypatch):
-    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
+def test_seed000_uses_the_model_beyond_the_cores(tmp_path):
+    from bench.scaling_model import Link, fit_link
     size = plan.SIZES["quick"]
-    make_workspace(tmp_path, size, lambda r: 4.0)
-    write_allreduce(tmp_path / "allreduce", allreduce_rows(5e-6, 1 / 3e9, ranks=(2,)))
-    monkeypatch.setattr(seed000, "_params", lambda r: 370755)   # write_run's final.nnet is empty
-    text = seed000.build(size, tmp_path, tmp_path / "out")
-    row16 = next(ln for ln in text.splitlines() if ln.startswith("| butterfly | 16 |"))
-    assert "(model)" in row16 and "yes" in row16
-    claim = next(ln for ln in text.splitlines() if "scale better than all-reduce" in ln)
+    res = group_results(tmp_path, "seed000", size, lambda r: 4.0)
+    fit = fit_link(allreduce_rows(5e-6, 1 / 3e9, ranks=(2,)), "ring")
+    rows, claims = seed000_claims(res, size, 2, Link(fit["alpha"], fit["beta"]), 370755)
+    row16 = next(r for r in rows if r[:2] == ["butterfly", "16"])
+    assert "(model)" in row16[6] and row16[-1] == "yes"
     # a 0.37M-parameter model: communication is negligible, the topology cannot matter
-    assert "**not held**" in claim
+    better = "butterfly and ring mixing scale better than all-reduce"
+    assert claims[better].verdict == verdict.NOT_HELD
     # a slow link (1 MB/s): one exchange per mix beats the all-reduce's 2(p-1)/p n beta
-    write_allreduce(tmp_path / "allreduce", allreduce_rows(5e-6, 1 / 1e6, ranks=(2,)))
-    text = seed000.build(size, tmp_path, tmp_path / "out")
-    claim = next(ln for ln in text.splitlines() if "scale better than all-reduce" in ln)
-    assert "**held**" in claim
+    fit = fit_link(allreduce_rows(5e-6, 1 / 1e6, ranks=(2,)), "ring")
+    _, claims = seed000_claims(res, size, 2, Link(fit["alpha"], fit["beta"]), 370755)
+    assert claims[better].verdict == verdict.HELD
+    # without the link, nothing beyond the cores is decided
+    _, claims = seed000_claims(res, size, 2)
+    assert claims[better].verdict == verdict.NOT_MEASURED
 
 
 def test_seed004_claims():
@@ -253,17 +213,3 @@ def test_seed004_claims():
     assert "oversubscribed" in seed004.claims(rows, 2)[0].note
     rows[-1]["ring"] = rows[-1]["ring-async"] = 10.0          # a slow ring at 8 ranks, 64 MB
     assert seed004.claims(rows, 8)[0].verdict == verdict.NOT_HELD
-
-
-def test_tables_main_writes_every_group(tmp_path, monkeypatch):
-    monkeypatch.setattr(seed000.os, "cpu_count", lambda: 2)
-    size = plan.SIZES["smoke"]
-    make_workspace(tmp_path, size, lambda r: 4.0)
-    write_allreduce(tmp_path / "allreduce", allreduce_rows(5e-6, 1 / 3e9, ranks=(2,)))
-    out = tmp_path / "out"
-    assert tables.main(["--size", "smoke", "--work", str(tmp_path), "--out", str(out),
-                        "seed004", "seed000", "seed001", "seed002", "scaling"]) == 0
-    combined = (out / "RESULTS_experiments.md").read_text()
-    for title in ("Seed 004", "Seed 000", "Seed 001", "Seed 002"):
-        assert f"## {title}" in combined
-    assert not (out / "scaling_model.md").exists()  # no scaling.txt in this work directory

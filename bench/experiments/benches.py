@@ -1,0 +1,80 @@
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""A plan's benchmark entries (``[[bench]]``, or a digits plan's ``include = ["seed004",
+"scaling"]``): bench/allreduce.py (seed 004's all-reduce algorithms; the all-reduce the scaling
+model fits its link to) and bench/scaling.py (compute time per minibatch, the scaling model's
+other input), each run once, alone, and stored beside the runs so that the seeds' timing claims
+are decided from the store like the others.
+
+A benchmark runs in ``<work>/benches/<id>/`` (bench/allreduce.py with ``--out-dir`` there,
+bench/scaling.py's stdout into ``scaling.txt`` there), its log in ``<work>/logs/<id>.log``;
+what is stored is ``result.json`` (the entry, command, machine, load, seconds) and the
+benchmark's text output (``allreduce.json``, ``scaling.txt``), not its plots or tables (the
+campaign's tables render those from the stored output).
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.experiments.collect import machine
+from bench.experiments.spec import BENCHES, BenchSpec, bench_id
+from bench.experiments.store import Store, StoreError
+
+__all__ = ["OUTPUTS", "command", "run_bench"]
+
+#: what each benchmark leaves that the store keeps
+OUTPUTS = {"allreduce": ("allreduce.json",), "scaling": ("scaling.txt",)}
+
+
+def command(spec: BenchSpec, repo: Path, out: Path) -> list[str]:
+    """The benchmark's command line (bench/allreduce.py writes into ``out``)."""
+    cmd = [sys.executable, str(repo / BENCHES[spec.bench]), *spec.args]
+    return cmd + ["--out-dir", str(out)] if spec.bench == "allreduce" else cmd
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
+
+
+def run_bench(spec: BenchSpec, repo: Path, work: Path, store: Store, code: str) -> Path:
+    """Run one benchmark and store it; the record's path. A failed run raises
+    :class:`StoreError` naming its log and stores nothing."""
+    bid = bench_id(spec)
+    out = work / "benches" / bid
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    (work / "logs").mkdir(parents=True, exist_ok=True)
+    log = work / "logs" / f"{bid}.log"
+    cmd = command(spec, repo, out)
+    load, t0 = _load(), time.time()
+    with open(log, "w") as f:
+        f.write(f"# {' '.join(cmd)}\n")
+        f.flush()
+        stdout = open(out / "scaling.txt", "w") if spec.bench == "scaling" else f
+        try:
+            rc = subprocess.call(cmd, cwd=repo, stdout=stdout, stderr=f)
+        finally:
+            if stdout is not f:
+                stdout.close()
+    if rc != 0:
+        raise StoreError(f"{BENCHES[spec.bench]} exited {rc} (log: {log})")
+    files = {}
+    for name in OUTPUTS[spec.bench]:
+        p = out / name
+        if not p.exists() or p.stat().st_size == 0:
+            raise StoreError(f"{p}: {BENCHES[spec.bench]} left no {name} (log: {log})")
+        files[name] = p.read_bytes()
+    result = {"run_id": bid, "kind": "bench", "bench": spec.key(), "name": spec.name,
+              "command": [BENCHES[spec.bench], *spec.args], "code": code,
+              "machine": machine(), "load": f"{load} -> {_load()}",
+              "seconds": {"run": round(time.time() - t0, 1)}, "files": sorted(files)}
+    path = store.write_bench(result, files)
+    shutil.rmtree(out, ignore_errors=True)
+    return path

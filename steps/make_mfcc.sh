@@ -99,6 +99,15 @@ if $complete; then
   exit 0
 fi
 
+# Not complete: what an earlier run left (feats.scp of the utterances that got features, their
+# lists) is moved to $data/.backup, as Kaldi moves feats.scp there, so that the data directory
+# validates and a rerun after the input is fixed (a missing wav restored) computes them all.
+stale=$(for f in feats.scp utt2num_frames utt2dur cmvn.scp; do [ -f $data/$f ] && echo $f; done || true)
+if [ -n "$stale" ]; then
+  mkdir -p $data/.backup
+  for f in $stale; do mv $data/$f $data/.backup/$f; done
+  echo "$0: moving $(echo $stale) of $data to $data/.backup"
+fi
 utils/validate_data_dir.sh --no-text --no-feats $data
 
 mkdir -p $mfccdir $logdir

@@ -75,6 +75,23 @@ def test_less_than_95_percent_fails(recipe):
     assert "WARNING" in log and "s2-b" in log and "Done 3 out of 4 utterances." in log
 
 
+def test_rerun_after_the_input_is_fixed(recipe):
+    """A stage stopped by a missing wav (features for 3 of 4) reruns once the wav is back, as
+    Kaldi's does: the partial feats.scp and its lists are moved to data/train/.backup."""
+    wav = recipe / "wav" / "s2-b.wav"
+    wav.rename(recipe / "s2-b.wav")
+    cmd = ["steps/make_mfcc.sh", "--nj", "1", "data/train", "exp/log", "mfcc"]
+    assert run_script(cmd, cwd=recipe).returncode == 1
+    assert len((recipe / "data/train/feats.scp").read_text().splitlines()) == 3
+    (recipe / "s2-b.wav").rename(wav)
+    p = run_script(cmd, cwd=recipe)
+    assert p.returncode == 0, p.stderr
+    assert "moving feats.scp utt2num_frames utt2dur of data/train to data/train/.backup" in p.stdout
+    assert len((recipe / "data/train/feats.scp").read_text().splitlines()) == 4
+    assert len((recipe / "data/train/.backup/feats.scp").read_text().splitlines()) == 3
+    assert sorted(read("scp:" + str(recipe / "data/train/feats.scp"))) == sorted(UTTS)
+
+
 def test_usage_and_missing_input(recipe):
     p = run_script(["steps/make_mfcc.sh"], cwd=recipe)
     assert p.returncode == 1 and "Usage: steps/make_mfcc.sh [options] <data-dir>" in p.stderr

@@ -18,6 +18,8 @@
 # Everything is written under data/, exp/, mfcc/ and the corpus directory: deleting them and
 # running again starts from scratch. Each stage skips what is already done.
 
+. utils/recipe_signals.sh   # a signal to run.sh ends its whole process tree
+
 # Begin configuration section.
 stage=0                # first stage to run
 stop_stage=100         # last stage to run

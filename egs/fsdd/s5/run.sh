@@ -36,6 +36,8 @@
 # exp/<split>/stage_seconds/N holds each stage's wall time (stages 6-7: in the DNN's directory).
 # Each stage skips what is done.
 
+. utils/recipe_signals.sh   # a signal to run.sh ends its whole process tree
+
 # Begin configuration section.
 stage=0                # first stage to run
 stop_stage=100         # last stage to run

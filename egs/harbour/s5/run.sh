@@ -65,6 +65,8 @@
 # feature type needs a fresh exp/. Each stage's wall
 # time goes to exp/stage_seconds/N (stages 10-11: <dnn-dir>/stage_seconds/N).
 
+. utils/recipe_signals.sh   # a signal to run.sh ends its whole process tree
+
 # Begin configuration section.
 stage=0                # first stage to run
 stop_stage=100         # last stage to run

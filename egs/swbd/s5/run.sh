@@ -41,6 +41,8 @@
 # --dnn-activation relu is its SWB+Fisher DNN's activation (with --dnn-hid-layers 7: 7 x 2048
 # <ParametricRelu>, random initialisation, no RBMs; Fisher and its 18002 states are not here).
 
+. utils/recipe_signals.sh   # a signal to run.sh ends its whole process tree
+
 # Begin configuration section.
 stage=0                # first stage to run
 stop_stage=100         # last stage to run

@@ -1,0 +1,83 @@
+"""utils/recipe_signals.sh: a plain `kill <pid>` (SIGTERM), SIGINT or SIGHUP of a recipe's run.sh
+ends its whole process tree (the stage in the foreground, the job it runs) and the stage gives
+back its lock; without a signal run.sh's exit status and arguments are its own."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from helpers import ROOT, run_script, script_env
+
+RUN_SH = """\
+#!/usr/bin/env bash
+# a stand-in recipe: one stage (a step that takes its directory's lock and runs a job)
+. utils/recipe_signals.sh
+echo "run.sh $$ args: $*"
+[ "${1:-}" = exit ] && exit 7
+bash steps/stage.sh
+echo "not reached"
+"""
+
+STAGE_SH = """\
+#!/usr/bin/env bash
+. utils/lock_dir.sh exp/mono
+python3 -c 'import os, time; open("exp/job.pid", "w").write(str(os.getpid())); time.sleep(300)'
+"""
+
+
+@pytest.fixture
+def recipe(tmp_path):
+    (tmp_path / "steps").mkdir()
+    (tmp_path / "exp" / "mono").mkdir(parents=True)
+    os.symlink(ROOT / "utils", tmp_path / "utils")
+    (tmp_path / "steps" / "stage.sh").write_text(STAGE_SH)
+    (tmp_path / "run.sh").write_text(RUN_SH)
+    (tmp_path / "run.sh").chmod(0o755)
+    return tmp_path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:         # a zombie is gone for our purposes
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_exit_status_and_arguments_are_run_sh_s(recipe):
+    p = run_script(["./run.sh", "exit", "a b"], cwd=recipe)
+    assert p.returncode == 7 and "args: exit a b" in p.stdout
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
+                                       (signal.SIGHUP, 129)])
+def test_a_signal_to_run_sh_ends_its_tree_and_frees_the_lock(recipe, sig, code):
+    p = subprocess.Popen(["./run.sh"], cwd=recipe, env=script_env(), text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    job = recipe / "exp" / "job.pid"
+    deadline = time.time() + 60
+    while not (job.exists() and job.read_text()) and time.time() < deadline:
+        time.sleep(0.1)
+    assert job.exists(), "the stage's job never started"
+    pid = int(job.read_text())
+    assert (recipe / "exp" / "mono" / ".lock").exists()
+    p.send_signal(sig)                       # to run.sh's pid alone, as `kill <pid>` does
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == code, err
+    deadline = time.time() + 10
+    while _alive(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the stage's job outlived run.sh"
+    assert not (recipe / "exp" / "mono" / ".lock").exists()
+    assert "not reached" not in out
+
+
+def test_every_recipe_sources_it_before_its_options():
+    for run_sh in sorted(ROOT.glob("egs/*/s5/run.sh")):
+        lines = run_sh.read_text().splitlines()
+        src = [i for i, ln in enumerate(lines) if ln.startswith(". utils/recipe_signals.sh")]
+        opts = [i for i, ln in enumerate(lines) if ln.startswith(". utils/parse_options.sh")]
+        assert src and opts and src[0] < opts[0], run_sh

@@ -7,6 +7,8 @@
 # --pitch, and each takes Kaldi's options (--fbank-config, --plp-config, --pitch-config). With a
 # <data-dir>/segments file the utterances are cut out of the wav.scp recordings by
 # extract-segments.py and piped to the feature tool as wave data, as Kaldi does.
+# --compress true writes Kaldi compressed matrices through copy-feats.py, as Kaldi's default
+# does (a quarter of the disk); ours is false, so the recipes' published fingerprints hold.
 # Run from the recipe directory (egs/<corpus>/s5). Unlike Kaldi, finished features are kept:
 # when feats.scp already covers every utterance with the same feature type and configs (kept in
 # <data-dir>/conf), the script says so and exits 0.
@@ -23,6 +25,7 @@ pitch_config=conf/pitch.conf  # config passed to compute-and-process-kaldi-pitch
 paste_length_tolerance=2      # frames by which the features and the pitch may differ
 write_utt2num_frames=true     # if true, write <data-dir>/utt2num_frames
 write_utt2dur=true            # if true, write <data-dir>/utt2dur
+compress=false                # if true, write compressed features (Kaldi's default: true)
 # End configuration section.
 
 case $(basename "$0") in  # the defaults of the script's other names; options still override
@@ -58,6 +61,7 @@ Options:
   --cmd <utils/run.py|queue cmd>       # how to run jobs (default: $cmd)
   --write-utt2num-frames <true|false>  # if true, write utt2num_frames (default: $write_utt2num_frames)
   --write-utt2dur <true|false>         # if true, write utt2dur (default: $write_utt2dur)
+  --compress <true|false>              # write compressed features, as Kaldi's default (default: $compress)
   --pitch <true|false>                 # paste Kaldi pitch after the features (default: $pitch)
   --pitch-config <config-file>         # config passed to compute-and-process-kaldi-pitch-feats.py (default: $pitch_config)
   --paste-length-tolerance <n>         # frames the features and pitch may differ by (default: $paste_length_tolerance)
@@ -124,6 +128,14 @@ if $write_utt2dur; then extra_opts+=("--write-utt2dur=ark,t:$logdir/utt2dur.JOB"
 
 echo "$0: computing $name_tag features for $name in $nj jobs (logs in $logdir)"
 out=ark,scp:$mfccdir/raw_${name_tag}_$name.JOB.ark,$mfccdir/raw_${name_tag}_$name.JOB.scp
+# Compressed features go through copy-feats.py, as in Kaldi; uncompressed ones are written by
+# the feature tool itself.
+feat_out=$out
+to_archive=()
+if $compress; then
+  feat_out=ark:-
+  to_archive=(\| copy-feats.py --compress=true ark:- $out)
+fi
 if [ -f $data/segments ]; then
   # Kaldi's segments branch; each job's segments come from split_data.sh (speakers kept whole),
   # and scp,p: makes an unreadable recording a warning that skips its segments.
@@ -137,10 +149,10 @@ fi
 if ! $pitch && [ -f $data/segments ]; then
   $cmd JOB=1:$nj $logdir/make_${name_tag}_${name}.JOB.log \
     extract-segments.py scp,p:$data/wav.scp $sdata/JOB/segments ark:- \| \
-    $tool --verbose=2 --config=$feat_config "${extra_opts[@]}" ark:- $out
+    $tool --verbose=2 --config=$feat_config "${extra_opts[@]}" ark:- $feat_out "${to_archive[@]}"
 elif ! $pitch; then
   $cmd JOB=1:$nj $logdir/make_${name_tag}_${name}.JOB.log \
-    $tool --verbose=2 --config=$feat_config "${extra_opts[@]}" $wav_in $out
+    $tool --verbose=2 --config=$feat_config "${extra_opts[@]}" $wav_in $feat_out "${to_archive[@]}"
 else
   # As Kaldi's make_mfcc_pitch.sh: features and pitch side by side (paste-feats cuts them to
   # the shorter within --paste-length-tolerance frames), then copy-feats writes the archive and
@@ -151,7 +163,7 @@ else
   if $write_utt2num_frames; then copy_opts+=("--write-num-frames=ark,t:$logdir/utt2num_frames.JOB"); fi
   $cmd JOB=1:$nj $logdir/make_${name_tag}_${name}.JOB.log \
     paste-feats.py --length-tolerance=$paste_length_tolerance "$feat_in" "$pitch_in" ark:- \| \
-    copy-feats.py "${copy_opts[@]}" ark:- $out
+    copy-feats.py --compress=$compress "${copy_opts[@]}" ark:- $out
   if $write_utt2dur; then
     wav_table=$wav_in
     [ -n "$wav" ] && wav_table="ark:$wav"

@@ -22,6 +22,7 @@ from nnetmix.feat.stages import CmvnStep, DeltaStep, SpliceStep, TransformStep, 
 from nnetmix.feat.textio import (TextTableWriter, is_rspecifier, is_wspecifier,
                                  read_token_table, write_text_object)
 from nnetmix.kaldi import RandomAccessReader, TableWriter, read_object, write_object
+from nnetmix.kaldi.compressed import METHODS, Compressed
 
 __all__ = ["Counts", "copy_feats", "transform_feats", "add_deltas_table", "splice_feats_table",
            "apply_transform", "transform_feats_table", "compose_transforms",
@@ -74,11 +75,23 @@ def transform_feats(rspecifier: str, wspecifier: str,
 
 
 def copy_feats(rspecifier: str, wspecifier: str, binary: bool = True,
-               write_num_frames: str = "") -> Counts:
-    """Kaldi's copy-feats: table to table, or one rxfilename to one wxfilename (float32)."""
+               write_num_frames: str = "", compress: bool = False,
+               compression_method: int = 1) -> Counts:
+    """Kaldi's copy-feats: table to table, or one rxfilename to one wxfilename (float32).
+
+    ``compress`` writes the table's matrices as Kaldi compressed matrices with
+    ``compression_method`` (1-7, nnetmix.kaldi.compressed.METHODS), as Kaldi's
+    CompressedMatrixWriter; like Kaldi, a single file is never written compressed."""
+    if compression_method not in METHODS:
+        raise UsageError(f"--compression-method={compression_method}: expected 1 through 7 "
+                         "(Kaldi's CompressionMethod: " + ", ".join(
+                             f"{k} {v}" for k, v in METHODS.items()) + ")")
     if _is_table(rspecifier) != is_wspecifier(wspecifier):
         raise UsageError("copy-feats: give two tables (rspecifier, wspecifier) or two files "
                          f"(rxfilename, wxfilename), got '{rspecifier}' and '{wspecifier}'")
+    if compress and not _is_table(rspecifier):
+        raise UsageError("--compress=true writes tables only (as Kaldi's copy-feats, which does "
+                         f"not compress a single file such as '{wspecifier}')")
     if not _is_table(rspecifier):
         mat = _as_float32(read_object(rspecifier, "mat"))
         write_object(wspecifier, mat, "mat", binary=binary)
@@ -90,6 +103,8 @@ def copy_feats(rspecifier: str, wspecifier: str, binary: bool = True,
         def one(key, feats):
             if lengths:
                 lengths.write(key, feats.shape[0])
+            if compress:
+                return Compressed(_as_float32(feats), compression_method)
             return _as_float32(feats)
         counts = transform_feats(rspecifier, wspecifier, one, "Copied {done} feature matrices.")
         ok = True

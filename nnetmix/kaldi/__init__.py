@@ -1,7 +1,8 @@
 """Kaldi tables and objects: rspecifiers/wspecifiers, ark/scp readers and writers, pipes.
 
 Every other part of nnetmix reads and writes Kaldi data through here. Kinds: ``mat`` (2-D
-float32/float64; compressed CM/CM2/CM3 read as float32), ``vec`` (1-D float), ``ivec`` (int32
+float32/float64; compressed CM/CM2/CM3 read as float32, written from a
+``Compressed(matrix, method)`` value), ``vec`` (1-D float), ``ivec`` (int32
 vector, e.g. alignments), ``post`` (posteriors: frames of (id, weight) pairs), ``pairvec``
 ((N, 2) float32: Kaldi's float-pair vectors, e.g. lattice-mbr-decode's word times), ``gpost``
 (Gaussian-level posteriors: frames of (id, float32 vector) pairs, gmm-post-to-gpost's tables).
@@ -13,6 +14,7 @@ vector, e.g. alignments), ``post`` (posteriors: frames of (id, weight) pairs), `
 """
 from nnetmix.errors import FormatError
 from nnetmix.kaldi.codec import KINDS
+from nnetmix.kaldi.compressed import Compressed
 from nnetmix.kaldi.errors import KaldiIOError, TableKeyError
 from nnetmix.kaldi.objects import read_object, write_object
 from nnetmix.kaldi.specifier import (RSpecifier, WSpecifier, classify_rxfilename,
@@ -22,7 +24,7 @@ from nnetmix.kaldi.table import RandomAccessReader, SequentialReader
 from nnetmix.kaldi.writer import TableWriter
 
 __all__ = [
-    "KINDS", "RSpecifier", "WSpecifier", "parse_rspecifier", "parse_wspecifier",
+    "KINDS", "Compressed", "RSpecifier", "WSpecifier", "parse_rspecifier", "parse_wspecifier",
     "classify_rxfilename", "classify_wxfilename",
     "SequentialReader", "RandomAccessReader", "TableWriter", "read_object", "write_object",
     "InputStream", "OutputSink", "open_input", "open_output",

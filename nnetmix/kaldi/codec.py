@@ -6,6 +6,8 @@ Kinds and the Kaldi code they match:
   int32 cols + raw little-endian data; compressed ``CM``/``CM2``/``CM3`` are read (to float32).
   Text ``' [\\n  1 2 3 \\n  4 5 6 ]\\n'`` (``' [ ]\\n'`` when empty). Read as stored: float32 or
   float64; written as DM for a float64 array, else FM. Text reads as float32 (Kaldi's BaseFloat).
+  A :class:`~nnetmix.kaldi.compressed.Compressed` value is written as CompressedMatrix::Write
+  does: ``CM``/``CM2``/``CM3`` in binary, the decompressed matrix in text.
 * ``vec``: Vector Write/Read (kaldi-vector.cc): ``FV``/``DV`` + int32 dim + data; text
   ``' [ 1 2 3 ]\\n'``.
 * ``ivec``: in a table, BasicVectorHolder<int32> (util/kaldi-holder-inl.h): int32 size then each
@@ -39,7 +41,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from nnetmix.errors import FormatError
-from nnetmix.kaldi.compressed import COMPRESSED_TOKENS, read_compressed
+from nnetmix.kaldi.compressed import (COMPRESSED_TOKENS, Compressed, compress_matrix, decompress,
+                                      read_compressed)
 from nnetmix.kaldi.stream import InputStream
 
 __all__ = ["KINDS", "Where", "read_value", "encode_value", "Posterior"]
@@ -470,6 +473,12 @@ def _int_array(value: Any, where: Where) -> np.ndarray:
 
 
 def _encode_mat(value: Any, binary: bool, table: bool, where: Where) -> bytes:
+    if isinstance(value, Compressed):
+        blob = compress_matrix(_float_array(value.matrix, 2, where, "matrix"), value.method,
+                               where.fail)
+        if binary:
+            return b"\0B" + blob
+        value = decompress(blob)  # Kaldi writes a CompressedMatrix in text as its values
     arr = _float_array(value, 2, where, "matrix")
     if binary:
         tok, dt = (b"DM ", "<f8") if arr.dtype == np.float64 else (b"FM ", "<f4")

@@ -1,6 +1,6 @@
 """What Kaldi's copy-* binaries do: copy a table (or one object), optionally changing values.
 
-Kaldi's copy-int-vector, copy-vector and copy-post (src/bin/) accept either an rspecifier and a
+Kaldi's copy-int-vector, copy-vector, copy-matrix and copy-post (src/bin/) accept either an rspecifier and a
 wspecifier (a table copy) or, except copy-post, an rxfilename and a wxfilename (one object);
 mixing the two is an error. A table copy that copied nothing is a failure (exit status 1 there).
 """
@@ -59,13 +59,16 @@ def copy_object(rxfilename: str, wxfilename: str, kind: str, binary: bool = True
 
 
 def copy_any(src: str, dst: str, kind: str, binary: bool = True, transform: Transform = None,
-             what: str = "objects") -> int:
-    """Table copy or object copy, refusing a mix; returns the number copied (1 for an object)."""
+             what: str = "objects", one: Optional[str] = None) -> int:
+    """Table copy or object copy, refusing a mix; returns the number copied (1 for an object).
+
+    The log says "Copied <what>." for a table and "Copied <one> to <dst>" for an object (``one``
+    defaults to ``what`` without its plural s)."""
     src_table, dst_table = is_rspecifier(src), is_wspecifier(dst)
     if src_table != dst_table:
         raise UsageError(f"cannot mix archives with regular files ('{src}' -> '{dst}')")
     if not src_table:
         copy_object(src, dst, kind, binary, transform)
-        logger.info("Copied %s to %s", what.rstrip("s"), dst)
+        logger.info("Copied %s to %s", one or what.rstrip("s"), dst)
         return 1
     return copy_table(src, dst, kind, transform, what)

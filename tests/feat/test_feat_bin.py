@@ -207,8 +207,15 @@ def test_deltas_splice_copy(tmp_path, capsys, feats_ark):
     assert (tmp_path / "n").read_text().splitlines()[0] == "s1_u1 28"
     t = read_table(f"ark:{tmp_path / 't.ark'}")
     np.testing.assert_allclose(t["s2_u1"], utts["s2_u1"], rtol=1e-6)
-    rc, _, err = run("copy-feats.py", ["--compress=true", f"scp:{scp}", "ark:/dev/null"], capsys)
-    assert rc == 1 and "--compress" in err
+    rc, _, err = run("copy-feats.py", ["--compress=true", f"scp:{scp}",
+                                       f"ark,scp:{tmp_path / 'c.ark'},{tmp_path / 'c.scp'}"], capsys)
+    assert rc == 0 and (tmp_path / "c.ark").read_bytes()[:11] == b"s1_u1 \0BCM "
+    c = read_table(f"scp:{tmp_path / 'c.scp'}")
+    u = utts["s2_u1"]
+    assert np.abs(c["s2_u1"] - u).max() < (u.max(0) - u.min(0)).max() / 100
+    rc, _, err = run("copy-feats.py", ["--compress=true", tmp_path / "c.ark:6", tmp_path / "one"],
+                     capsys)
+    assert rc == 1 and "--compress=true writes tables only" in err
 
 
 def test_feat_to_dim_and_len(tmp_path, capsys, feats_ark):

@@ -8,6 +8,7 @@ from helpers import ROOT, make_wav_data_dir, run_script
 
 from nnetmix.feat import Extractor, acc_cmvn_stats, read_audio, read_feature_config
 from nnetmix.kaldi import SequentialReader
+from nnetmix.kaldi.compressed import compress_matrix, decompress
 
 NEEDED = ["utils/run.py", "utils/parse_options.sh", "utils/split_data.sh",
           "utils/validate_data_dir.sh"]
@@ -64,6 +65,21 @@ def test_make_fbank(recipe):
     feats = read(f"scp:{recipe / 'data/train/feats.scp'}")
     assert feats["s1-b"].shape == (29, 40)
     assert (recipe / "data/train/data/raw_fbank_train.1.ark").exists()
+
+
+def test_make_mfcc_compress(recipe):
+    """--compress true (Kaldi's default): the archives hold CM matrices, the features as
+    copy-feats --compress=true makes them from the uncompressed ones, utt2num_frames as before."""
+    run_script(["steps/make_mfcc.sh", "--nj", "2", "--compress", "true", "data/train"],
+               cwd=recipe, check=True)
+    data = recipe / "data" / "train"
+    feats = read(f"scp:{data / 'feats.scp'}")
+    assert (data / "data/raw_mfcc_train.1.ark").read_bytes().startswith(b"s1-a \0BCM ")
+    extractor = Extractor(read_feature_config("mfcc", ROOT / "conf" / "mfcc.conf"))
+    audio = read_audio(str(recipe / "wav" / "s2-a.wav"))
+    full = extractor.compute(audio.samples[0], 16000)
+    np.testing.assert_array_equal(feats["s2-a"], decompress(compress_matrix(full)))
+    assert (data / "utt2num_frames").read_text().splitlines()[2] == f"s2-a {len(full)}"
 
 
 def test_less_than_95_percent_fails(recipe):

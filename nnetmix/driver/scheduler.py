@@ -50,6 +50,7 @@ from nnetmix.driver.dnn import dnn_epoch, read_result
 from nnetmix.errors import UsageError
 from nnetmix.log import KaldiFormatter
 from nnetmix.nnet import NnetTrainOptions, read_nnet
+from nnetmix.options import option
 from nnetmix.train.loop import Hook
 from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, kaldi_round,
                                   newbob_step)
@@ -72,16 +73,15 @@ _STATE_FIELDS = {"learn_rate": float, "loss": float, "mlp_best": str, "halving":
 
 @dataclasses.dataclass
 class ScheduleOptions(NewbobOptions):
-    scheduler: str = dataclasses.field(default="newbob", metadata={
-        "help": "Learning-rate schedule: newbob (CV-driven halving) or exponential"})
-    num_epochs: int = dataclasses.field(default=10, metadata={
-        "help": "Epochs of the exponential schedule (lr0 * 0.01^(e/(E-1)))"})
-    final_lr_ratio: float = dataclasses.field(default=0.01, metadata={
-        "help": "Exponential schedule: the last epoch's learning rate over the first"})
-    dropout_schedule: str = dataclasses.field(default="", metadata={
-        "help": "Dropout rates of the first N epochs, e.g. 0.2,0.2,0.0 (train_scheduler.sh's: "
-                "each epoch trains from a copy of the best model with its <Dropout> rates set, "
-                "later epochs keep the last)"})
+    scheduler: str = option("newbob", "Learning-rate schedule: newbob (CV-driven halving) or "
+                            "exponential")
+    num_epochs: int = option(10, "Epochs of the exponential schedule (lr0 * 0.01^(e/(E-1)))")
+    final_lr_ratio: float = option(0.01, "Exponential schedule: the last epoch's learning rate "
+                                   "over the first")
+    dropout_schedule: str = option("", "Dropout rates of the first N epochs, e.g. 0.2,0.2,0.0 "
+                                   "(train_scheduler.sh's: each epoch trains from a copy of the "
+                                   "best model with its <Dropout> rates set, later epochs keep the "
+                                   "last)")
 
     def dropout_rates(self) -> list[str]:
         """The schedule's rates as written (they name the copies, as Kaldi's file names)."""
@@ -109,25 +109,22 @@ class ScheduleOptions(NewbobOptions):
 class TrainCommandOptions:
     """Running each epoch as a separate command (e.g. MPI training through a job wrapper)."""
 
-    train_cmd: str = dataclasses.field(default="", metadata={
-        "help": "Job wrapper that runs each epoch (training and CV) as its own command, e.g. "
-                "'utils/run.py --num-tasks 2' (empty: in this process)"})
-    train_tool: str = dataclasses.field(default="nnet-train-mpi.py", metadata={
-        "help": "With --train-cmd: the per-epoch tool and its own options"})
-    tr_tool_opts: str = dataclasses.field(default="", metadata={
-        "help": "With --train-cmd: options for the tool on the training set only"})
-    cv_tool_opts: str = dataclasses.field(default="", metadata={
-        "help": "With --train-cmd: options for the tool on the CV set only"})
-    bmuf_state: bool = dataclasses.field(default=False, metadata={
-        "help": "With --train-cmd: keep a BMUF checkpoint with each epoch's model "
-                "(<model>.bmuf.npz), passed to the tool as --bmuf-state"})
-    pass_epoch: bool = dataclasses.field(default=True, metadata={
-        "help": "With --train-cmd: give the tool --epoch=N (nnet-train-mpi.py seeds its "
-                "per-epoch data partition with it; nnet-train-frmshuff.py has no such option)"})
-    watchdog_timeout: float = dataclasses.field(default=-1.0, metadata={
-        "help": "With --train-cmd: the MPI tool's --watchdog-timeout (seconds without progress "
-                "that end the job naming the rank that hung; 0: off; negative: adaptive, the "
-                "tool's default, and not passed)"})
+    train_cmd: str = option("", "Job wrapper that runs each epoch (training and CV) as its own "
+                            "command, e.g. 'utils/run.py --num-tasks 2' (empty: in this process)")
+    train_tool: str = option("nnet-train-mpi.py", "With --train-cmd: the per-epoch tool and its "
+                             "own options")
+    tr_tool_opts: str = option("", "With --train-cmd: options for the tool on the training set "
+                               "only")
+    cv_tool_opts: str = option("", "With --train-cmd: options for the tool on the CV set only")
+    bmuf_state: bool = option(False, "With --train-cmd: keep a BMUF checkpoint with each epoch's "
+                              "model (<model>.bmuf.npz), passed to the tool as --bmuf-state")
+    pass_epoch: bool = option(True, "With --train-cmd: give the tool --epoch=N (nnet-train-mpi.py "
+                              "seeds its per-epoch data partition with it; nnet-train-frmshuff.py "
+                              "has no such option)")
+    watchdog_timeout: float = option(-1.0, "With --train-cmd: the MPI tool's --watchdog-timeout "
+                                     "(seconds without progress that end the job naming the rank "
+                                     "that hung; 0: off; negative: adaptive, the tool's default, "
+                                     "and not passed)")
 
 
 def _opt_text(v) -> str:

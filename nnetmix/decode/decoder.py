@@ -36,10 +36,11 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst (importing kaldifst first can hang)
@@ -65,6 +66,9 @@ __all__ = ["LatticeDecoderConfig", "FasterDecoderConfig", "LatticeDecoder",
            "pdf_to_tid_matrix"]
 
 logger = logging.getLogger(__name__)
+
+#: the phone-determinization options LatticeDecoderConfig takes over, help and all
+_PHONE_DET = {f.name: f for f in dataclasses.fields(PhoneDeterminizeOptions)}
 
 
 class DecodeError(NnetmixError):
@@ -108,11 +112,8 @@ class LatticeDecoderConfig:
                                      "both phones and words (see also --word-determinize) (Kaldi's "
                                      "default is true; false here: the same lattices, and "
                                      "word-only was faster in every measurement, README.md)")
-    word_determinize: bool = field(default=True, metadata={
-        "help": PhoneDeterminizeOptions.__dataclass_fields__["word_determinize"]
-        .metadata["help"]})
-    minimize: bool = field(default=False, metadata={
-        "help": PhoneDeterminizeOptions.__dataclass_fields__["minimize"].metadata["help"]})
+    word_determinize: bool = option(True, _PHONE_DET["word_determinize"].metadata["help"])
+    minimize: bool = option(False, _PHONE_DET["minimize"].metadata["help"])
 
 
 @dataclass

@@ -6,10 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 from nnetmix.options import option
-from nnetmix.parallel.allreduce import ALGORITHMS
 from nnetmix.parallel.bmuf import BmufOptions
 from nnetmix.parallel.buffers import ParallelError
-from nnetmix.parallel.mixing import STRATEGIES
+from nnetmix.parallel.mixing import check_mixing
 
 __all__ = ["MixingOptions", "MpiTrainOptions"]
 
@@ -29,8 +28,8 @@ class MixingOptions:
     shard_scp: str = option("", "The utterance scp inside a feature pipeline: each rank "
                             "substitutes a copy holding only its utterances (default: the file of "
                             "scp: features)")
-    rank_log: str = option("", "Per-rank log file pattern, %d = rank (default: <job "
-                           "log>.rank%d.log when run by utils/run.py --num-tasks)")
+    rank_log: str = option("", "Per-rank log file pattern, %d = rank (default: "
+                           "<job log>.rank%d.log when run by utils/run.py --num-tasks)")
     watchdog_timeout: float = option(-1.0, "End the job, naming the rank that hung, when a rank "
                                      "makes no progress for this many seconds; 0: off; negative: "
                                      "adaptive (120 s for the first 10 minibatches, then 20 x the "
@@ -39,11 +38,7 @@ class MixingOptions:
     def check(self) -> None:
         if self.average_every < 1:
             raise ParallelError(f"--average-every must be >= 1, got {self.average_every}")
-        if self.mixing not in STRATEGIES:
-            raise ParallelError(f"--mixing={self.mixing}: expected one of {', '.join(STRATEGIES)}")
-        if self.allreduce not in ALGORITHMS:
-            raise ParallelError(f"--allreduce={self.allreduce}: expected one of "
-                                f"{', '.join(ALGORITHMS)}")
+        check_mixing(self.mixing, self.allreduce)
 
 
 @dataclasses.dataclass

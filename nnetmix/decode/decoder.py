@@ -80,13 +80,13 @@ class LatticeDecoderConfig:
     """Kaldi's LatticeFasterDecoderConfig plus the decode-time options of *-latgen-faster."""
 
     beam: float = option(16.0, "Decoding beam.  Larger->slower, more accurate.")
-    max_active: int = option(2147483647, "Decoder max active states.  Larger->slower; more "
-                             "accurate (--decoder=faster only; simple applies no histogram "
-                             "pruning)")
-    min_active: int = option(200, "Decoder minimum #active states (--decoder=faster only, as "
-                             "max-active)")
-    lattice_beam: float = option(10.0, "Lattice generation beam.  Larger->slower, and deeper "
-                                 "lattices")
+    max_active: int = option(2147483647, "Decoder max active states.  Larger->slower; "
+                             "more accurate (--decoder=faster only; simple applies no "
+                             "histogram pruning)")
+    min_active: int = option(200, "Decoder minimum #active states (--decoder=faster only, "
+                             "as max-active)")
+    lattice_beam: float = option(10.0, "Lattice generation beam.  Larger->slower, and "
+                                 "deeper lattices")
     prune_interval: int = option(25, "Interval (in frames) at which to prune tokens")
     determinize_lattice: bool = option(True, "If true, determinize the lattice "
                                        "(lattice-determinization, keeping only best pdf-sequence "
@@ -94,12 +94,12 @@ class LatticeDecoderConfig:
     beam_delta: float = option(0.5, "Increment used in decoding-- this parameter is obscure and "
                                "relates to a speedup in the way the max-active constraint is "
                                "applied.  Larger is more accurate.")
-    hash_ratio: float = option(2.0, "Setting used in decoder to control hash behavior (accepted; "
-                               "the faster decoder's state-to-token map is an array over all "
-                               "states)")
+    hash_ratio: float = option(2.0, "Setting used in decoder to control hash behavior "
+                               "(accepted; the faster decoder's state-to-token map is an array "
+                               "over all states)")
     acoustic_scale: float = option(0.1, "Scaling factor for acoustic likelihoods")
-    allow_partial: bool = option(False, "If true, produce output even if end state was not "
-                                 "reached.")
+    allow_partial: bool = option(False, "If true, produce output even if end state was "
+                                 "not reached.")
     decoder: str = option("faster", "Search: 'faster' (Kaldi's LatticeFasterDecoder, compiled "
                           "here: beam, max-active, min-active, adaptive beam) or 'simple' "
                           "(kaldi-decoder's LatticeSimpleDecoder: beam only)")
@@ -125,10 +125,10 @@ class FasterDecoderConfig:
     beam (beam-delta)."""
 
     beam: float = option(16.0, "Decoding beam.  Larger->slower, more accurate.")
-    max_active: int = option(2147483647, "Decoder max active states.  Larger->slower; more "
-                             "accurate")
-    min_active: int = option(20, "Decoder min active states (don't prune if #active less than "
-                             "this).")
+    max_active: int = option(2147483647, "Decoder max active states.  Larger->slower; "
+                             "more accurate")
+    min_active: int = option(20, "Decoder min active states (don't prune if #active less "
+                             "than this).")
     beam_delta: float = option(0.5, "Increment used in decoder [obscure setting]")
     hash_ratio: float = option(2.0, "Setting used in decoder to control hash behavior (accepted; "
                                "the state-to-token map is an array over all states)")

@@ -28,9 +28,9 @@ class TaskSequencerConfig:
     """Kaldi's TaskSequencerConfig (--num-threads, --num-threads-total)."""
 
     num_threads: int = option(1, "Number of actively processing threads to run in parallel")
-    num_threads_total: int = option(0, "Total number of threads, including those waiting on other "
-                                    "threads to output.  If <= 0, defaults to --num-threads plus "
-                                    "20.")
+    num_threads_total: int = option(0, "Total number of threads, including those waiting on "
+                                    "other threads to output.  If <= 0, defaults to "
+                                    "--num-threads plus 20.")
 
     def window(self) -> int:
         total = self.num_threads_total if self.num_threads_total > 0 \

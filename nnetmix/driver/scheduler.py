@@ -74,15 +74,15 @@ _STATE_FIELDS = {"learn_rate": float, "loss": float, "mlp_best": str, "halving":
 
 @dataclasses.dataclass
 class ScheduleOptions(NewbobOptions):
-    scheduler: str = option("newbob", "Learning-rate schedule: newbob (CV-driven halving) or "
-                            "exponential")
+    scheduler: str = option("newbob", "Learning-rate schedule: newbob (CV-driven halving) "
+                            "or exponential")
     num_epochs: int = option(10, "Epochs of the exponential schedule (lr0 * 0.01^(e/(E-1)))")
     final_lr_ratio: float = option(0.01, "Exponential schedule: the last epoch's learning rate "
                                    "over the first")
     dropout_schedule: str = option("", "Dropout rates of the first N epochs, e.g. 0.2,0.2,0.0 "
                                    "(train_scheduler.sh's: each epoch trains from a copy of the "
-                                   "best model with its <Dropout> rates set, later epochs keep the "
-                                   "last)")
+                                   "best model with its <Dropout> rates set, later epochs keep "
+                                   "the last)")
 
     def dropout_rates(self) -> list[str]:
         """The schedule's rates as written (they name the copies, as Kaldi's file names)."""
@@ -114,8 +114,8 @@ class TrainCommandOptions:
                             "command, e.g. 'utils/run.py --num-tasks 2' (empty: in this process)")
     train_tool: str = option("nnet-train-mpi.py", "With --train-cmd: the per-epoch tool and its "
                              "own options")
-    tr_tool_opts: str = option("", "With --train-cmd: options for the tool on the training set "
-                               "only")
+    tr_tool_opts: str = option("", "With --train-cmd: options for the tool on the training "
+                               "set only")
     cv_tool_opts: str = option("", "With --train-cmd: options for the tool on the CV set only")
     bmuf_state: bool = option(False, "With --train-cmd: keep a BMUF checkpoint with each epoch's "
                               "model (<model>.bmuf.npz), passed to the tool as --bmuf-state")

@@ -46,10 +46,10 @@ class FrameOptions:
                                          "zero-padding input to FFT.")
     blackman_coeff: float = option(0.42, "Constant coefficient for generalized Blackman window.")
     snip_edges: bool = option(True, "If true, end effects will be handled by outputting only "
-                              "frames that completely fit in the file, and the number of frames "
-                              "depends on the frame-length.  If false, the number of frames "
-                              "depends only on the frame-shift, and we reflect the data at the "
-                              "ends.")
+                              "frames that completely fit in the file, and the number of "
+                              "frames depends on the frame-length.  If false, the number of "
+                              "frames depends only on the frame-shift, and we reflect the data "
+                              "at the ends.")
 
     def window_size(self) -> int:
         """Samples per frame (Kaldi's WindowSize(): 400 at 16 kHz, 25 ms)."""
@@ -96,10 +96,10 @@ class MelOptions:
 
     num_mel_bins: int = option(23, "Number of triangular mel-frequency bins")
     low_freq: float = option(20.0, "Low cutoff frequency for mel bins")
-    high_freq: float = option(0.0, "High cutoff frequency for mel bins (if <= 0, offset from "
-                              "Nyquist)")
-    vtln_low: float = option(100.0, "Low inflection point in piecewise linear VTLN warping "
-                             "function")
+    high_freq: float = option(0.0, "High cutoff frequency for mel bins (if <= 0, offset "
+                              "from Nyquist)")
+    vtln_low: float = option(100.0, "Low inflection point in piecewise linear VTLN "
+                             "warping function")
     vtln_high: float = option(-500.0, "High inflection point in piecewise linear VTLN warping "
                               "function (if negative, offset from high-mel-freq")
     debug_mel: bool = option(False, "Print out debugging information for mel bin computation")

@@ -36,8 +36,8 @@ class PitchOptions:
                                      "waveform file, if specified there)")
     frame_length: float = option(25.0, "Frame length in milliseconds")
     frame_shift: float = option(10.0, "Frame shift in milliseconds")
-    preemphasis_coefficient: float = option(0.0, "Coefficient for use in signal preemphasis "
-                                            "(deprecated)")
+    preemphasis_coefficient: float = option(0.0, "Coefficient for use in signal "
+                                            "preemphasis (deprecated)")
     min_f0: float = option(50.0, "min. F0 to search for (Hz)")
     max_f0: float = option(400.0, "max. F0 to search for (Hz)")
     soft_min_f0: float = option(10.0, "Minimum f0, applied in soft way, must not exceed min-f0")
@@ -45,8 +45,8 @@ class PitchOptions:
     lowpass_cutoff: float = option(1000.0, "cutoff frequency for LowPass filter (Hz) ")
     resample_frequency: float = option(4000.0, "Frequency that we down-sample the signal to.  "
                                        "Must be more than twice lowpass-cutoff")
-    delta_pitch: float = option(0.005, "Smallest relative change in pitch that our algorithm "
-                                "measures")
+    delta_pitch: float = option(0.005, "Smallest relative change in pitch that our "
+                                "algorithm measures")
     nccf_ballast: float = option(7000.0, "Increasing this factor reduces NCCF for quiet frames")
     nccf_ballast_online: bool = option(False, "This is useful mainly for debug; it affects how "
                                        "the NCCF ballast is computed.")
@@ -54,15 +54,15 @@ class PitchOptions:
                                        "filter, more gives sharper filter")
     upsample_filter_width: int = option(5, "Integer that determines filter width when "
                                         "upsampling NCCF")
-    max_frames_latency: int = option(0, "Maximum number of frames of latency that we allow pitch "
-                                     "tracking to introduce into the feature processing (affects "
-                                     "output only if --frames-per-chunk > 0 and "
-                                     "--simulate-first-pass-online=true")
+    max_frames_latency: int = option(0, "Maximum number of frames of latency that we allow "
+                                     "pitch tracking to introduce into the feature "
+                                     "processing (affects output only if --frames-per-chunk "
+                                     "> 0 and --simulate-first-pass-online=true")
     frames_per_chunk: int = option(0, "Only relevant for offline pitch extraction (e.g. "
-                                   "compute-kaldi-pitch-feats), you can set it to a small nonzero "
-                                   "value, such as 10, for better feature compatibility with "
-                                   "online decoding (affects energy normalization in the "
-                                   "algorithm)")
+                                   "compute-kaldi-pitch-feats), you can set it to a small "
+                                   "nonzero value, such as 10, for better feature "
+                                   "compatibility with online decoding (affects energy "
+                                   "normalization in the algorithm)")
     simulate_first_pass_online: bool = option(False, "If true, compute-kaldi-pitch-feats will "
                                               "output features that correspond to what an online "
                                               "decoder would see in the first pass of decoding "
@@ -99,21 +99,20 @@ class ProcessPitchOptions:
     """Kaldi's ProcessPitchOptions (process-kaldi-pitch-feats)."""
 
     pitch_scale: float = option(2.0, "Scaling factor for the final normalized log-pitch value")
-    pov_scale: float = option(2.0, "Scaling factor for final POV (probability of voicing) "
-                              "feature")
+    pov_scale: float = option(2.0, "Scaling factor for final POV (probability of voicing) feature")
     pov_offset: float = option(0.0, "This can be used to add an offset to the POV feature. "
                                "Intended for use in online decoding as a substitute for  CMN.")
     delta_pitch_scale: float = option(10.0, "Term to scale the final delta log-pitch feature")
-    delta_pitch_noise_stddev: float = option(0.005, "Standard deviation for noise we add to the "
-                                             "delta log-pitch (before scaling); should be about "
-                                             "the same as delta-pitch option to pitch creation.  "
-                                             "The purpose is to get rid of peaks in the "
-                                             "delta-pitch caused by discretization of pitch "
-                                             "values.")
-    normalization_left_context: int = option(75, "Left-context (in frames) for moving window "
-                                             "normalization")
-    normalization_right_context: int = option(75, "Right-context (in frames) for moving window "
-                                              "normalization")
+    delta_pitch_noise_stddev: float = option(0.005, "Standard deviation for noise we add to "
+                                             "the delta log-pitch (before scaling); should be "
+                                             "about the same as delta-pitch option to pitch "
+                                             "creation.  The purpose is to get rid of peaks in "
+                                             "the delta-pitch caused by discretization of "
+                                             "pitch values.")
+    normalization_left_context: int = option(75, "Left-context (in frames) for moving "
+                                             "window normalization")
+    normalization_right_context: int = option(75, "Right-context (in frames) for moving "
+                                              "window normalization")
     delta_window: int = option(2, "Number of frames on each side of central frame, to use for "
                                "delta window.")
     delay: int = option(0, "Number of frames by which the pitch information is delayed.")

@@ -44,8 +44,8 @@ class SegmentsError(NnetmixError):
 class SegmentOptions:
     """Options of extract-segments (Kaldi's names and defaults)."""
 
-    min_segment_length: float = option(0.1, "Minimum segment length in seconds (reject shorter "
-                                       "segments)")
+    min_segment_length: float = option(0.1, "Minimum segment length in seconds (reject "
+                                       "shorter segments)")
     max_overshoot: float = option(0.5, "End segments overshooting audio by less than this (in "
                                   "seconds) are truncated, else rejected.")
 

@@ -42,8 +42,8 @@ class AlignOptions:
 
     beam: float = option(10.0, "Decoding beam used in alignment")
     retry_beam: float = option(40.0, "Decoding beam for second try at alignment")
-    careful: bool = option(False, "If true, do 'careful' alignment (loop to the start of the "
-                           "graph)")
+    careful: bool = option(False, "If true, do 'careful' alignment (loop to the start of "
+                           "the graph)")
     acoustic_scale: float = option(0.1, "Scaling factor for acoustic likelihoods")
     transition_scale: float = option(1.0, "Transition-probability scale [relative to acoustics]")
     self_loop_scale: float = option(0.1, "Scale of self-loop versus non-self-loop log probs "

@@ -38,8 +38,8 @@ class MleGmmOptions:
     min_gaussian_weight: float = option(1.0e-5, "Min Gaussian weight before we remove it.")
     min_gaussian_occupancy: float = option(10.0, "Minimum occupancy to update a Gaussian.")
     min_variance: float = option(0.001, "Variance floor (absolute variance).")
-    remove_low_count_gaussians: bool = option(True, "If true, remove Gaussians that fall below the "
-                                              "floors.")
+    remove_low_count_gaussians: bool = option(True, "If true, remove Gaussians that fall below "
+                                              "the floors.")
 
 
 @dataclass

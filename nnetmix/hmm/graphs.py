@@ -56,8 +56,8 @@ logger = logging.getLogger(__name__)
 @dataclass
 class GraphCompilerOptions:
     """compile-train-graphs' TrainingGraphCompilerOptions, with its changed defaults (0.0)."""
-    transition_scale: float = option(0.0, "Scale of transition probabilities (excluding "
-                                     "self-loops)")
+    transition_scale: float = option(0.0, "Scale of transition probabilities "
+                                     "(excluding self-loops)")
     self_loop_scale: float = option(0.0, "Scale of self-loop vs. non-self-loop probability mass ")
     reorder: bool = option(True, "Reorder transition ids for greater decoding efficiency.")
     rm_eps: bool = option(False, "Remove [most] epsilons before minimization (only applicable if "

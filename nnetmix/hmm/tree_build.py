@@ -315,10 +315,10 @@ class BuildTreeOptions:
     """build-tree's options."""
 
     context_width: int = option(3, "Context window size [must match acc-tree-stats]")
-    central_position: int = option(1, "Central position in context window [must match "
-                                   "acc-tree-stats]")
-    max_leaves: int = option(0, "Maximum number of leaves to be used in tree-building (if "
-                             "positive)")
+    central_position: int = option(1, "Central position in context window [must "
+                                   "match acc-tree-stats]")
+    max_leaves: int = option(0, "Maximum number of leaves to be used in tree-building "
+                             "(if positive)")
     thresh: float = option(300.0, "Log-likelihood change threshold for tree-building")
     cluster_thresh: float = option(-1.0, "Log-likelihood change threshold for clustering after "
                                    "tree-building.  0 means no clustering; -1 means use as a "

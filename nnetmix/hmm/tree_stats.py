@@ -206,8 +206,8 @@ class AccTreeStatsOptions:
     """AccumulateTreeStatsOptions (hmm/tree-accu.h)."""
 
     var_floor: float = option(0.01, "Variance floor for tree clustering.")
-    ci_phones: str = option("", "Colon-separated list of integer indices of context-independent "
-                            "phones.")
+    ci_phones: str = option("", "Colon-separated list of integer indices of "
+                            "context-independent phones.")
     context_width: int = option(3, "Context window size.")
     central_position: int = option(1, "Central context-window position (zero-based)")
     phone_map: str = option("", "File name containing old->new phone mapping (each line is: "

@@ -41,8 +41,8 @@ class LangOptions:
     share_silence_phones: bool = option(False, "one tree root (pdfs) for all silence phones")
     share_state_roots: bool = option(True, "one tree root for all states of a phone")
     num_extra_phone_disambig_syms: int = option(1, "phone disambiguation symbols beyond the "
-                                                "lexicon's (the first is used after optional "
-                                                "silence)")
+                                                "lexicon's (the first is used after "
+                                                "optional silence)")
     lexicon_fst_style: str = option("py", "py: utils/lang/make_lexicon_fst.py layout; pl: the "
                                     "older make_lexicon_fst.pl layout")
 

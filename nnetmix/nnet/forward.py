@@ -43,8 +43,8 @@ _FLT_MAX_HALF = np.float32(np.finfo(np.float32).max / 2)
 
 @dataclasses.dataclass
 class ForwardOptions:
-    feature_transform: str = option("", "Feature transform in front of main network (in nnet "
-                                    "format)")
+    feature_transform: str = option("", "Feature transform in front of main network (in "
+                                    "nnet format)")
     no_softmax: bool = option(False, "Removes the last component with Softmax, if found. The "
                               "pre-softmax activations are the output of the network. Decoding "
                               "them leads to the same lattices as if we had used 'log-posteriors'.")
@@ -53,8 +53,8 @@ class ForwardOptions:
                                      "(priors are typically subtracted from log-posteriors or "
                                      "pre-softmax activations)")
     prior_scale: float = option(1.0, "Scaling factor to be applied on pdf-log-priors")
-    prior_cutoff: float = option(1e-10, "Classes with priors lower than cutoff will have 0 "
-                                 "likelihood")
+    prior_cutoff: float = option(1e-10, "Classes with priors lower than cutoff will have "
+                                 "0 likelihood")
 
 
 class PdfPrior:

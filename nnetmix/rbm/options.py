@@ -38,8 +38,8 @@ class RbmTrainOptions:
     momentum: float = option(0.5, "Initial momentum for linear scheduling")
     momentum_max: float = option(0.9, "Final momentum for linear scheduling")
     momentum_steps: int = option(40, "Number of steps of linear momentum scheduling")
-    momentum_step_period: int = option(500000, "Number of datapoints per single momentum increase "
-                                       "step")
+    momentum_step_period: int = option(500000, "Number of datapoints per single momentum "
+                                       "increase step")
     l2_penalty: float = option(0.0002, "L2 penalty (weight decay, increases mixing-rate)")
     with_bug: bool = option(True, "Apply bug which led to better results "
                             "(set-initial-momentum-to-max), as Kaldi's default")
@@ -71,8 +71,8 @@ class Cd1Options:
     """Everything about the passes over the data that is not the update rule."""
 
     num_iters: int = option(1, "Number of iterations (smaller datasets should have more "
-                            "iterations, iterating within tool because of linear momentum "
-                            "scheduling)")
+                            "iterations, iterating within tool because of linear "
+                            "momentum scheduling)")
     drop_data: float = option(0.0, "Threshold for random dropping of the data (0 no-drop, "
                               "1 drop-all; per frame, seeded by --seed)")
     max_frames: int = option(6000, "Maximum number of frames a segment can have to be processed")

@@ -79,8 +79,8 @@ class OptimizerOptions:
                             "SGD on every <AffineTransform>)")
     ngsgd_rank_in: int = option(20, "NG-SGD: rank of the Fisher estimate of a layer's input "
                                 "(with the column of ones)")
-    ngsgd_rank_out: int = option(80, "NG-SGD: rank of the Fisher estimate of a layer's output "
-                                 "derivative")
+    ngsgd_rank_out: int = option(80, "NG-SGD: rank of the Fisher estimate of a layer's "
+                                 "output derivative")
     ngsgd_update_period: int = option(4, "NG-SGD: re-estimate the Fisher subspaces every N "
                                       "minibatches (every minibatch for the first 10)")
     ngsgd_num_samples_history: float = option(2000.0, "NG-SGD: forgetting factor of the Fisher "

@@ -13,10 +13,9 @@ import logging
 import sys
 
 from nnetmix.cli import OptionParser, run_tool
-from nnetmix.cli.training import check_epoch_args, log_epoch, register_frmshuff_options
+from nnetmix.cli.training import (check_epoch_args, frmshuff_epoch, log_epoch,
+                                  register_frmshuff_options)
 from nnetmix.driver import dnn_epoch
-from nnetmix.nnet import NnetTrainOptions
-from nnetmix.train.options import OptimizerOptions, TrainOptions
 
 USAGE = """Perform one iteration (epoch) of Neural Network training with
 mini-batch Stochastic Gradient Descent. The training targets
@@ -37,13 +36,7 @@ def main(argv=None) -> int:
     def body(opts, args) -> int:
         check_epoch_args(parser, opts, args)
         log = logging.getLogger("nnet-train-frmshuff")
-        res = dnn_epoch(None, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
-                        parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
-                        feature_transform=opts.feature_transform, backend=opts.backend,
-                        targets_kind=opts.targets_kind, binary=opts.binary, log=log,
-                        optim_opts=parser.group(OptimizerOptions, opts),
-                        ngsgd_state_in=opts.ngsgd_state_in, ngsgd_state_out=opts.ngsgd_state_out,
-                        result_file=opts.result_file)
+        res = dnn_epoch(None, *frmshuff_epoch(parser, opts, args), log=log)
         log_epoch(log, res.stats)
         return 0
 

@@ -26,11 +26,10 @@ import sys
 
 from nnetmix.cli import OptionParser
 from nnetmix.cli.streams import mpi_stream_options, register_mpi_stream_options
-from nnetmix.cli.training import check_epoch_args, register_frmshuff_options, run_mpi_tool
+from nnetmix.cli.training import (check_epoch_args, frmshuff_epoch, register_frmshuff_options,
+                                  run_mpi_tool)
 from nnetmix.driver import dnn_epoch
-from nnetmix.nnet import NnetTrainOptions
 from nnetmix.parallel import MpiTrainOptions
-from nnetmix.train.options import OptimizerOptions, TrainOptions
 
 USAGE = """Perform one iteration (epoch) of Neural Network training with mini-batch Stochastic
 Gradient Descent on N MPI ranks with model averaging (every --average-every minibatches:
@@ -56,19 +55,14 @@ def main(argv=None) -> int:
 
     def work(comm, opts, args) -> int:
         log = logging.getLogger("nnet-train-mpi")
-        mopts = parser.group(MpiTrainOptions, opts)
-        res = dnn_epoch(comm, args[0], args[1], args[2], args[3] if len(args) > 3 else None,
-                        parser.group(TrainOptions, opts), parser.group(NnetTrainOptions, opts),
-                        mopts, feature_transform=opts.feature_transform, backend=opts.backend,
-                        targets_kind=opts.targets_kind, binary=opts.binary, log=log,
-                        optim_opts=parser.group(OptimizerOptions, opts),
-                        ngsgd_state_in=opts.ngsgd_state_in, ngsgd_state_out=opts.ngsgd_state_out,
-                        result_file=opts.result_file,
-                        stream_opts=mpi_stream_options(opts))
+        spec, files = frmshuff_epoch(parser, opts, args,
+                                     mixing=parser.group(MpiTrainOptions, opts),
+                                     streams=mpi_stream_options(opts))
+        res = dnn_epoch(comm, spec, files, log=log)
         if comm.Get_rank() == 0:
             log.info("%s", res.stats.summary_line())
             log.info("%s", res.stats.report())
-            log.info("%s", res.summary(mopts, opts.cross_validate))
+            log.info("%s", res.summary(spec.mixing, spec.train.cross_validate))
         return 0
 
     return run_mpi_tool(parser, (3, 4), work, argv,

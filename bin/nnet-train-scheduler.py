@@ -10,6 +10,7 @@ import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a
 import sys
 
 from nnetmix.cli import OptionParser, run_tool
+from nnetmix.cli.training import epoch_spec
 from nnetmix.driver.scheduler import ScheduleOptions, TrainCommandOptions, run_schedule
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train import TrainOptions
@@ -39,12 +40,9 @@ def main(argv=None) -> int:
     parser = make_parser()
 
     def body(opts, args) -> int:
-        run_schedule(*args, update_opts=parser.group(NnetTrainOptions, opts),
-                     train_opts=parser.group(TrainOptions, opts),
-                     sched=parser.group(ScheduleOptions, opts),
-                     feature_transform=opts.feature_transform, backend=opts.backend,
-                     targets_kind=opts.targets_kind, verbose=max(1, opts.verbose),
-                     binary=opts.binary, command=parser.group(TrainCommandOptions, opts))
+        run_schedule(*args, epoch_spec(parser, opts), parser.group(ScheduleOptions, opts),
+                     verbose=max(1, opts.verbose),
+                     command=parser.group(TrainCommandOptions, opts))
         return 0
 
     return run_tool(parser, (6, 6), body, argv)

@@ -4,9 +4,10 @@ A Kaldi config file (conf/mfcc.conf) is a list of ``--name=value`` lines, the sa
 takes on its command line, so reading one is library work (:func:`nnetmix.feat.read_feature_config`)
 as well as a command line's. This module holds that syntax and nothing about command lines:
 an option group is a dataclass whose fields carry ``metadata={"help": ...}`` (Kaldi's
-``Register(&opts, name, help)``), :class:`OptionSet` turns groups into named options and parses
-``--name=value`` items and ``--config=FILE`` files into them. Usage text, ``--help`` and exit
-codes belong to the command-line layer (the bin/ tools' parser builds on this class).
+``Register(&opts, name, help)``; :func:`option` makes such a field), :class:`OptionSet` turns
+groups into named options and parses ``--name=value`` items and ``--config=FILE`` files into
+them. Usage text, ``--help`` and exit codes belong to the command-line layer (the bin/ tools'
+parser builds on this class).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any, Sequence
 
 from nnetmix.errors import UsageError
 
-__all__ = ["Option", "OptionSet", "OptionValues", "str2bool"]
+__all__ = ["Option", "OptionSet", "OptionValues", "option", "str2bool"]
 
 
 def str2bool(text: str) -> bool:
@@ -26,6 +27,13 @@ def str2bool(text: str) -> bool:
     if low in ("false", "f", "0"):
         return False
     raise ValueError(f"expected true or false, got '{text}'")
+
+
+def option(default: Any, help: str) -> Any:
+    """A dataclass field that is an option, ``learn_rate: float = option(0.008, "Learning
+    rate")``: its default and its one-line help, which :meth:`OptionSet.register_group` reads.
+    ``dataclasses.MISSING`` as the default makes the field a required argument of the class."""
+    return dataclasses.field(default=default, metadata={"help": help})
 
 
 def _norm(name: str) -> str:

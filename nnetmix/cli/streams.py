@@ -9,11 +9,10 @@ import dataclasses
 import logging
 
 from nnetmix.cli.binary import OptionParser, run_tool
-from nnetmix.cli.training import check_epoch_args, log_epoch, register_epoch_options
+from nnetmix.cli.training import (check_epoch_args, epoch_files, epoch_spec, log_epoch,
+                                  register_epoch_options)
 from nnetmix.driver.multistream import multistream_epoch
 from nnetmix.errors import UsageError
-from nnetmix.nnet import NnetTrainOptions
-from nnetmix.train.options import TrainOptions
 from nnetmix.train.seqstreams import PerUttOptions
 from nnetmix.train.streams import StreamOptions
 
@@ -38,12 +37,8 @@ def run_stream_tool(parser: OptionParser, stream_group: type, argv=None) -> int:
 
     def body(opts, args) -> int:
         check_epoch_args(parser, opts, args)
-        res = multistream_epoch(args[0], args[1], args[2], args[3] if len(args) > 3 else None,
-                                parser.group(TrainOptions, opts), parser.group(stream_group, opts),
-                                parser.group(NnetTrainOptions, opts),
-                                feature_transform=opts.feature_transform, backend=opts.backend,
-                                targets_kind=opts.targets_kind, binary=opts.binary,
-                                result_file=opts.result_file, log=log)
+        spec = epoch_spec(parser, opts, streams=parser.group(stream_group, opts))
+        res = multistream_epoch(spec, epoch_files(opts, args), log=log)
         log_epoch(log, res.stats)
         return 0
 

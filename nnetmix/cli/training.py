@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 from mpi4py import MPI
 
 from nnetmix.cli.binary import OptionParser, run_tool
-from nnetmix.driver import setup_rank_logging
+from nnetmix.driver import EpochFiles, EpochSpec, setup_rank_logging
 from nnetmix.errors import UsageError
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.parallel.failure import launcher_rank, run_job
@@ -20,7 +20,7 @@ from nnetmix.train.options import OptimizerOptions, TrainOptions
 from nnetmix.utils.lock import DirLockedError, lock_dir
 
 __all__ = ["register_frmshuff_options", "register_epoch_options", "check_epoch_args",
-           "log_epoch", "run_mpi_tool"]
+           "epoch_spec", "epoch_files", "frmshuff_epoch", "log_epoch", "run_mpi_tool"]
 
 
 def register_frmshuff_options(p: OptionParser) -> None:
@@ -55,6 +55,33 @@ def check_epoch_args(parser: OptionParser, opts: Any, args: list[str]) -> None:
         sys.stderr.write(parser.format_usage())
         raise UsageError(f"wrong number of arguments: {len(args)} (expected {want} with "
                          f"--cross-validate={'true' if opts.cross_validate else 'false'})")
+
+
+def epoch_spec(parser: OptionParser, opts: Any, **fields: Any) -> EpochSpec:
+    """The :class:`EpochSpec` of a tool's options: :func:`register_epoch_options`' (or the
+    scheduler's, which has the same names); ``fields``: the tool's own parts (optimizer,
+    mixing, streams)."""
+    return EpochSpec(train=parser.group(TrainOptions, opts),
+                     update=parser.group(NnetTrainOptions, opts),
+                     feature_transform=opts.feature_transform, backend=opts.backend,
+                     targets_kind=opts.targets_kind, binary=opts.binary, **fields)
+
+
+def epoch_files(opts: Any, args: list[str], **paths: str) -> EpochFiles:
+    """The :class:`EpochFiles` of an epoch tool's arguments (<model-out> optional) and its
+    --result-file; ``paths``: the tool's other files (NG-SGD's state)."""
+    return EpochFiles(args[0], args[1], args[2], args[3] if len(args) > 3 else None,
+                      result_file=opts.result_file, **paths)
+
+
+def frmshuff_epoch(parser: OptionParser, opts: Any, args: list[str],
+                   **fields: Any) -> tuple[EpochSpec, EpochFiles]:
+    """The epoch of :func:`register_frmshuff_options`' command line: the epoch options, the
+    optimizer and its state files; ``fields``: the tool's own parts of the spec (mixing,
+    streams)."""
+    spec = epoch_spec(parser, opts, optimizer=parser.group(OptimizerOptions, opts), **fields)
+    return spec, epoch_files(opts, args, ngsgd_state_in=opts.ngsgd_state_in,
+                             ngsgd_state_out=opts.ngsgd_state_out)
 
 
 def log_epoch(log: Any, stats: Any) -> None:

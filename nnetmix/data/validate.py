@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -22,6 +22,7 @@ from nnetmix.data.io import (Entry, c_key, c_sorted, first_unsorted_key, read_en
                              read_spk2utt, read_utt2dur, read_utt2num_frames, read_utt2spk,
                              split_fields)
 from nnetmix.errors import DataDirError
+from nnetmix.options import option
 
 __all__ = ["ValidateOptions", "KeyListMismatch", "validate_data_dir", "check_sorted",
            "partial_diff"]
@@ -36,13 +37,12 @@ _NON_PRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff\ufeff]")
 class ValidateOptions:
     """validate_data_dir.sh's switches: each --no-X makes X optional (still checked if present)."""
 
-    no_feats: bool = field(default=False, metadata={"help": "feats.scp need not exist"})
-    no_text: bool = field(default=False, metadata={"help": "text need not exist"})
-    no_wav: bool = field(default=False, metadata={"help": "wav.scp need not exist"})
-    no_spk_sort: bool = field(default=False, metadata={
-        "help": "utt2spk need not also be sorted by speaker (speaker-ids prefixes of utt-ids)"})
-    non_print: bool = field(default=False, metadata={
-        "help": "allow non-printable characters and invalid UTF-8 in text"})
+    no_feats: bool = option(False, "feats.scp need not exist")
+    no_text: bool = option(False, "text need not exist")
+    no_wav: bool = option(False, "wav.scp need not exist")
+    no_spk_sort: bool = option(False, "utt2spk need not also be sorted by speaker (speaker-ids "
+                               "prefixes of utt-ids)")
+    non_print: bool = option(False, "allow non-printable characters and invalid UTF-8 in text")
 
 
 class KeyListMismatch(DataDirError):

@@ -36,10 +36,11 @@ How it is done with the pinned bindings (checked on kaldi-decoder 0.2.11):
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import kaldi_hmm_gmm  # noqa: F401,I001 -- before kaldifst (importing kaldifst first can hang)
@@ -58,12 +59,16 @@ from nnetmix.decode.phonedet import (PhoneDeterminizeOptions, determinize_lattic
 from nnetmix.errors import NnetmixError
 from nnetmix.kaldi.fstfile import FstFormatError, read_checked_fst
 from nnetmix.kaldi.transition_model import TransitionModel
+from nnetmix.options import option
 
 __all__ = ["LatticeDecoderConfig", "FasterDecoderConfig", "LatticeDecoder",
            "linear_compact_lattice", "DecodeResult", "DecodeError", "read_decoding_graph",
            "pdf_to_tid_matrix"]
 
 logger = logging.getLogger(__name__)
+
+#: the phone-determinization options LatticeDecoderConfig takes over, help and all
+_PHONE_DET = {f.name: f for f in dataclasses.fields(PhoneDeterminizeOptions)}
 
 
 class DecodeError(NnetmixError):
@@ -74,49 +79,41 @@ class DecodeError(NnetmixError):
 class LatticeDecoderConfig:
     """Kaldi's LatticeFasterDecoderConfig plus the decode-time options of *-latgen-faster."""
 
-    beam: float = field(default=16.0, metadata={"help": "Decoding beam.  Larger->slower, more "
-                                                        "accurate."})
-    max_active: int = field(default=2147483647, metadata={
-        "help": "Decoder max active states.  Larger->slower; more accurate (--decoder=faster "
-                "only; simple applies no histogram pruning)"})
-    min_active: int = field(default=200, metadata={
-        "help": "Decoder minimum #active states (--decoder=faster only, as max-active)"})
-    lattice_beam: float = field(default=10.0, metadata={
-        "help": "Lattice generation beam.  Larger->slower, and deeper lattices"})
-    prune_interval: int = field(default=25, metadata={
-        "help": "Interval (in frames) at which to prune tokens"})
-    determinize_lattice: bool = field(default=True, metadata={
-        "help": "If true, determinize the lattice (lattice-determinization, keeping only best "
-                "pdf-sequence for each word-sequence)."})
-    beam_delta: float = field(default=0.5, metadata={
-        "help": "Increment used in decoding-- this parameter is obscure and relates to a speedup "
-                "in the way the max-active constraint is applied.  Larger is more accurate."})
-    hash_ratio: float = field(default=2.0, metadata={
-        "help": "Setting used in decoder to control hash behavior (accepted; the faster "
-                "decoder's state-to-token map is an array over all states)"})
-    acoustic_scale: float = field(default=0.1, metadata={
-        "help": "Scaling factor for acoustic likelihoods"})
-    allow_partial: bool = field(default=False, metadata={
-        "help": "If true, produce output even if end state was not reached."})
-    decoder: str = field(default="faster", metadata={
-        "help": "Search: 'faster' (Kaldi's LatticeFasterDecoder, compiled here: beam, "
-                "max-active, min-active, adaptive beam) or 'simple' (kaldi-decoder's "
-                "LatticeSimpleDecoder: beam only)"})
-    max_mem: int = field(default=50000000, metadata={
-        "help": "Maximum approximate memory usage in determinization (real usage might be many "
-                "times this)."})
-    determinize_impl: str = field(default="compiled", metadata={
-        "help": "Lattice determinization: 'compiled' (numba, nnetmix/decode/detlat.py) or "
-                "'python' (the reference it is tested equal to)"})
-    phone_determinize: bool = field(default=False, metadata={
-        "help": "If true, do an initial pass of determinization on both phones and words (see "
-                "also --word-determinize) (Kaldi's default is true; false here: the same "
-                "lattices, and word-only was faster in every measurement, README.md)"})
-    word_determinize: bool = field(default=True, metadata={
-        "help": PhoneDeterminizeOptions.__dataclass_fields__["word_determinize"]
-        .metadata["help"]})
-    minimize: bool = field(default=False, metadata={
-        "help": PhoneDeterminizeOptions.__dataclass_fields__["minimize"].metadata["help"]})
+    beam: float = option(16.0, "Decoding beam.  Larger->slower, more accurate.")
+    max_active: int = option(2147483647, "Decoder max active states.  Larger->slower; "
+                             "more accurate (--decoder=faster only; simple applies no "
+                             "histogram pruning)")
+    min_active: int = option(200, "Decoder minimum #active states (--decoder=faster only, "
+                             "as max-active)")
+    lattice_beam: float = option(10.0, "Lattice generation beam.  Larger->slower, and "
+                                 "deeper lattices")
+    prune_interval: int = option(25, "Interval (in frames) at which to prune tokens")
+    determinize_lattice: bool = option(True, "If true, determinize the lattice "
+                                       "(lattice-determinization, keeping only best pdf-sequence "
+                                       "for each word-sequence).")
+    beam_delta: float = option(0.5, "Increment used in decoding-- this parameter is obscure and "
+                               "relates to a speedup in the way the max-active constraint is "
+                               "applied.  Larger is more accurate.")
+    hash_ratio: float = option(2.0, "Setting used in decoder to control hash behavior "
+                               "(accepted; the faster decoder's state-to-token map is an array "
+                               "over all states)")
+    acoustic_scale: float = option(0.1, "Scaling factor for acoustic likelihoods")
+    allow_partial: bool = option(False, "If true, produce output even if end state was "
+                                 "not reached.")
+    decoder: str = option("faster", "Search: 'faster' (Kaldi's LatticeFasterDecoder, compiled "
+                          "here: beam, max-active, min-active, adaptive beam) or 'simple' "
+                          "(kaldi-decoder's LatticeSimpleDecoder: beam only)")
+    max_mem: int = option(50000000, "Maximum approximate memory usage in determinization (real "
+                          "usage might be many times this).")
+    determinize_impl: str = option("compiled", "Lattice determinization: 'compiled' (numba, "
+                                   "nnetmix/decode/detlat.py) or 'python' (the reference it is "
+                                   "tested equal to)")
+    phone_determinize: bool = option(False, "If true, do an initial pass of determinization on "
+                                     "both phones and words (see also --word-determinize) (Kaldi's "
+                                     "default is true; false here: the same lattices, and "
+                                     "word-only was faster in every measurement, README.md)")
+    word_determinize: bool = option(True, _PHONE_DET["word_determinize"].metadata["help"])
+    minimize: bool = option(False, _PHONE_DET["minimize"].metadata["help"])
 
 
 @dataclass
@@ -127,21 +124,16 @@ class FasterDecoderConfig:
     pruning is FasterDecoder's: beam, max-active / min-active through GetCutoff, the adaptive
     beam (beam-delta)."""
 
-    beam: float = field(default=16.0, metadata={"help": "Decoding beam.  Larger->slower, more "
-                                                        "accurate."})
-    max_active: int = field(default=2147483647, metadata={
-        "help": "Decoder max active states.  Larger->slower; more accurate"})
-    min_active: int = field(default=20, metadata={
-        "help": "Decoder min active states (don't prune if #active less than this)."})
-    beam_delta: float = field(default=0.5, metadata={
-        "help": "Increment used in decoder [obscure setting]"})
-    hash_ratio: float = field(default=2.0, metadata={
-        "help": "Setting used in decoder to control hash behavior (accepted; the state-to-token "
-                "map is an array over all states)"})
-    acoustic_scale: float = field(default=0.1, metadata={
-        "help": "Scaling factor for acoustic likelihoods"})
-    allow_partial: bool = field(default=True, metadata={
-        "help": "Produce output even when final state was not reached"})
+    beam: float = option(16.0, "Decoding beam.  Larger->slower, more accurate.")
+    max_active: int = option(2147483647, "Decoder max active states.  Larger->slower; "
+                             "more accurate")
+    min_active: int = option(20, "Decoder min active states (don't prune if #active less "
+                             "than this).")
+    beam_delta: float = option(0.5, "Increment used in decoder [obscure setting]")
+    hash_ratio: float = option(2.0, "Setting used in decoder to control hash behavior (accepted; "
+                               "the state-to-token map is an array over all states)")
+    acoustic_scale: float = option(0.1, "Scaling factor for acoustic likelihoods")
+    allow_partial: bool = option(True, "Produce output even when final state was not reached")
 
     def lattice_config(self) -> "LatticeDecoderConfig":
         """The LatticeDecoder settings that run this search (lattice options unused)."""

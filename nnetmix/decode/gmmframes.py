@@ -19,12 +19,13 @@ float32 bits.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from nnetmix.hmm.gmm_likelihood import StackedGmms, pdf_loglikes
+from nnetmix.options import option
 
 __all__ = ["GmmLikelihoodOptions", "OnDemandGmm", "GmmFrames", "pdf_loglike_scaled",
            "scaled_loglikes_matrix", "ON_DEMAND_MIN_PDFS"]
@@ -38,11 +39,11 @@ ON_DEMAND_MIN_PDFS = 400
 class GmmLikelihoodOptions:
     """How gmm-latgen-faster / gmm-decode-faster compute GMM log-likelihoods."""
 
-    gmm_on_demand_pdfs: int = field(default=ON_DEMAND_MIN_PDFS, metadata={
-        "help": "With --decoder=faster, compute GMM log-likelihoods only for the pdfs the search "
-                "reaches (cached per frame, as Kaldi's DecodableAmDiagGmmScaled) when the model "
-                "has at least this many pdfs; below it, all pdfs of all frames in one GEMM. "
-                "0: always on demand; -1: never"})
+    gmm_on_demand_pdfs: int = option(ON_DEMAND_MIN_PDFS, "With --decoder=faster, compute GMM "
+                                     "log-likelihoods only for the pdfs the search reaches (cached "
+                                     "per frame, as Kaldi's DecodableAmDiagGmmScaled) when the "
+                                     "model has at least this many pdfs; below it, all pdfs of all "
+                                     "frames in one GEMM. 0: always on demand; -1: never")
 
     def on_demand(self, num_pdfs: int) -> bool:
         return 0 <= self.gmm_on_demand_pdfs <= num_pdfs

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
@@ -26,6 +26,7 @@ from nnetmix.decode.lattice import (IMPLS, CompactLattice, LatticeError, RawLatt
 from nnetmix.decode.latmin import push_and_minimize
 from nnetmix.decode.phonedet import determinize_lattice_phone_pruned
 from nnetmix.errors import UsageError
+from nnetmix.options import option
 
 __all__ = ["compact_to_raw", "raw_to_compact", "lattice_state_times", "acoustic_rescore",
            "rescore_lattices", "determinize_lattices", "DeterminizeToolOptions"]
@@ -204,19 +205,14 @@ def rescore_lattices(lats_rspecifier: str, features: Iterable[tuple[str, np.ndar
 class DeterminizeToolOptions:
     """The options lattice-determinize-pruned and lattice-determinize-phone-pruned share."""
 
-    acoustic_scale: float = field(default=1.0, metadata={
-        "help": "Scaling factor for acoustic likelihoods"})
-    beam: float = field(default=10.0, metadata={
-        "help": "Pruning beam [applied after acoustic scaling]."})
-    delta: float = field(default=0.000976562, metadata={
-        "help": "Tolerance used in determinization (accepted; subsets are compared at Kaldi's "
-                "default, 1/1024)"})
-    max_mem: int = field(default=50000000, metadata={
-        "help": "Maximum approximate memory usage in determinization (real usage might be many "
-                "times this)"})
-    determinize_impl: str = field(default="compiled", metadata={
-        "help": "Determinization: compiled (numba) or python (the reference it is tested equal "
-                "to)"})
+    acoustic_scale: float = option(1.0, "Scaling factor for acoustic likelihoods")
+    beam: float = option(10.0, "Pruning beam [applied after acoustic scaling].")
+    delta: float = option(0.000976562, "Tolerance used in determinization (accepted; subsets are "
+                          "compared at Kaldi's default, 1/1024)")
+    max_mem: int = option(50000000, "Maximum approximate memory usage in determinization (real "
+                          "usage might be many times this)")
+    determinize_impl: str = option("compiled", "Determinization: compiled (numba) or python (the "
+                                   "reference it is tested equal to)")
 
 
 def determinize_lattices(lats_rspecifier: str, lats_wspecifier: str, acoustic_scale: float = 1.0,

@@ -27,7 +27,7 @@ and converts the lattice to a CompactLattice as ConvertLattice does (:func:`fact
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from nnetmix.decode.lattice import (IMPLS, INF, CompactLattice, LatticeError, Ra
                                     connect, determinize_compiled_arrays,
                                     determinize_lattice_pruned_status, determinize_reference,
                                     pruned_with_retries)
+from nnetmix.options import option
 
 __all__ = ["PhoneDeterminizeOptions", "phone_start_labels", "insert_phones", "phone_pass",
            "factor_to_compact", "determinize_lattice_phone_pruned"]
@@ -48,14 +49,11 @@ class PhoneDeterminizeOptions:
     """Kaldi's DeterminizeLatticePhonePrunedOptions (less --delta and --max-mem, which our
     tools register themselves)."""
 
-    phone_determinize: bool = field(default=True, metadata={
-        "help": "If true, do an initial pass of determinization on both phones and words (see "
-                "also --word-determinize)"})
-    word_determinize: bool = field(default=True, metadata={
-        "help": "If true, do a second pass of determinization on words only (see also "
-                "--phone-determinize)"})
-    minimize: bool = field(default=False, metadata={
-        "help": "If true, push and minimize after determinization."})
+    phone_determinize: bool = option(True, "If true, do an initial pass of determinization on both "
+                                     "phones and words (see also --word-determinize)")
+    word_determinize: bool = option(True, "If true, do a second pass of determinization on words "
+                                    "only (see also --phone-determinize)")
+    minimize: bool = option(False, "If true, push and minimize after determinization.")
 
 
 def phone_start_labels(tm) -> np.ndarray:

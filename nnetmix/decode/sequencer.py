@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, TypeVar
 
 from nnetmix.errors import UsageError
+from nnetmix.options import option
 
 __all__ = ["TaskSequencerConfig", "run_in_order"]
 
@@ -26,11 +27,10 @@ R = TypeVar("R")
 class TaskSequencerConfig:
     """Kaldi's TaskSequencerConfig (--num-threads, --num-threads-total)."""
 
-    num_threads: int = field(default=1, metadata={
-        "help": "Number of actively processing threads to run in parallel"})
-    num_threads_total: int = field(default=0, metadata={
-        "help": "Total number of threads, including those waiting on other threads to output.  "
-                "If <= 0, defaults to --num-threads plus 20."})
+    num_threads: int = option(1, "Number of actively processing threads to run in parallel")
+    num_threads_total: int = option(0, "Total number of threads, including those waiting on "
+                                    "other threads to output.  If <= 0, defaults to "
+                                    "--num-threads plus 20.")
 
     def window(self) -> int:
         total = self.num_threads_total if self.num_threads_total > 0 \

@@ -1,10 +1,12 @@
 """What the training tools call: one DNN epoch or one RBM training run, on one worker or N MPI
 ranks, and the learning-rate schedule over epochs.
 
-    from nnetmix.driver import dnn_epoch, rbm_train, run_schedule
-    res = dnn_epoch(None, "scp:feats.scp", "ark:post.ark", "nnet.in", "nnet.out", TrainOptions(),
-                    NnetTrainOptions(learn_rate=0.008))            # one worker
-    res = dnn_epoch(MPI.COMM_WORLD, ..., MpiTrainOptions(average_every=10))   # N ranks
+    from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch, rbm_train, run_schedule
+    files = EpochFiles("scp:feats.scp", "ark:post.ark", "nnet.in", "nnet.out")
+    res = dnn_epoch(None, EpochSpec(TrainOptions(), NnetTrainOptions(learn_rate=0.008)),
+                    files)                                          # one worker
+    res = dnn_epoch(MPI.COMM_WORLD, EpochSpec(..., mixing=MpiTrainOptions(average_every=10)),
+                    files)                                          # N ranks
 
 This is the layer above :mod:`nnetmix.train` (the one minibatch loop, the DNN and RBM update
 rules) and :mod:`nnetmix.parallel` (mixing, BMUF, partition, agreement): it puts them together.
@@ -16,8 +18,10 @@ from nnetmix.driver.ranks import (TASK_LOG_ENV, MixingHook, Shards, Workers, fra
                                   setup_rank_logging, table_frames)
 from nnetmix.driver.rbm import RbmMpiOptions, RbmResult, local_frames, rbm_train
 from nnetmix.driver.scheduler import ScheduleOptions, TrainCommandOptions, run_schedule
+from nnetmix.driver.spec import EpochFiles, EpochSpec
 
 __all__ = [
+    "EpochSpec", "EpochFiles",
     "dnn_epoch", "EpochResult", "write_result", "read_result", "multistream_epoch",
     "rbm_train", "RbmResult", "RbmMpiOptions", "local_frames",
     "Workers", "Shards", "MixingHook", "setup_rank_logging", "frame_counts", "table_frames",

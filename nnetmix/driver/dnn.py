@@ -1,14 +1,17 @@
 """One epoch of DNN cross-entropy training (or one CV pass), on one worker or N MPI ranks.
 
 The library behind bin/nnet-train-frmshuff.py (``comm=None``), bin/nnet-train-mpi.py (a
-communicator) and the in-process epochs of :mod:`nnetmix.driver.scheduler`::
+communicator) and the in-process epochs of :mod:`nnetmix.driver.scheduler`; the epoch is one
+:class:`~nnetmix.driver.spec.EpochSpec` (how it trains) and its
+:class:`~nnetmix.driver.spec.EpochFiles` (what it reads and writes)::
 
-    res = dnn_epoch(MPI.COMM_WORLD, "scp:feats.scp", "ark:post.ark", "nnet.in", "nnet.out",
-                    TrainOptions(), NnetTrainOptions(learn_rate=0.008),
-                    MpiTrainOptions(average_every=10))
+    spec = EpochSpec(TrainOptions(), NnetTrainOptions(learn_rate=0.008),
+                     mixing=MpiTrainOptions(average_every=10))
+    res = dnn_epoch(MPI.COMM_WORLD, spec,
+                    EpochFiles("scp:feats.scp", "ark:post.ark", "nnet.in", "nnet.out"))
 
 Both run the one minibatch loop: :func:`nnetmix.train.train_epoch` on shuffled frames or, for a
-recurrent network given ``stream_opts`` (nnet-train-mpi.py's stream options; the
+recurrent network given ``spec.streams`` (nnet-train-mpi.py's stream options; the
 single-worker nnet-train-multistream*.py tools run here too, :mod:`nnetmix.driver.multistream`),
 multi-stream steps (:mod:`nnetmix.driver.batches`, where a minibatch below is one step and what
 happens to each rank's LSTM state at a mix is said). What N ranks add, in order (every step a
@@ -54,13 +57,13 @@ from nnetmix.parallel.agree import params_digest
 from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.options import MpiTrainOptions
-from nnetmix.driver.batches import (StreamOpts, describe_step, epoch_streams, stream_steps,
-                                    train_pass)
+from nnetmix.driver.batches import describe_step, epoch_streams, stream_steps, train_pass
 from nnetmix.driver.ranks import Workers
+from nnetmix.driver.spec import EpochFiles, EpochSpec
 from nnetmix.train.loop import Hook
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
 from nnetmix.train.ngsgd import setup_optimizer, state_path
-from nnetmix.train.options import OptimizerOptions, TrainError, TrainOptions
+from nnetmix.train.options import TrainError
 from nnetmix.train.stats import EpochStats
 from nnetmix.utils.state import read_json, write_json
 
@@ -188,42 +191,30 @@ def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log) -> None:
 
 
 # -- the epoch -------------------------------------------------------------------------------------
-def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Optional[str],
-              train_opts: TrainOptions, update_opts: NnetTrainOptions,
-              mopts: Optional[MpiTrainOptions] = None, *, feature_transform: str = "",
-              backend: str = "cpu", targets_kind: str = "post", binary: bool = True,
-              log: Optional[logging.Logger] = None,
-              optim_opts: Optional[OptimizerOptions] = None, ngsgd_state_in: str = "",
-              ngsgd_state_out: str = "", result_file: str = "",
-              hook: Optional[Hook] = None,
-              stream_opts: Optional[StreamOpts] = None,
-              streams_always: bool = False) -> EpochResult:
-    """One epoch (training, or CV with ``train_opts.cross_validate``) on one worker
+def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
+              log: Optional[logging.Logger] = None, hook: Optional[Hook] = None) -> EpochResult:
+    """One epoch (training, or CV with ``spec.train.cross_validate``) on one worker
     (``comm=None``) or the ranks of ``comm``; see the module docstring. ``hook``: one worker
     only, the caller's after-minibatch hook (N ranks have theirs: the mixing).
-    ``stream_opts``: a recurrent network is trained in multi-stream steps of these
+    ``spec.streams``: a recurrent network is trained in multi-stream steps of these
     (:mod:`nnetmix.driver.batches`); without them it is refused, as nnet-train-frmshuff.py
-    refuses it; ``streams_always``: a feed-forward network too is trained in these steps
+    refuses it; ``spec.streams_always``: a feed-forward network too is trained in these steps
     (the multistream tools, :func:`~nnetmix.driver.multistream.multistream_epoch`)."""
     log = log or logger
     w = Workers(comm, log)
+    mopts = spec.mixing
     if w.parallel and mopts is None:
         mopts = MpiTrainOptions()
+    train_opts, update_opts, optim_opts = spec.train, spec.update, spec.optimizer
     cv = bool(train_opts.cross_validate)
     t_start = time.perf_counter()
-    train_opts.check()
-    update_opts.check()
-    optim_opts = optim_opts or OptimizerOptions()
-    w.check_options(mopts, {"train": train_opts, "update": update_opts,
-                            "args": [feats, targets, model_in, model_out],
-                            "feature_transform": feature_transform, "backend": backend,
-                            "targets_kind": targets_kind, "binary": binary,
-                            "optimizer": optim_opts, "streams": stream_opts}, mixes=not cv)
-    be = w.backend(backend)
-    transform = read_nnet(feature_transform).to_backend(get_backend("cpu")) \
-        if feature_transform else None
-    nnet = w.read_model(model_in, be)
-    streams = epoch_streams(nnet, stream_opts, streams_always)
+    spec.check()
+    w.check_options(mopts, {"spec": spec, "files": files}, mixes=not cv)
+    be = w.backend(spec.backend)
+    transform = read_nnet(spec.feature_transform).to_backend(get_backend("cpu")) \
+        if spec.feature_transform else None
+    nnet = w.read_model(files.model_in, be)
+    streams = epoch_streams(nnet, spec.streams, spec.streams_always)
     if streams is not None and not cv and optim_opts.optimizer != "sgd":
         raise TrainError(f"--optimizer={optim_opts.optimizer} is for feed-forward networks: "
                          "a recurrent network trains with --optimizer=sgd")
@@ -233,9 +224,9 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
     n_agreed: Optional[int] = None
     shards = None
     if w.parallel:
-        shards = w.shards(feats, mopts, [mopts.epoch], train_opts.randomizer_seed)
+        shards = w.shards(files.feats, mopts, [mopts.epoch], train_opts.randomizer_seed)
         mine = shards.mine[0]
-        tgt = _read_targets(targets, targets_kind, mine)
+        tgt = _read_targets(files.targets, spec.targets_kind, mine)
         lengths = _usable_lengths(mine, shards.frames, tgt, train_opts.length_tolerance)
         usable = sum(lengths)
         if cv:
@@ -272,19 +263,19 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
                      if mopts.bmuf else f"; {mopts.mixing} mixing every {mopts.average_every}")
     ng = None
     if not cv:
-        ng = setup_optimizer(nnet, optim_opts, ngsgd_state_in or _beside(model_in),
+        ng = setup_optimizer(nnet, optim_opts, files.ngsgd_state_in or _beside(files.model_in),
                              seed=opts.randomizer_seed, log=log)
     bmuf = None
     if w.parallel and not cv and mopts.bmuf:
         bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, be, nnet.velocity)
-        _load_bmuf_state(bmuf, mopts.bmuf_state, model_in, log)
+        _load_bmuf_state(bmuf, mopts.bmuf_state, files.model_in, log)
 
     # the watchdog runs to the end: a rank that hangs while rank 0 writes is caught too
     wd = w.watchdog(mopts.watchdog_timeout if mopts is not None else 0.0,
                     "no progress (training or cross-validation)").start()
     with w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf) as mix:
         if shards is None:
-            utts = read_utterances(feats, targets, targets_kind)
+            utts = read_utterances(files.feats, files.targets, spec.targets_kind)
         else:
             utts = _with_targets(shards.read(0), tgt, wd.kick)
         st = train_pass(nnet, utts, opts, upd, streams=streams, feature_transform=transform,
@@ -315,22 +306,22 @@ def dnn_epoch(comm: Any, feats: str, targets: str, model_in: str, model_out: Opt
                       float(mx[4]), ng.num_limited if ng is not None else 0)
 
     def write() -> None:
-        if not cv and model_out:
+        if not cv and files.model_out:
             # the model and its state files are committed together or not at all, the model
             # last: a model on disk implies its state (a later epoch never starts afresh)
             outputs = []
-            out = (ngsgd_state_out or _beside(model_out)) if ng is not None else ""
+            out = (files.ngsgd_state_out or _beside(files.model_out)) if ng is not None else ""
             if out:
                 outputs.append((out, ng.save))
             if bmuf is not None and mopts.bmuf_state:
                 outputs.append((mopts.bmuf_state, bmuf.save))
-            outputs.append((model_out, lambda path: nnet.write(path, binary=binary)))
+            outputs.append((files.model_out, lambda path: nnet.write(path, binary=spec.binary)))
             write_together(outputs)
             if ng is not None:
                 log.info("NG-SGD state written to %s (%d layer updates limited by "
                          "--max-change-per-sample)", out or "nowhere", ng.num_limited)
-        if result_file:
-            write_result(result_file, res)
+        if files.result_file:
+            write_result(files.result_file, res)
 
     w.write(write)  # the model is on disk before any rank reports success
     wd.stop()

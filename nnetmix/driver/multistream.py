@@ -3,9 +3,10 @@ bin/nnet-train-multistream.py and bin/nnet-train-multistream-perutt.py (Kaldi's
 nnet-train-multistream and nnet-train-multistream-perutt; with PerUttOptions' chunk options,
 seed 002's CSC-BPTT)::
 
-    res = multistream_epoch("scp:feats.scp", "ark:post.ark", "nnet.in", "nnet.out",
-                            TrainOptions(), StreamOptions(num_streams=4, batch_size=20),
-                            NnetTrainOptions(learn_rate=1e-4))
+    spec = EpochSpec(TrainOptions(), NnetTrainOptions(learn_rate=1e-4),
+                     streams=StreamOptions(num_streams=4, batch_size=20))
+    res = multistream_epoch(spec, EpochFiles("scp:feats.scp", "ark:post.ark", "nnet.in",
+                                             "nnet.out"))
 
 It is :func:`~nnetmix.driver.dnn.dnn_epoch` on one worker with the stream options (one epoch
 driver for frames, streams, one worker and MPI ranks), a feed-forward network trained in streams
@@ -18,29 +19,21 @@ streams (:func:`~nnetmix.driver.dnn.dnn_epoch`, :mod:`nnetmix.driver.batches`).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
-from typing import Optional, Union
+from typing import Optional
 
 from nnetmix.driver.dnn import EpochResult, dnn_epoch
-from nnetmix.nnet import NnetTrainOptions
-from nnetmix.train.options import TrainOptions
-from nnetmix.train.seqstreams import PerUttOptions
-from nnetmix.train.streams import StreamOptions
+from nnetmix.driver.spec import EpochFiles, EpochSpec
 
 __all__ = ["multistream_epoch"]
 
 logger = logging.getLogger(__name__)
 
 
-def multistream_epoch(feats: str, targets: str, model_in: str, model_out: Optional[str],
-                      train_opts: TrainOptions,
-                      stream_opts: Union[StreamOptions, PerUttOptions],
-                      update_opts: NnetTrainOptions, *, feature_transform: str = "",
-                      backend: str = "cpu", targets_kind: str = "post", binary: bool = True,
-                      result_file: str = "",
+def multistream_epoch(spec: EpochSpec, files: EpochFiles,
                       log: Optional[logging.Logger] = None) -> EpochResult:
-    """One epoch (or CV pass with ``train_opts.cross_validate``); see the module docstring."""
-    return dnn_epoch(None, feats, targets, model_in, model_out, train_opts, update_opts,
-                     feature_transform=feature_transform, backend=backend,
-                     targets_kind=targets_kind, binary=binary, log=log or logger,
-                     result_file=result_file, stream_opts=stream_opts, streams_always=True)
+    """One epoch (or CV pass with ``spec.train.cross_validate``) in the steps of
+    ``spec.streams`` (StreamOptions or PerUttOptions); see the module docstring."""
+    return dnn_epoch(None, dataclasses.replace(spec, streams_always=True), files,
+                     log=log or logger)

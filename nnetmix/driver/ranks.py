@@ -45,7 +45,7 @@ from nnetmix.parallel.bmuf import BMUF
 from nnetmix.parallel.buffers import ParallelError, mpi_cuda_aware
 from nnetmix.parallel.failure import Watchdog, open_rank_status
 from nnetmix.utils.rankstatus import status_path
-from nnetmix.parallel.mixing import Mixer
+from nnetmix.parallel.mixing import Mixer, check_mixing
 from nnetmix.parallel.options import MixingOptions
 from nnetmix.parallel.partition import Partition, partition_utterances
 
@@ -213,10 +213,8 @@ class Workers:
         if mopts is not None:
             mopts.check()
         self.check_same("options", {**values, "mpi": mopts})
-        if mixes and mopts is not None and mopts.mixing == "butterfly" \
-                and self.size & (self.size - 1):
-            raise ParallelError(f"--mixing=butterfly needs a power-of-two number of ranks, got "
-                                f"{self.size} (use --mixing=allreduce or ring)")
+        if mixes and mopts is not None:
+            check_mixing(mopts.mixing, mopts.allreduce, self.size)
 
     def backend(self, name: str) -> Any:
         """The compute backend; under MPI each rank takes its own GPU."""

@@ -34,6 +34,7 @@ from typing import Any, Optional
 import numpy as np
 
 from nnetmix.driver.ranks import Workers
+from nnetmix.options import option
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.options import MixingOptions
 from nnetmix.rbm.options import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
@@ -50,9 +51,9 @@ logger = logging.getLogger(__name__)
 class RbmMpiOptions(MixingOptions):
     """How the ranks share the RBM training and mix (bin/rbm-train-cd1-mpi.py's own options)."""
 
-    scale_lr_by_workers: bool = dataclasses.field(default=False, metadata={
-        "help": "Multiply the learning rate by the number of ranks (default false: averaging N "
-                "CD-1 steps behaves like one step on an N times larger minibatch)"})
+    scale_lr_by_workers: bool = option(False, "Multiply the learning rate by the number of ranks "
+                                       "(default false: averaging N CD-1 steps behaves like one "
+                                       "step on an N times larger minibatch)")
 
 
 @dataclasses.dataclass

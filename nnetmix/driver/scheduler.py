@@ -47,13 +47,15 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from nnetmix.driver.dnn import dnn_epoch, read_result
+from nnetmix.driver.spec import EpochFiles, EpochSpec
 from nnetmix.errors import UsageError
 from nnetmix.log import KaldiFormatter
-from nnetmix.nnet import NnetTrainOptions, read_nnet
+from nnetmix.nnet import read_nnet
+from nnetmix.options import option
 from nnetmix.train.loop import Hook
 from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, kaldi_round,
                                   newbob_step)
-from nnetmix.train.options import TrainError, TrainOptions
+from nnetmix.train.options import TrainError
 from nnetmix.train.stats import EpochStats
 from nnetmix.utils.jobs import parse_job_args, run_job, run_mpi_job
 from nnetmix.utils.lock import DirLock
@@ -72,16 +74,15 @@ _STATE_FIELDS = {"learn_rate": float, "loss": float, "mlp_best": str, "halving":
 
 @dataclasses.dataclass
 class ScheduleOptions(NewbobOptions):
-    scheduler: str = dataclasses.field(default="newbob", metadata={
-        "help": "Learning-rate schedule: newbob (CV-driven halving) or exponential"})
-    num_epochs: int = dataclasses.field(default=10, metadata={
-        "help": "Epochs of the exponential schedule (lr0 * 0.01^(e/(E-1)))"})
-    final_lr_ratio: float = dataclasses.field(default=0.01, metadata={
-        "help": "Exponential schedule: the last epoch's learning rate over the first"})
-    dropout_schedule: str = dataclasses.field(default="", metadata={
-        "help": "Dropout rates of the first N epochs, e.g. 0.2,0.2,0.0 (train_scheduler.sh's: "
-                "each epoch trains from a copy of the best model with its <Dropout> rates set, "
-                "later epochs keep the last)"})
+    scheduler: str = option("newbob", "Learning-rate schedule: newbob (CV-driven halving) "
+                            "or exponential")
+    num_epochs: int = option(10, "Epochs of the exponential schedule (lr0 * 0.01^(e/(E-1)))")
+    final_lr_ratio: float = option(0.01, "Exponential schedule: the last epoch's learning rate "
+                                   "over the first")
+    dropout_schedule: str = option("", "Dropout rates of the first N epochs, e.g. 0.2,0.2,0.0 "
+                                   "(train_scheduler.sh's: each epoch trains from a copy of the "
+                                   "best model with its <Dropout> rates set, later epochs keep "
+                                   "the last)")
 
     def dropout_rates(self) -> list[str]:
         """The schedule's rates as written (they name the copies, as Kaldi's file names)."""
@@ -109,31 +110,22 @@ class ScheduleOptions(NewbobOptions):
 class TrainCommandOptions:
     """Running each epoch as a separate command (e.g. MPI training through a job wrapper)."""
 
-    train_cmd: str = dataclasses.field(default="", metadata={
-        "help": "Job wrapper that runs each epoch (training and CV) as its own command, e.g. "
-                "'utils/run.py --num-tasks 2' (empty: in this process)"})
-    train_tool: str = dataclasses.field(default="nnet-train-mpi.py", metadata={
-        "help": "With --train-cmd: the per-epoch tool and its own options"})
-    tr_tool_opts: str = dataclasses.field(default="", metadata={
-        "help": "With --train-cmd: options for the tool on the training set only"})
-    cv_tool_opts: str = dataclasses.field(default="", metadata={
-        "help": "With --train-cmd: options for the tool on the CV set only"})
-    bmuf_state: bool = dataclasses.field(default=False, metadata={
-        "help": "With --train-cmd: keep a BMUF checkpoint with each epoch's model "
-                "(<model>.bmuf.npz), passed to the tool as --bmuf-state"})
-    pass_epoch: bool = dataclasses.field(default=True, metadata={
-        "help": "With --train-cmd: give the tool --epoch=N (nnet-train-mpi.py seeds its "
-                "per-epoch data partition with it; nnet-train-frmshuff.py has no such option)"})
-    watchdog_timeout: float = dataclasses.field(default=-1.0, metadata={
-        "help": "With --train-cmd: the MPI tool's --watchdog-timeout (seconds without progress "
-                "that end the job naming the rank that hung; 0: off; negative: adaptive, the "
-                "tool's default, and not passed)"})
-
-
-def _opt_text(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+    train_cmd: str = option("", "Job wrapper that runs each epoch (training and CV) as its own "
+                            "command, e.g. 'utils/run.py --num-tasks 2' (empty: in this process)")
+    train_tool: str = option("nnet-train-mpi.py", "With --train-cmd: the per-epoch tool and its "
+                             "own options")
+    tr_tool_opts: str = option("", "With --train-cmd: options for the tool on the training "
+                               "set only")
+    cv_tool_opts: str = option("", "With --train-cmd: options for the tool on the CV set only")
+    bmuf_state: bool = option(False, "With --train-cmd: keep a BMUF checkpoint with each epoch's "
+                              "model (<model>.bmuf.npz), passed to the tool as --bmuf-state")
+    pass_epoch: bool = option(True, "With --train-cmd: give the tool --epoch=N (nnet-train-mpi.py "
+                              "seeds its per-epoch data partition with it; nnet-train-frmshuff.py "
+                              "has no such option)")
+    watchdog_timeout: float = option(-1.0, "With --train-cmd: the MPI tool's --watchdog-timeout "
+                                     "(seconds without progress that end the job naming the rank "
+                                     "that hung; 0: off; negative: adaptive, the tool's default, "
+                                     "and not passed)")
 
 
 @contextlib.contextmanager
@@ -162,25 +154,17 @@ def _symlink_atomic(target: str, link: Path) -> None:
 
 class _Run:
     def __init__(self, mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str,
-                 labels_cv: str, exp_dir: str, update_opts: NnetTrainOptions,
-                 train_opts: TrainOptions, sched: ScheduleOptions, feature_transform: str,
-                 backend: str, targets_kind: str, hook: Optional[Hook], verbose: int,
-                 binary: bool, command: Optional[TrainCommandOptions] = None):
+                 labels_cv: str, exp_dir: str, spec: EpochSpec, sched: ScheduleOptions,
+                 hook: Optional[Hook], verbose: int, command: Optional[TrainCommandOptions]):
         self.command = command if command is not None and command.train_cmd else None
-        self.feature_transform = feature_transform
-        self.backend = backend
-
         self.mlp_init = mlp_init
         self.feats = {"tr": feats_tr, "cv": feats_cv}
         self.labels = {"tr": labels_tr, "cv": labels_cv}
         self.dir = Path(exp_dir)
-        self.update_opts = update_opts
-        self.train_opts = train_opts
+        self.spec = spec
         self.sched = sched
-        self.kind = targets_kind
         self.hook = hook
         self.verbose = verbose
-        self.binary = binary
         base = Path(mlp_init).name
         self.base = base.rsplit(".", 1)[0] if "." in base else base
 
@@ -190,16 +174,13 @@ class _Run:
         if self.command is not None:
             return self.external_epoch(model, which, log_name, lr, out, it)
         cv = which == "cv"
-        opts = dataclasses.replace(self.train_opts, cross_validate=cv)
-        upd = dataclasses.replace(self.update_opts, learn_rate=lr)
         with _epoch_log(self.dir / "log" / log_name, "nnet-train-frmshuff.py", self.verbose) as log:
             log.info("model %s, features %s, targets %s", model, self.feats[which],
                      self.labels[which])
-            res = dnn_epoch(None, self.feats[which], self.labels[which], model,
-                            None if out is None else str(out), opts, upd,
-                            feature_transform=self.feature_transform, backend=self.backend,
-                            targets_kind=self.kind, binary=self.binary, log=log,
-                            hook=None if cv else self.hook)
+            res = dnn_epoch(None, self.spec.for_pass(lr, cv),
+                            EpochFiles(self.feats[which], self.labels[which], model,
+                                       None if out is None else str(out)),
+                            log=log, hook=None if cv else self.hook)
             st = res.stats
             log.info("%s", st.summary_line())
             log.info("%s", st.report())
@@ -216,13 +197,7 @@ class _Run:
         result = log.with_suffix(".json")
         if result.exists():
             result.unlink()  # left by a killed run of this epoch
-        opts = [f"--{k.replace('_', '-')}={_opt_text(v)}" for k, v in
-                {**dataclasses.asdict(dataclasses.replace(self.update_opts, learn_rate=lr)),
-                 **dataclasses.asdict(dataclasses.replace(self.train_opts, cross_validate=cv))
-                 }.items()]
-        opts += [f"--feature-transform={self.feature_transform}", f"--backend={self.backend}",
-                 f"--targets-kind={self.kind}", f"--binary={_opt_text(self.binary)}",
-                 f"--result-file={result}"]
+        opts = self.spec.for_pass(lr, cv).tool_options() + [f"--result-file={result}"]
         if c.pass_epoch:
             opts.append(f"--epoch={it}")
         if c.watchdog_timeout >= 0:
@@ -306,7 +281,7 @@ class _Run:
         state = self.load()
         if state is None:
             st = self.epoch(self.mlp_init, "cv", "iter00.initial.log")
-            state = NewbobState(learn_rate=kaldi_round(self.update_opts.learn_rate),
+            state = NewbobState(learn_rate=kaldi_round(self.spec.update.learn_rate),
                                 loss=kaldi_round(st.avg_loss), mlp_best=self.mlp_init)
             logger.info("CROSSVAL PRERUN AVG.LOSS %.4f (Xent), FRAME_ACCURACY %.2f%%",
                         st.avg_loss, st.frame_accuracy)
@@ -339,7 +314,7 @@ class _Run:
         d = self.dir
         sched = self.sched
         if sched.scheduler == "exponential":
-            lr = exponential_lr(self.update_opts.learn_rate, it - 1, sched.num_epochs,
+            lr = exponential_lr(self.spec.update.learn_rate, it - 1, sched.num_epochs,
                                 sched.final_lr_ratio)
             state.learn_rate = lr
         lr = state.learn_rate
@@ -376,24 +351,23 @@ class _Run:
 
 
 def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, labels_cv: str,
-                 exp_dir: str, update_opts: NnetTrainOptions, train_opts: TrainOptions,
-                 sched: ScheduleOptions, feature_transform: str = "", backend: str = "cpu",
-                 targets_kind: str = "post", hook: Optional[Hook] = None, verbose: int = 1,
-                 binary: bool = True, command: Optional[TrainCommandOptions] = None) -> str:
+                 exp_dir: str, spec: EpochSpec, sched: ScheduleOptions, *,
+                 hook: Optional[Hook] = None, verbose: int = 1,
+                 command: Optional[TrainCommandOptions] = None) -> str:
     """Train ``mlp_init`` into ``exp_dir/final.nnet`` (see the module docstring); returns its path.
 
+    ``spec``: how every epoch trains, its learning rate the first epoch's (each epoch gets the
+    schedule's rate and its pass, :meth:`~nnetmix.driver.spec.EpochSpec.for_pass`).
     Skips everything when final.nnet exists; resumes after the last finished epoch otherwise.
     Holds the lock of ``exp_dir`` (:mod:`nnetmix.utils.lock`) throughout: another job there
     raises DirLockedError before anything is written.
     ``command``: run each epoch as its own command (e.g. MPI training; module docstring).
     """
     sched.check()
-    train_opts.check()
-    update_opts.check()
+    spec.check()
     with DirLock(exp_dir):  # one job per directory; re-entrant under steps/nnet/train.sh's
-        return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, update_opts,
-                    train_opts, sched, feature_transform, backend, targets_kind, hook, verbose,
-                    binary, command).run()
+        return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, spec, sched,
+                    hook, verbose, command).run()
 
 
 def _run_command(wrapper: list[str], log: str, tool: list[str], it: int, which: str) -> int:

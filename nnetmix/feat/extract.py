@@ -13,7 +13,7 @@ extract-segments, for data directories with a segments file); see wavetable.py.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from nnetmix.feat.textio import TextTableWriter
 from nnetmix.feat.wavetable import WaveEntry, iter_wave_table
 from nnetmix.log import vlog
 from nnetmix.kaldi import TableWriter
+from nnetmix.options import option
 
 __all__ = ["ExtractOptions", "ExtractResult", "compute_feats_table"]
 
@@ -33,18 +34,15 @@ logger = logging.getLogger(__name__)
 @dataclass
 class ExtractOptions:
     """Options of compute-{mfcc,fbank}-feats beyond the feature options themselves."""
-    channel: int = field(default=-1, metadata={
-        "help": "Channel to extract (-1 -> expect mono, 0 -> left, 1 -> right)"})
-    min_duration: float = field(default=0.0, metadata={
-        "help": "Minimum duration of segments to process (in seconds)."})
-    subtract_mean: bool = field(default=False, metadata={
-        "help": "Subtract mean of each feature file [CMS]; not recommended to do it this way."})
-    write_utt2dur: str = field(default="", metadata={
-        "help": "Wspecifier to write duration of each utterance in seconds, e.g. "
-                "'ark,t:utt2dur'."})
-    write_num_frames: str = field(default="", metadata={
-        "help": "Wspecifier to write length in frames of each utterance, e.g. "
-                "'ark,t:utt2num_frames' (as copy-feats's option; an nnetmix addition here)"})
+    channel: int = option(-1, "Channel to extract (-1 -> expect mono, 0 -> left, 1 -> right)")
+    min_duration: float = option(0.0, "Minimum duration of segments to process (in seconds).")
+    subtract_mean: bool = option(False, "Subtract mean of each feature file [CMS]; not recommended "
+                                 "to do it this way.")
+    write_utt2dur: str = option("", "Wspecifier to write duration of each utterance in seconds, "
+                                "e.g. 'ark,t:utt2dur'.")
+    write_num_frames: str = option("", "Wspecifier to write length in frames of each utterance, "
+                                   "e.g. 'ark,t:utt2num_frames' (as copy-feats's option; an "
+                                   "nnetmix addition here)")
 
 
 @dataclass

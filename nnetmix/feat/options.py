@@ -19,7 +19,7 @@ from pathlib import Path
 import kaldi_native_fbank as knf
 
 from nnetmix.errors import UsageError
-from nnetmix.options import OptionSet
+from nnetmix.options import OptionSet, option
 
 __all__ = ["FrameOptions", "MelOptions", "MfccOptions", "FbankOptions", "PlpOptions",
            "FeatureConfig", "FEATURE_KINDS",
@@ -28,31 +28,28 @@ __all__ = ["FrameOptions", "MelOptions", "MfccOptions", "FbankOptions", "PlpOpti
 WINDOW_TYPES = ("hamming", "hanning", "povey", "rectangular", "sine", "blackman")
 
 
-def _opt(default, help: str):
-    return field(default=default, metadata={"help": help})
-
-
 @dataclass
 class FrameOptions:
     """Framing and waveform processing (Kaldi's FrameExtractionOptions)."""
 
-    sample_frequency: float = _opt(16000.0, "Waveform data sample frequency (must match the "
-                                   "waveform file, if specified there)")
-    frame_shift: float = _opt(10.0, "Frame shift in milliseconds")
-    frame_length: float = _opt(25.0, "Frame length in milliseconds")
-    dither: float = _opt(1.0, "Dithering constant (0.0 means no dither). Kaldi's default 1.0 "
-                         "makes features random; nnetmix confs set 0")
-    preemphasis_coefficient: float = _opt(0.97, "Coefficient for use in signal preemphasis")
-    remove_dc_offset: bool = _opt(True, "Subtract mean from waveform on each frame")
-    window_type: str = _opt("povey", "Type of window (\"hamming\"|\"hanning\"|\"povey\"|"
-                            "\"rectangular\"|\"sine\"|\"blackman\")")
-    round_to_power_of_two: bool = _opt(True, "If true, round window size to power of two by "
-                                       "zero-padding input to FFT.")
-    blackman_coeff: float = _opt(0.42, "Constant coefficient for generalized Blackman window.")
-    snip_edges: bool = _opt(True, "If true, end effects will be handled by outputting only "
-                            "frames that completely fit in the file, and the number of frames "
-                            "depends on the frame-length.  If false, the number of frames "
-                            "depends only on the frame-shift, and we reflect the data at the ends.")
+    sample_frequency: float = option(16000.0, "Waveform data sample frequency (must match the "
+                                     "waveform file, if specified there)")
+    frame_shift: float = option(10.0, "Frame shift in milliseconds")
+    frame_length: float = option(25.0, "Frame length in milliseconds")
+    dither: float = option(1.0, "Dithering constant (0.0 means no dither). Kaldi's default 1.0 "
+                           "makes features random; nnetmix confs set 0")
+    preemphasis_coefficient: float = option(0.97, "Coefficient for use in signal preemphasis")
+    remove_dc_offset: bool = option(True, "Subtract mean from waveform on each frame")
+    window_type: str = option("povey", "Type of window (\"hamming\"|\"hanning\"|\"povey\"|"
+                              "\"rectangular\"|\"sine\"|\"blackman\")")
+    round_to_power_of_two: bool = option(True, "If true, round window size to power of two by "
+                                         "zero-padding input to FFT.")
+    blackman_coeff: float = option(0.42, "Constant coefficient for generalized Blackman window.")
+    snip_edges: bool = option(True, "If true, end effects will be handled by outputting only "
+                              "frames that completely fit in the file, and the number of "
+                              "frames depends on the frame-length.  If false, the number of "
+                              "frames depends only on the frame-shift, and we reflect the data "
+                              "at the ends.")
 
     def window_size(self) -> int:
         """Samples per frame (Kaldi's WindowSize(): 400 at 16 kHz, 25 ms)."""
@@ -97,15 +94,16 @@ class FrameOptions:
 class MelOptions:
     """Mel filterbank (Kaldi's MelBanksOptions, with the 23 bins MFCC and fbank default to)."""
 
-    num_mel_bins: int = _opt(23, "Number of triangular mel-frequency bins")
-    low_freq: float = _opt(20.0, "Low cutoff frequency for mel bins")
-    high_freq: float = _opt(0.0, "High cutoff frequency for mel bins (if <= 0, offset from "
-                            "Nyquist)")
-    vtln_low: float = _opt(100.0, "Low inflection point in piecewise linear VTLN warping function")
-    vtln_high: float = _opt(-500.0, "High inflection point in piecewise linear VTLN warping "
-                            "function (if negative, offset from high-mel-freq")
-    debug_mel: bool = _opt(False, "Print out debugging information for mel bin computation")
-    htk_mode: bool = _opt(False, "Compute mel bins as HTK does (only with --htk-compat)")
+    num_mel_bins: int = option(23, "Number of triangular mel-frequency bins")
+    low_freq: float = option(20.0, "Low cutoff frequency for mel bins")
+    high_freq: float = option(0.0, "High cutoff frequency for mel bins (if <= 0, offset "
+                              "from Nyquist)")
+    vtln_low: float = option(100.0, "Low inflection point in piecewise linear VTLN "
+                             "warping function")
+    vtln_high: float = option(-500.0, "High inflection point in piecewise linear VTLN warping "
+                              "function (if negative, offset from high-mel-freq")
+    debug_mel: bool = option(False, "Print out debugging information for mel bin computation")
+    htk_mode: bool = option(False, "Compute mel bins as HTK does (only with --htk-compat)")
 
     def to_knf(self) -> knf.MelBanksOptions:
         o = knf.MelBanksOptions()
@@ -124,49 +122,49 @@ class MelOptions:
 class MfccOptions:
     """MFCC-specific options (Kaldi's MfccOptions)."""
 
-    num_ceps: int = _opt(13, "Number of cepstra in MFCC computation (including C0)")
-    use_energy: bool = _opt(True, "Use energy (not C0) in MFCC computation")
-    energy_floor: float = _opt(0.0, "Floor on energy (absolute, not relative) in MFCC "
-                               "computation. Only makes a difference if --use-energy=true; only "
-                               "necessary if --dither=0.0.  Suggested values: 0.1 or 1.0")
-    raw_energy: bool = _opt(True, "If true, compute energy before preemphasis and windowing")
-    cepstral_lifter: float = _opt(22.0, "Constant that controls scaling of MFCCs")
-    htk_compat: bool = _opt(False, "If true, put energy or C0 last and use a factor of sqrt(2) "
-                            "on C0.  Warning: not sufficient to get HTK compatible features "
-                            "(need to change other parameters).")
+    num_ceps: int = option(13, "Number of cepstra in MFCC computation (including C0)")
+    use_energy: bool = option(True, "Use energy (not C0) in MFCC computation")
+    energy_floor: float = option(0.0, "Floor on energy (absolute, not relative) in MFCC "
+                                 "computation. Only makes a difference if --use-energy=true; only "
+                                 "necessary if --dither=0.0.  Suggested values: 0.1 or 1.0")
+    raw_energy: bool = option(True, "If true, compute energy before preemphasis and windowing")
+    cepstral_lifter: float = option(22.0, "Constant that controls scaling of MFCCs")
+    htk_compat: bool = option(False, "If true, put energy or C0 last and use a factor of sqrt(2) "
+                              "on C0.  Warning: not sufficient to get HTK compatible features "
+                              "(need to change other parameters).")
 
 
 @dataclass
 class FbankOptions:
     """Filterbank-specific options (Kaldi's FbankOptions)."""
 
-    use_energy: bool = _opt(False, "Add an extra dimension with energy to the FBANK output.")
-    energy_floor: float = _opt(0.0, "Floor on energy (absolute, not relative) in FBANK "
-                               "computation. Only makes a difference if --use-energy=true; only "
-                               "necessary if --dither=0.0.  Suggested values: 0.1 or 1.0")
-    raw_energy: bool = _opt(True, "If true, compute energy before preemphasis and windowing")
-    htk_compat: bool = _opt(False, "If true, put energy last.  Warning: not sufficient to get "
-                            "HTK compatible features (need to change other parameters).")
-    use_log_fbank: bool = _opt(True, "If true, produce log-filterbank, else produce linear.")
-    use_power: bool = _opt(True, "If true, use power, else use magnitude.")
+    use_energy: bool = option(False, "Add an extra dimension with energy to the FBANK output.")
+    energy_floor: float = option(0.0, "Floor on energy (absolute, not relative) in FBANK "
+                                 "computation. Only makes a difference if --use-energy=true; only "
+                                 "necessary if --dither=0.0.  Suggested values: 0.1 or 1.0")
+    raw_energy: bool = option(True, "If true, compute energy before preemphasis and windowing")
+    htk_compat: bool = option(False, "If true, put energy last.  Warning: not sufficient to get "
+                              "HTK compatible features (need to change other parameters).")
+    use_log_fbank: bool = option(True, "If true, produce log-filterbank, else produce linear.")
+    use_power: bool = option(True, "If true, use power, else use magnitude.")
 
 
 @dataclass
 class PlpOptions:
     """PLP-specific options (Kaldi's PlpOptions); the mel bins default to 23 as for MFCC."""
 
-    lpc_order: int = _opt(12, "Order of LPC analysis in PLP computation")
-    num_ceps: int = _opt(13, "Number of cepstra in PLP computation (including C0)")
-    use_energy: bool = _opt(True, "Use energy (not C0) for zeroth PLP feature")
-    energy_floor: float = _opt(0.0, "Floor on energy (absolute, not relative) in PLP "
-                               "computation. Only makes a difference if --use-energy=true; only "
-                               "necessary if --dither=0.0.  Suggested values: 0.1 or 1.0")
-    raw_energy: bool = _opt(True, "If true, compute energy before preemphasis and windowing")
-    compress_factor: float = _opt(0.33333, "Compression factor in PLP computation")
-    cepstral_lifter: int = _opt(22, "Constant that controls scaling of PLPs")
-    cepstral_scale: float = _opt(1.0, "Scaling constant in PLP computation")
-    htk_compat: bool = _opt(False, "If true, put energy or C0 last.  Warning: not sufficient "
-                            "to get HTK compatible features (need to change other parameters).")
+    lpc_order: int = option(12, "Order of LPC analysis in PLP computation")
+    num_ceps: int = option(13, "Number of cepstra in PLP computation (including C0)")
+    use_energy: bool = option(True, "Use energy (not C0) for zeroth PLP feature")
+    energy_floor: float = option(0.0, "Floor on energy (absolute, not relative) in PLP "
+                                 "computation. Only makes a difference if --use-energy=true; only "
+                                 "necessary if --dither=0.0.  Suggested values: 0.1 or 1.0")
+    raw_energy: bool = option(True, "If true, compute energy before preemphasis and windowing")
+    compress_factor: float = option(0.33333, "Compression factor in PLP computation")
+    cepstral_lifter: int = option(22, "Constant that controls scaling of PLPs")
+    cepstral_scale: float = option(1.0, "Scaling constant in PLP computation")
+    htk_compat: bool = option(False, "If true, put energy or C0 last.  Warning: not sufficient "
+                              "to get HTK compatible features (need to change other parameters).")
 
 
 # The feature kinds and the option group of each (compute-<kind>-feats).

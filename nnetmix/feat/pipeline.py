@@ -32,6 +32,7 @@ from nnetmix.feat.stages import CMVN_OPTIONS, DELTA_OPTIONS, SPLICE_OPTIONS, Cmv
 from nnetmix.feat.textio import read_utt2spk
 from nnetmix.kaldi import RandomAccessReader, SequentialReader
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier
+from nnetmix.options import option
 from nnetmix.outfile import output_file
 
 __all__ = ["PIPELINE_PREFIX", "PipelineError", "FeaturePipeline", "FeatureReader",
@@ -51,31 +52,27 @@ class PipelineError(NnetmixError):
     """A pipeline file that is missing, not JSON, or has a missing or bad field."""
 
 
-def _field(help: str, default: Any = dataclasses.MISSING) -> Any:
-    return dataclasses.field(default=default, metadata={"help": help})
-
-
 @dataclasses.dataclass
 class FeaturePipeline:
     """The feature chain of one data set; stored as JSON (:meth:`write`, :meth:`read`)."""
 
-    utt_list: str = _field("feats scp whose keys, in its order, are the table (e.g. train.sh's "
-                           "shuffled $dir/train.scp)")
-    cmvn: str = _field("apply-cmvn's <cmvn-stats-rspecifier|rxfilename>, e.g. "
-                       "scp:data/train/cmvn.scp; empty: no CMVN", "")
-    cmvn_opts: str = _field("apply-cmvn's options as text, e.g. '--norm-vars=false'", "")
-    utt2spk: str = _field("apply-cmvn's --utt2spk rspecifier; empty: stats per utterance", "")
-    delta_opts: str = _field("add-deltas' options as text; empty: no deltas (Kaldi's "
-                             "delta_opts convention)", "")
-    splice_opts: str = _field("splice-feats' options as text, e.g. '--left-context=3 "
-                              "--right-context=3'; empty: no splicing", "")
-    transform: str = _field("transform-feats' global matrix rxfilename (final.mat of an LDA or "
-                            "LDA+MLLT system); empty: none", "")
-    spk_transforms: str = _field("transform-feats' table of per-speaker transforms (fMLLR, e.g. "
-                                 "ark:exp/tri3/trans.1), looked up through 'spk_utt2spk'; "
-                                 "empty: none", "")
-    spk_utt2spk: str = _field("utt2spk rspecifier for 'spk_transforms'; empty: the transforms "
-                              "are keyed by utterance", "")
+    utt_list: str = option(dataclasses.MISSING, "feats scp whose keys, in its order, are the table "
+                           "(e.g. train.sh's shuffled $dir/train.scp)")
+    cmvn: str = option("", "apply-cmvn's <cmvn-stats-rspecifier|rxfilename>, e.g. "
+                       "scp:data/train/cmvn.scp; empty: no CMVN")
+    cmvn_opts: str = option("", "apply-cmvn's options as text, e.g. '--norm-vars=false'")
+    utt2spk: str = option("", "apply-cmvn's --utt2spk rspecifier; empty: stats per utterance")
+    delta_opts: str = option("", "add-deltas' options as text; empty: no deltas (Kaldi's "
+                             "delta_opts convention)")
+    splice_opts: str = option("", "splice-feats' options as text, e.g. '--left-context=3 "
+                              "--right-context=3'; empty: no splicing")
+    transform: str = option("", "transform-feats' global matrix rxfilename (final.mat of an LDA or "
+                            "LDA+MLLT system); empty: none")
+    spk_transforms: str = option("", "transform-feats' table of per-speaker transforms (fMLLR, "
+                                 "e.g. ark:exp/tri3/trans.1), looked up through 'spk_utt2spk'; "
+                                 "empty: none")
+    spk_utt2spk: str = option("", "utt2spk rspecifier for 'spk_transforms'; empty: the transforms "
+                              "are keyed by utterance")
 
     def check(self, where: str = "feature pipeline") -> None:
         """Refuse what the steps would refuse, naming ``where`` (the file)."""

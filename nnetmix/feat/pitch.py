@@ -23,7 +23,7 @@ import numpy as np
 from nnetmix.errors import UsageError
 from nnetmix.feat.audio import SampleRateError
 from nnetmix.feat.compute import TooShortError
-from nnetmix.feat.options import _opt  # the one field helper of the feature option groups
+from nnetmix.options import option
 
 __all__ = ["PitchOptions", "ProcessPitchOptions", "PitchExtractor"]
 
@@ -32,51 +32,51 @@ __all__ = ["PitchOptions", "ProcessPitchOptions", "PitchExtractor"]
 class PitchOptions:
     """Kaldi's PitchExtractionOptions (compute-kaldi-pitch-feats)."""
 
-    sample_frequency: float = _opt(16000.0, "Waveform data sample frequency (must match the "
-                                   "waveform file, if specified there)")
-    frame_length: float = _opt(25.0, "Frame length in milliseconds")
-    frame_shift: float = _opt(10.0, "Frame shift in milliseconds")
-    preemphasis_coefficient: float = _opt(0.0, "Coefficient for use in signal preemphasis "
-                                          "(deprecated)")
-    min_f0: float = _opt(50.0, "min. F0 to search for (Hz)")
-    max_f0: float = _opt(400.0, "max. F0 to search for (Hz)")
-    soft_min_f0: float = _opt(10.0, "Minimum f0, applied in soft way, must not exceed min-f0")
-    penalty_factor: float = _opt(0.1, "cost factor for FO change.")
-    lowpass_cutoff: float = _opt(1000.0, "cutoff frequency for LowPass filter (Hz) ")
-    resample_frequency: float = _opt(4000.0, "Frequency that we down-sample the signal to.  "
-                                     "Must be more than twice lowpass-cutoff")
-    delta_pitch: float = _opt(0.005, "Smallest relative change in pitch that our algorithm "
-                              "measures")
-    nccf_ballast: float = _opt(7000.0, "Increasing this factor reduces NCCF for quiet frames")
-    nccf_ballast_online: bool = _opt(False, "This is useful mainly for debug; it affects how "
-                                     "the NCCF ballast is computed.")
-    lowpass_filter_width: int = _opt(1, "Integer that determines filter width of lowpass "
-                                     "filter, more gives sharper filter")
-    upsample_filter_width: int = _opt(5, "Integer that determines filter width when "
-                                      "upsampling NCCF")
-    max_frames_latency: int = _opt(0, "Maximum number of frames of latency that we allow pitch "
-                                   "tracking to introduce into the feature processing (affects "
-                                   "output only if --frames-per-chunk > 0 and "
-                                   "--simulate-first-pass-online=true")
-    frames_per_chunk: int = _opt(0, "Only relevant for offline pitch extraction (e.g. "
-                                 "compute-kaldi-pitch-feats), you can set it to a small nonzero "
-                                 "value, such as 10, for better feature compatibility with "
-                                 "online decoding (affects energy normalization in the "
-                                 "algorithm)")
-    simulate_first_pass_online: bool = _opt(False, "If true, compute-kaldi-pitch-feats will "
-                                            "output features that correspond to what an online "
-                                            "decoder would see in the first pass of decoding "
-                                            "-- not the final version of the features, which is "
-                                            "the default.  Relevant if --frames-per-chunk > 0")
-    recompute_frame: int = _opt(500, "Only relevant for online pitch extraction, or for "
-                                "compatibility with online pitch extraction.  A non-critical "
-                                "parameter; the frame at which we recompute some of the "
-                                "forward pointers, after revising our estimate of the signal "
-                                "energy.  Relevant if--frames-per-chunk > 0")
-    snip_edges: bool = _opt(True, "If this is set to false, the incomplete frames near the "
-                            "ending edge won't be snipped, so that the number of frames is the "
-                            "file size divided by the frame-shift. This makes different types "
-                            "of features give the same number of frames.")
+    sample_frequency: float = option(16000.0, "Waveform data sample frequency (must match the "
+                                     "waveform file, if specified there)")
+    frame_length: float = option(25.0, "Frame length in milliseconds")
+    frame_shift: float = option(10.0, "Frame shift in milliseconds")
+    preemphasis_coefficient: float = option(0.0, "Coefficient for use in signal "
+                                            "preemphasis (deprecated)")
+    min_f0: float = option(50.0, "min. F0 to search for (Hz)")
+    max_f0: float = option(400.0, "max. F0 to search for (Hz)")
+    soft_min_f0: float = option(10.0, "Minimum f0, applied in soft way, must not exceed min-f0")
+    penalty_factor: float = option(0.1, "cost factor for FO change.")
+    lowpass_cutoff: float = option(1000.0, "cutoff frequency for LowPass filter (Hz) ")
+    resample_frequency: float = option(4000.0, "Frequency that we down-sample the signal to.  "
+                                       "Must be more than twice lowpass-cutoff")
+    delta_pitch: float = option(0.005, "Smallest relative change in pitch that our "
+                                "algorithm measures")
+    nccf_ballast: float = option(7000.0, "Increasing this factor reduces NCCF for quiet frames")
+    nccf_ballast_online: bool = option(False, "This is useful mainly for debug; it affects how "
+                                       "the NCCF ballast is computed.")
+    lowpass_filter_width: int = option(1, "Integer that determines filter width of lowpass "
+                                       "filter, more gives sharper filter")
+    upsample_filter_width: int = option(5, "Integer that determines filter width when "
+                                        "upsampling NCCF")
+    max_frames_latency: int = option(0, "Maximum number of frames of latency that we allow "
+                                     "pitch tracking to introduce into the feature "
+                                     "processing (affects output only if --frames-per-chunk "
+                                     "> 0 and --simulate-first-pass-online=true")
+    frames_per_chunk: int = option(0, "Only relevant for offline pitch extraction (e.g. "
+                                   "compute-kaldi-pitch-feats), you can set it to a small "
+                                   "nonzero value, such as 10, for better feature "
+                                   "compatibility with online decoding (affects energy "
+                                   "normalization in the algorithm)")
+    simulate_first_pass_online: bool = option(False, "If true, compute-kaldi-pitch-feats will "
+                                              "output features that correspond to what an online "
+                                              "decoder would see in the first pass of decoding "
+                                              "-- not the final version of the features, which is "
+                                              "the default.  Relevant if --frames-per-chunk > 0")
+    recompute_frame: int = option(500, "Only relevant for online pitch extraction, or for "
+                                  "compatibility with online pitch extraction.  A non-critical "
+                                  "parameter; the frame at which we recompute some of the "
+                                  "forward pointers, after revising our estimate of the signal "
+                                  "energy.  Relevant if--frames-per-chunk > 0")
+    snip_edges: bool = option(True, "If this is set to false, the incomplete frames near the "
+                              "ending edge won't be snipped, so that the number of frames is the "
+                              "file size divided by the frame-shift. This makes different types "
+                              "of features give the same number of frames.")
 
     def to_knf(self) -> knf.PitchExtractionOptions:
         o = knf.PitchExtractionOptions()
@@ -98,32 +98,31 @@ class PitchOptions:
 class ProcessPitchOptions:
     """Kaldi's ProcessPitchOptions (process-kaldi-pitch-feats)."""
 
-    pitch_scale: float = _opt(2.0, "Scaling factor for the final normalized log-pitch value")
-    pov_scale: float = _opt(2.0, "Scaling factor for final POV (probability of voicing) "
-                            "feature")
-    pov_offset: float = _opt(0.0, "This can be used to add an offset to the POV feature. "
-                             "Intended for use in online decoding as a substitute for  CMN.")
-    delta_pitch_scale: float = _opt(10.0, "Term to scale the final delta log-pitch feature")
-    delta_pitch_noise_stddev: float = _opt(0.005, "Standard deviation for noise we add to the "
-                                           "delta log-pitch (before scaling); should be about "
-                                           "the same as delta-pitch option to pitch creation.  "
-                                           "The purpose is to get rid of peaks in the "
-                                           "delta-pitch caused by discretization of pitch "
-                                           "values.")
-    normalization_left_context: int = _opt(75, "Left-context (in frames) for moving window "
-                                           "normalization")
-    normalization_right_context: int = _opt(75, "Right-context (in frames) for moving window "
-                                            "normalization")
-    delta_window: int = _opt(2, "Number of frames on each side of central frame, to use for "
-                             "delta window.")
-    delay: int = _opt(0, "Number of frames by which the pitch information is delayed.")
-    add_pov_feature: bool = _opt(True, "If true, the warped NCCF is added to output features")
-    add_normalized_log_pitch: bool = _opt(True, "If true, the log-pitch with POV-weighted mean "
-                                          "subtraction over 1.5 second window is added to "
-                                          "output features")
-    add_delta_pitch: bool = _opt(True, "If true, time derivative of log-pitch is added to "
-                                 "output features")
-    add_raw_log_pitch: bool = _opt(False, "If true, log(pitch) is added to output features")
+    pitch_scale: float = option(2.0, "Scaling factor for the final normalized log-pitch value")
+    pov_scale: float = option(2.0, "Scaling factor for final POV (probability of voicing) feature")
+    pov_offset: float = option(0.0, "This can be used to add an offset to the POV feature. "
+                               "Intended for use in online decoding as a substitute for  CMN.")
+    delta_pitch_scale: float = option(10.0, "Term to scale the final delta log-pitch feature")
+    delta_pitch_noise_stddev: float = option(0.005, "Standard deviation for noise we add to "
+                                             "the delta log-pitch (before scaling); should be "
+                                             "about the same as delta-pitch option to pitch "
+                                             "creation.  The purpose is to get rid of peaks in "
+                                             "the delta-pitch caused by discretization of "
+                                             "pitch values.")
+    normalization_left_context: int = option(75, "Left-context (in frames) for moving "
+                                             "window normalization")
+    normalization_right_context: int = option(75, "Right-context (in frames) for moving "
+                                              "window normalization")
+    delta_window: int = option(2, "Number of frames on each side of central frame, to use for "
+                               "delta window.")
+    delay: int = option(0, "Number of frames by which the pitch information is delayed.")
+    add_pov_feature: bool = option(True, "If true, the warped NCCF is added to output features")
+    add_normalized_log_pitch: bool = option(True, "If true, the log-pitch with POV-weighted mean "
+                                            "subtraction over 1.5 second window is added to "
+                                            "output features")
+    add_delta_pitch: bool = option(True, "If true, time derivative of log-pitch is added to "
+                                   "output features")
+    add_raw_log_pitch: bool = option(False, "If true, log(pitch) is added to output features")
 
     def to_knf(self) -> knf.ProcessPitchOptions:
         o = knf.ProcessPitchOptions()

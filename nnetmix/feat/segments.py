@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from nnetmix.errors import NnetmixError
 from nnetmix.feat.audio import Audio
 from nnetmix.feat.wavetable import WaveRandomAccess, WaveWriter
 from nnetmix.kaldi.stream import open_input
+from nnetmix.options import option
 
 __all__ = ["SegmentOptions", "SegmentsError", "extract_segments", "segment_range"]
 
@@ -43,11 +44,10 @@ class SegmentsError(NnetmixError):
 class SegmentOptions:
     """Options of extract-segments (Kaldi's names and defaults)."""
 
-    min_segment_length: float = field(default=0.1, metadata={
-        "help": "Minimum segment length in seconds (reject shorter segments)"})
-    max_overshoot: float = field(default=0.5, metadata={
-        "help": "End segments overshooting audio by less than this (in seconds) are "
-                "truncated, else rejected."})
+    min_segment_length: float = option(0.1, "Minimum segment length in seconds (reject "
+                                       "shorter segments)")
+    max_overshoot: float = option(0.5, "End segments overshooting audio by less than this (in "
+                                  "seconds) are truncated, else rejected.")
 
 
 def _real(text: str) -> float | None:

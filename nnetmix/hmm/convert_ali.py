@@ -22,7 +22,7 @@ draws.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
@@ -35,6 +35,7 @@ from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.table import SequentialReader
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
 from nnetmix.kaldi.writer import TableWriter
+from nnetmix.options import option
 
 __all__ = ["ConvertAliOptions", "ConvertAliError", "convert_alignment", "change_reordering",
            "read_phone_map", "convert_ali", "new_phone_lengths", "min_length",
@@ -51,18 +52,16 @@ class ConvertAliError(NnetmixError):
 @dataclass
 class ConvertAliOptions:
     """convert-ali's options (src/bin/convert-ali.cc), with Kaldi's defaults."""
-    phone_map: str = field(default="", metadata={
-        "help": "File name containing old->new phone mapping (each line is: "
-                "old-integer-id new-integer-id)"})
-    reorder: bool = field(default=True, metadata={
-        "help": "True if you want the converted alignments to be 'reordered' versus the way "
-                "they appear in the HmmTopology object"})
-    repeat_frames: bool = field(default=False, metadata={
-        "help": "Only relevant when frame-subsampling-factor != 1.  If true, repeat frames of "
-                "alignment by 'frame-subsampling-factor' after alignment conversion, to keep "
-                "the alignment the same length as the input alignment."})
-    frame_subsampling_factor: int = field(default=1, metadata={
-        "help": "Can be used in converting alignments to reduced frame rates."})
+    phone_map: str = option("", "File name containing old->new phone mapping (each line is: "
+                            "old-integer-id new-integer-id)")
+    reorder: bool = option(True, "True if you want the converted alignments to be 'reordered' "
+                           "versus the way they appear in the HmmTopology object")
+    repeat_frames: bool = option(False, "Only relevant when frame-subsampling-factor != 1.  If "
+                                 "true, repeat frames of alignment by 'frame-subsampling-factor' "
+                                 "after alignment conversion, to keep the alignment the same "
+                                 "length as the input alignment.")
+    frame_subsampling_factor: int = option(1, "Can be used in converting alignments to reduced "
+                                           "frame rates.")
 
 
 def change_reordering(tm: TransitionModel, ali: np.ndarray) -> np.ndarray:

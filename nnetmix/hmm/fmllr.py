@@ -32,7 +32,7 @@ the pinned kaldi-hmm-gmm binds no fMLLR.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -46,6 +46,7 @@ from nnetmix.hmm.gauss_post import (PostCounts, entry_gauss_posteriors, flatten_
 from nnetmix.hmm.gmm_tools import GmmModel, check_feat_dim, read_model
 from nnetmix.kaldi.table import RandomAccessReader
 from nnetmix.kaldi.writer import TableWriter
+from nnetmix.options import option
 
 __all__ = ["FmllrOptions", "FmllrStats", "FmllrError", "fmllr_auxf", "fmllr_update_full",
            "fmllr_update_diag", "fmllr_update_offset", "compute_fmllr", "est_fmllr",
@@ -65,12 +66,10 @@ class FmllrError(NnetmixError):
 class FmllrOptions:
     """Kaldi's FmllrOptions, under their command-line names."""
 
-    fmllr_update_type: str = field(default="full", metadata={
-        "help": 'Update type for fMLLR ("full"|"diag"|"offset"|"none")'})
-    fmllr_min_count: float = field(default=500.0, metadata={
-        "help": "Minimum count required to update fMLLR"})
-    fmllr_num_iters: int = field(default=40, metadata={
-        "help": "Number of iterations in fMLLR update phase."})
+    fmllr_update_type: str = option("full", "Update type for fMLLR "
+                                    "(\"full\"|\"diag\"|\"offset\"|\"none\")")
+    fmllr_min_count: float = option(500.0, "Minimum count required to update fMLLR")
+    fmllr_num_iters: int = option(40, "Number of iterations in fMLLR update phase.")
 
     def check(self) -> None:
         if self.fmllr_update_type not in UPDATE_TYPES:

@@ -20,7 +20,7 @@ ctx_dep, L.fst, disambig, TrainingGraphCompilerOptions()).compile_graph_from_tex
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import kaldi_hmm_gmm as khg  # before kaldifst: the other order can hang
@@ -28,6 +28,7 @@ import kaldifst
 import numpy as np
 
 from nnetmix.hmm.gmm_init import kaldi_string_hash
+from nnetmix.options import option
 
 __all__ = ["AlignOptions", "AlignResult", "equal_align_states", "equal_align_graph",
            "scaled_transition_log_probs", "graph_tids", "graph_pdfs", "align_utterance"]
@@ -39,17 +40,14 @@ logger = logging.getLogger(__name__)
 class AlignOptions:
     """gmm-align-compiled's options as train_mono.sh/align_si.sh pass them."""
 
-    beam: float = field(default=10.0, metadata={"help": "Decoding beam used in alignment"})
-    retry_beam: float = field(default=40.0, metadata={
-        "help": "Decoding beam for second try at alignment"})
-    careful: bool = field(default=False, metadata={
-        "help": "If true, do 'careful' alignment (loop to the start of the graph)"})
-    acoustic_scale: float = field(default=0.1, metadata={
-        "help": "Scaling factor for acoustic likelihoods"})
-    transition_scale: float = field(default=1.0, metadata={
-        "help": "Transition-probability scale [relative to acoustics]"})
-    self_loop_scale: float = field(default=0.1, metadata={
-        "help": "Scale of self-loop versus non-self-loop log probs [relative to acoustics]"})
+    beam: float = option(10.0, "Decoding beam used in alignment")
+    retry_beam: float = option(40.0, "Decoding beam for second try at alignment")
+    careful: bool = option(False, "If true, do 'careful' alignment (loop to the start of "
+                           "the graph)")
+    acoustic_scale: float = option(0.1, "Scaling factor for acoustic likelihoods")
+    transition_scale: float = option(1.0, "Transition-probability scale [relative to acoustics]")
+    self_loop_scale: float = option(0.1, "Scale of self-loop versus non-self-loop log probs "
+                                    "[relative to acoustics]")
 
 
 @dataclass

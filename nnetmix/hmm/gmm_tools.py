@@ -35,6 +35,7 @@ from nnetmix.kaldi.stream import open_input, open_output
 from nnetmix.kaldi.table import RandomAccessReader
 from nnetmix.kaldi.transition_model import TransitionModel
 from nnetmix.kaldi.writer import TableWriter
+from nnetmix.options import option
 
 __all__ = ["GmmModel", "read_model", "write_model", "check_feat_dim", "read_phone_sets",
            "init_mono", "pdfs_for_phones", "boost_silence", "acc_stats_ali_tables",
@@ -400,18 +401,13 @@ def sum_accs(out_wx: str, in_rx: Sequence[str]) -> GmmAccs:
 class EstOptions:
     """gmm-est's own options (MleDiagGmmOptions and MleTransitionUpdateConfig are separate)."""
 
-    mix_up: int = field(default=0, metadata={
-        "help": "Increase number of mixture components to this overall target."})
-    min_count: float = field(default=20.0, metadata={
-        "help": "Minimum per-Gaussian count enforced while mixing up and down."})
-    power: float = field(default=0.2, metadata={
-        "help": "If mixing up, power to allocate Gaussians to states."})
-    perturb_factor: float = field(default=0.01, metadata={
-        "help": "While mixing up, perturb means by standard deviation times this factor."})
-    write_occs: str = field(default="", metadata={
-        "help": "File to write pdf occupation counts to."})
-    seed: int = field(default=777, metadata={
-        "help": "Seed of the random perturbation when mixing up (nnetmix addition)"})
+    mix_up: int = option(0, "Increase number of mixture components to this overall target.")
+    min_count: float = option(20.0, "Minimum per-Gaussian count enforced while mixing up and down.")
+    power: float = option(0.2, "If mixing up, power to allocate Gaussians to states.")
+    perturb_factor: float = option(0.01, "While mixing up, perturb means by standard deviation "
+                                   "times this factor.")
+    write_occs: str = option("", "File to write pdf occupation counts to.")
+    seed: int = option(777, "Seed of the random perturbation when mixing up (nnetmix addition)")
 
 
 def gmm_est(model_rx: str, stats_rx: str, model_wx: str, est: EstOptions = EstOptions(),

@@ -16,13 +16,14 @@ renormalise and floor at 0.01. Others keep their probabilities.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from nnetmix.hmm.gmm_likelihood import GmmParams, compute_gconsts
 from nnetmix.hmm.gmm_stats import GmmAccs
+from nnetmix.options import option
 
 __all__ = ["MleGmmOptions", "MleTransitionOptions", "GmmUpdateInfo", "mle_diag_gmm_update",
            "mle_am_update", "mle_transition_update", "ml_objective"]
@@ -34,23 +35,19 @@ logger = logging.getLogger(__name__)
 class MleGmmOptions:
     """gmm-est's MleDiagGmmOptions (names as Kaldi's --min-gaussian-weight etc.)."""
 
-    min_gaussian_weight: float = field(default=1.0e-5, metadata={
-        "help": "Min Gaussian weight before we remove it."})
-    min_gaussian_occupancy: float = field(default=10.0, metadata={
-        "help": "Minimum occupancy to update a Gaussian."})
-    min_variance: float = field(default=0.001, metadata={
-        "help": "Variance floor (absolute variance)."})
-    remove_low_count_gaussians: bool = field(default=True, metadata={
-        "help": "If true, remove Gaussians that fall below the floors."})
+    min_gaussian_weight: float = option(1.0e-5, "Min Gaussian weight before we remove it.")
+    min_gaussian_occupancy: float = option(10.0, "Minimum occupancy to update a Gaussian.")
+    min_variance: float = option(0.001, "Variance floor (absolute variance).")
+    remove_low_count_gaussians: bool = option(True, "If true, remove Gaussians that fall below "
+                                              "the floors.")
 
 
 @dataclass
 class MleTransitionOptions:
     """gmm-est's MleTransitionUpdateConfig (--transition-floor, --transition-min-count)."""
 
-    floor: float = field(default=0.01, metadata={"help": "Floor for transition probabilities"})
-    mincount: float = field(default=5.0, metadata={
-        "help": "Minimum count required to update transitions from a state"})
+    floor: float = option(0.01, "Floor for transition probabilities")
+    mincount: float = option(5.0, "Minimum count required to update transitions from a state")
 
 
 @dataclass

@@ -28,7 +28,7 @@ transition model, tree and lexicon FST; :class:`TrainGraphCompiler` holds all of
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import kaldi_hmm_gmm as _khg  # noqa: I001 -- before kaldifst: the other order can hang
@@ -45,6 +45,7 @@ from nnetmix.kaldi.specifier import classify_wxfilename, parse_wspecifier
 from nnetmix.kaldi.stream import open_input
 from nnetmix.kaldi.transition_model import TransitionModel, read_transition_model
 from nnetmix.kaldi.table import SequentialReader
+from nnetmix.options import option
 
 __all__ = ["GraphCompilerOptions", "TrainGraphCompiler", "CdGraphCompiler", "read_int_list",
            "read_fst", "iter_graphs", "GraphWriter", "compile_train_graphs", "CompileCounts"]
@@ -55,15 +56,12 @@ logger = logging.getLogger(__name__)
 @dataclass
 class GraphCompilerOptions:
     """compile-train-graphs' TrainingGraphCompilerOptions, with its changed defaults (0.0)."""
-    transition_scale: float = field(default=0.0, metadata={
-        "help": "Scale of transition probabilities (excluding self-loops)"})
-    self_loop_scale: float = field(default=0.0, metadata={
-        "help": "Scale of self-loop vs. non-self-loop probability mass "})
-    reorder: bool = field(default=True, metadata={
-        "help": "Reorder transition ids for greater decoding efficiency."})
-    rm_eps: bool = field(default=False, metadata={
-        "help": "Remove [most] epsilons before minimization (only applicable if disambig "
-                "symbols present)"})
+    transition_scale: float = option(0.0, "Scale of transition probabilities "
+                                     "(excluding self-loops)")
+    self_loop_scale: float = option(0.0, "Scale of self-loop vs. non-self-loop probability mass ")
+    reorder: bool = option(True, "Reorder transition ids for greater decoding efficiency.")
+    rm_eps: bool = option(False, "Remove [most] epsilons before minimization (only applicable if "
+                          "disambig symbols present)")
 
 
 def read_int_list(rxfilename: str) -> list[int]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
@@ -43,6 +43,7 @@ from nnetmix.kaldi.hmm_topology import HmmTopology, read_topology
 from nnetmix.kaldi.objects import read_object, write_object
 from nnetmix.kaldi.stream import read_all
 from nnetmix.kaldi.transition_model import TransitionModel
+from nnetmix.options import option
 
 __all__ = ["Roots", "read_roots", "BuildTreeOptions", "build_tree", "split_stats_by_map",
            "leaf_sums", "init_am_gmm", "init_am_gmm_from_old", "pdf_occs", "map_leaves",
@@ -313,21 +314,17 @@ def _renumber(em: EventMap) -> tuple[EventMap, int]:
 class BuildTreeOptions:
     """build-tree's options."""
 
-    context_width: int = field(default=3, metadata={"help": (
-        'Context window size [must match acc-tree-stats]')})
-    central_position: int = field(default=1, metadata={"help": (
-        'Central position in context window [must match acc-tree-stats]')})
-    max_leaves: int = field(default=0, metadata={"help": (
-        'Maximum number of leaves to be used in tree-building (if positive)')})
-    thresh: float = field(default=300.0, metadata={"help": (
-        'Log-likelihood change threshold for tree-building')})
-    cluster_thresh: float = field(default=-1.0, metadata={"help": (
-        'Log-likelihood change threshold for clustering after tree-building.  0 '
-        'means no clustering; -1 means use as a clustering threshold the '
-        'likelihood change of the final split.')})
-    round_num_leaves: bool = field(default=True, metadata={"help": (
-        'If true, then the number of leaves will be reduced to a multiple of 8 '
-        'by clustering.')})
+    context_width: int = option(3, "Context window size [must match acc-tree-stats]")
+    central_position: int = option(1, "Central position in context window [must "
+                                   "match acc-tree-stats]")
+    max_leaves: int = option(0, "Maximum number of leaves to be used in tree-building "
+                             "(if positive)")
+    thresh: float = option(300.0, "Log-likelihood change threshold for tree-building")
+    cluster_thresh: float = option(-1.0, "Log-likelihood change threshold for clustering after "
+                                   "tree-building.  0 means no clustering; -1 means use as a "
+                                   "clustering threshold the likelihood change of the final split.")
+    round_num_leaves: bool = option(True, "If true, then the number of leaves will be reduced to a "
+                                    "multiple of 8 by clustering.")
 
 
 def build_tree(stats: TreeStats, roots: Roots, questions: Questions, topo: HmmTopology,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
@@ -34,6 +34,7 @@ from nnetmix.kaldi.stream import read_all
 from nnetmix.kaldi.table import RandomAccessReader
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter, read_object_with, write_object_bytes
 from nnetmix.kaldi.transition_model import TransitionModel
+from nnetmix.options import option
 
 __all__ = ["TreeStats", "read_tree_stats", "write_tree_stats", "sum_tree_stats",
            "AccTreeStatsOptions", "accumulate_tree_stats", "acc_tree_stats_tables",
@@ -204,17 +205,13 @@ def sum_tree_stats(rxfilenames: Iterable[str]) -> TreeStats:
 class AccTreeStatsOptions:
     """AccumulateTreeStatsOptions (hmm/tree-accu.h)."""
 
-    var_floor: float = field(default=0.01, metadata={"help": (
-        'Variance floor for tree clustering.')})
-    ci_phones: str = field(default="", metadata={"help": (
-        'Colon-separated list of integer indices of context-independent phones.')})
-    context_width: int = field(default=3, metadata={"help": (
-        'Context window size.')})
-    central_position: int = field(default=1, metadata={"help": (
-        'Central context-window position (zero-based)')})
-    phone_map: str = field(default="", metadata={"help": (
-        'File name containing old->new phone mapping (each line is: '
-        'old-integer-id new-integer-id)')})
+    var_floor: float = option(0.01, "Variance floor for tree clustering.")
+    ci_phones: str = option("", "Colon-separated list of integer indices of "
+                            "context-independent phones.")
+    context_width: int = option(3, "Context window size.")
+    central_position: int = option(1, "Central context-window position (zero-based)")
+    phone_map: str = option("", "File name containing old->new phone mapping (each line is: "
+                            "old-integer-id new-integer-id)")
 
     def ci_phone_list(self) -> list[int]:
         try:

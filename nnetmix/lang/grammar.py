@@ -17,11 +17,12 @@ import math
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nnetmix.data.io import ENCODING, split_fields
 from nnetmix.lang.arpa import read_arpa
 from nnetmix.lang.symbols import LangError, SymbolTable, read_symbol_table
+from nnetmix.options import option
 from nnetmix.outfile import commit_temp, discard_temp, temp_name
 
 __all__ = ["Arpa2FstOptions", "arpa2fst", "stochasticity", "empty_word_cycle", "check_g"]
@@ -29,26 +30,22 @@ __all__ = ["Arpa2FstOptions", "arpa2fst", "stochasticity", "empty_word_cycle", "
 logger = logging.getLogger(__name__)
 
 
-def _opt(default, text: str):
-    return field(default=default, metadata={"help": text})
-
-
 @dataclass
 class Arpa2FstOptions:
     """Kaldi arpa2fst's options (src/lmbin/arpa2fst.cc), same names and defaults."""
 
-    bos_symbol: str = _opt("<s>", "Beginning of sentence symbol")
-    eos_symbol: str = _opt("</s>", "End of sentence symbol")
-    disambig_symbol: str = _opt("", "Disambiguator. If provided (e. g. #0), used on input side "
-                                    "of backoff links, and <s> and </s> are replaced with epsilons")
-    ilabel_sort: bool = _opt(True, "Ilabel-sort the output FST")
-    keep_symbols: bool = _opt(False, "Store symbol table with FST. Symbols always saved to FST "
-                                     "if symbol tables are neither read or written")
-    max_arpa_warnings: int = _opt(30, "Maximum warnings to report on ARPA parsing, 0 to "
-                                      "disable, -1 to show all")
-    read_symbol_table: str = _opt("", "Use existing symbol table")
-    write_symbol_table: str = _opt("", "Write generated symbol table to a file")
-    max_order: int = _opt(-1, "Highest n-gram order used from the ARPA file, -1 for all")
+    bos_symbol: str = option("<s>", "Beginning of sentence symbol")
+    eos_symbol: str = option("</s>", "End of sentence symbol")
+    disambig_symbol: str = option("", "Disambiguator. If provided (e. g. #0), used on input side "
+                                  "of backoff links, and <s> and </s> are replaced with epsilons")
+    ilabel_sort: bool = option(True, "Ilabel-sort the output FST")
+    keep_symbols: bool = option(False, "Store symbol table with FST. Symbols always saved to FST "
+                                       "if symbol tables are neither read or written")
+    max_arpa_warnings: int = option(30, "Maximum warnings to report on ARPA parsing, 0 to "
+                                        "disable, -1 to show all")
+    read_symbol_table: str = option("", "Use existing symbol table")
+    write_symbol_table: str = option("", "Write generated symbol table to a file")
+    max_order: int = option(-1, "Highest n-gram order used from the ARPA file, -1 for all")
 
 
 def _plain_arpa(path: str, tmpdir: str) -> str:

@@ -13,7 +13,7 @@ silence-probability lexicons (lexiconp_silprob.txt).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -24,6 +24,7 @@ from nnetmix.lang.phones import (add_lex_disambig, apply_phone_map, make_phone_m
                                  position_dependent_lexicon, word_boundary_class)
 from nnetmix.lang.symbols import LangError, SymbolTable
 from nnetmix.lang.topo import make_topo
+from nnetmix.options import option
 
 __all__ = ["LangOptions", "LangSummary", "prepare_lang"]
 
@@ -32,22 +33,18 @@ __all__ = ["LangOptions", "LangSummary", "prepare_lang"]
 class LangOptions:
     """prepare_lang.sh's options (same names and defaults)."""
 
-    position_dependent_phones: bool = field(
-        default=True, metadata={"help": "mark phones _B _E _I _S by their position in the word"})
-    sil_prob: float = field(default=0.5, metadata={"help": "probability of optional silence "
-                                                           "between words, 0 <= p < 1"})
-    num_sil_states: int = field(default=5, metadata={"help": "HMM states of silence phones"})
-    num_nonsil_states: int = field(default=3, metadata={"help": "HMM states of other phones"})
-    share_silence_phones: bool = field(
-        default=False, metadata={"help": "one tree root (pdfs) for all silence phones"})
-    share_state_roots: bool = field(
-        default=True, metadata={"help": "one tree root for all states of a phone"})
-    num_extra_phone_disambig_syms: int = field(
-        default=1, metadata={"help": "phone disambiguation symbols beyond the lexicon's "
-                                     "(the first is used after optional silence)"})
-    lexicon_fst_style: str = field(
-        default="py", metadata={"help": "py: utils/lang/make_lexicon_fst.py layout; "
-                                        "pl: the older make_lexicon_fst.pl layout"})
+    position_dependent_phones: bool = option(True, "mark phones _B _E _I _S by their position in "
+                                             "the word")
+    sil_prob: float = option(0.5, "probability of optional silence between words, 0 <= p < 1")
+    num_sil_states: int = option(5, "HMM states of silence phones")
+    num_nonsil_states: int = option(3, "HMM states of other phones")
+    share_silence_phones: bool = option(False, "one tree root (pdfs) for all silence phones")
+    share_state_roots: bool = option(True, "one tree root for all states of a phone")
+    num_extra_phone_disambig_syms: int = option(1, "phone disambiguation symbols beyond the "
+                                                "lexicon's (the first is used after "
+                                                "optional silence)")
+    lexicon_fst_style: str = option("py", "py: utils/lang/make_lexicon_fst.py layout; pl: the "
+                                    "older make_lexicon_fst.pl layout")
 
 
 @dataclass

@@ -31,7 +31,7 @@ seventh significant digit.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from nnetmix.lang.arpa import ArpaLm
 from nnetmix.lm.counts import MAX_ORDER, NgramCounts
 from nnetmix.lm.discount import KnDiscount, count_of_counts, kn_discount
 from nnetmix.lm.vocab import LmError, LmVocab
+from nnetmix.options import option
 
 __all__ = ["KnOptions", "BackoffLm", "estimate_kn", "SRILM_GTMIN"]
 
@@ -50,19 +51,15 @@ PROB_EPSILON = 3e-6
 SRILM_GTMIN = (1, 1, 2, 2)
 
 
-def _opt(default, text: str):
-    return field(default=default, metadata={"help": text})
-
-
 @dataclass
 class KnOptions:
     """What ngram-count's options choose; defaults are SRILM's (interpolation is off there)."""
 
-    order: int = _opt(3, "n-gram order, 1-4 (-order)")
-    modified: bool = _opt(True, "modified KN, three discounts (-kndiscount); false: one "
-                                "discount (-ukndiscount)")
-    interpolate: bool = _opt(False, "interpolate with the lower order (-interpolate)")
-    gtmin: tuple[int, ...] = _opt(SRILM_GTMIN, "minimum count per order (-gt1min..-gt4min)")
+    order: int = option(3, "n-gram order, 1-4 (-order)")
+    modified: bool = option(True, "modified KN, three discounts (-kndiscount); false: one "
+                                  "discount (-ukndiscount)")
+    interpolate: bool = option(False, "interpolate with the lower order (-interpolate)")
+    gtmin: tuple[int, ...] = option(SRILM_GTMIN, "minimum count per order (-gt1min..-gt4min)")
 
 
 @dataclass

@@ -24,6 +24,7 @@ import numpy as np
 from nnetmix.nnet.network import Nnet
 from nnetmix.nnet.options import NnetError
 from nnetmix.nnet.recurrent import MultistreamComponent
+from nnetmix.options import option
 
 __all__ = ["ChunkOptions", "chunk_spans", "is_recurrent", "recurrent_forward"]
 
@@ -32,19 +33,16 @@ __all__ = ["ChunkOptions", "chunk_spans", "is_recurrent", "recurrent_forward"]
 class ChunkOptions:
     """Context-sensitive chunks for decoding (seed 002: 64, 21, 21, 32)."""
 
-    chunk_size: int = dataclasses.field(default=0, metadata={
-        "help": "Recurrent networks: forward in chunks of this many frames (context-sensitive "
-                "chunks, as the model was trained with CSC-BPTT; seed 002: 64); 0: each "
-                "utterance whole (Kaldi's nnet-forward). Feed-forward networks ignore it"})
-    chunk_left_context: int = dataclasses.field(default=0, metadata={
-        "help": "With --chunk-size: frames of left context run before each chunk and dropped "
-                "from the output (seed 002: 21)"})
-    chunk_right_context: int = dataclasses.field(default=0, metadata={
-        "help": "With --chunk-size: frames of right context run after each chunk and dropped "
-                "from the output (seed 002: 21)"})
-    chunk_overlap: int = dataclasses.field(default=0, metadata={
-        "help": "With --chunk-size: frames that consecutive chunks share (their outputs are "
-                "averaged; seed 002: 32)"})
+    chunk_size: int = option(0, "Recurrent networks: forward in chunks of this many frames "
+                             "(context-sensitive chunks, as the model was trained with CSC-BPTT; "
+                             "seed 002: 64); 0: each utterance whole (Kaldi's nnet-forward). "
+                             "Feed-forward networks ignore it")
+    chunk_left_context: int = option(0, "With --chunk-size: frames of left context run before each "
+                                     "chunk and dropped from the output (seed 002: 21)")
+    chunk_right_context: int = option(0, "With --chunk-size: frames of right context run after "
+                                      "each chunk and dropped from the output (seed 002: 21)")
+    chunk_overlap: int = option(0, "With --chunk-size: frames that consecutive chunks share (their "
+                                "outputs are averaged; seed 002: 32)")
 
     def check(self) -> None:
         if self.chunk_size < 0 or self.chunk_left_context < 0 or self.chunk_right_context < 0:

@@ -32,6 +32,7 @@ from nnetmix.nnet.chunked import ChunkOptions, is_recurrent, recurrent_forward
 from nnetmix.nnet.components import Softmax
 from nnetmix.nnet.network import Nnet, read_nnet
 from nnetmix.nnet.options import NnetError
+from nnetmix.options import option
 
 __all__ = ["ForwardOptions", "ChunkOptions", "PdfPrior", "nnet_forward", "forward_table"]
 
@@ -42,21 +43,18 @@ _FLT_MAX_HALF = np.float32(np.finfo(np.float32).max / 2)
 
 @dataclasses.dataclass
 class ForwardOptions:
-    feature_transform: str = dataclasses.field(default="", metadata={
-        "help": "Feature transform in front of main network (in nnet format)"})
-    no_softmax: bool = dataclasses.field(default=False, metadata={
-        "help": "Removes the last component with Softmax, if found. The pre-softmax activations "
-                "are the output of the network. Decoding them leads to the same lattices as if "
-                "we had used 'log-posteriors'."})
-    apply_log: bool = dataclasses.field(default=False, metadata={
-        "help": "Transform NN output by log()"})
-    class_frame_counts: str = dataclasses.field(default="", metadata={
-        "help": "Vector with frame-counts of pdfs to compute log-priors. (priors are typically "
-                "subtracted from log-posteriors or pre-softmax activations)"})
-    prior_scale: float = dataclasses.field(default=1.0, metadata={
-        "help": "Scaling factor to be applied on pdf-log-priors"})
-    prior_cutoff: float = dataclasses.field(default=1e-10, metadata={
-        "help": "Classes with priors lower than cutoff will have 0 likelihood"})
+    feature_transform: str = option("", "Feature transform in front of main network (in "
+                                    "nnet format)")
+    no_softmax: bool = option(False, "Removes the last component with Softmax, if found. The "
+                              "pre-softmax activations are the output of the network. Decoding "
+                              "them leads to the same lattices as if we had used 'log-posteriors'.")
+    apply_log: bool = option(False, "Transform NN output by log()")
+    class_frame_counts: str = option("", "Vector with frame-counts of pdfs to compute log-priors. "
+                                     "(priors are typically subtracted from log-posteriors or "
+                                     "pre-softmax activations)")
+    prior_scale: float = option(1.0, "Scaling factor to be applied on pdf-log-priors")
+    prior_cutoff: float = option(1e-10, "Classes with priors lower than cutoff will have "
+                                 "0 likelihood")
 
 
 class PdfPrior:

@@ -5,6 +5,7 @@ import dataclasses
 import math
 
 from nnetmix.errors import NnetmixError
+from nnetmix.options import option
 
 __all__ = ["NnetTrainOptions", "NnetError"]
 
@@ -18,10 +19,10 @@ class NnetTrainOptions:
     """Kaldi's defaults: the gradient is the SUM over the minibatch, so ``learn_rate`` 0.008
     is meant for minibatches of 256 frames; L2 is applied as ``W -= lr * l2 * N * W``."""
 
-    learn_rate: float = dataclasses.field(default=0.008, metadata={"help": "Learning rate"})
-    momentum: float = dataclasses.field(default=0.0, metadata={"help": "Momentum"})
-    l2_penalty: float = dataclasses.field(default=0.0, metadata={"help": "L2 penalty (weight decay)"})
-    l1_penalty: float = dataclasses.field(default=0.0, metadata={"help": "L1 penalty (promote sparsity)"})
+    learn_rate: float = option(0.008, "Learning rate")
+    momentum: float = option(0.0, "Momentum")
+    l2_penalty: float = option(0.0, "L2 penalty (weight decay)")
+    l1_penalty: float = option(0.0, "L1 penalty (promote sparsity)")
 
     def check(self) -> None:
         """Refuse what would train silently in the wrong direction or diverge (Kaldi checks

@@ -25,12 +25,9 @@ from __future__ import annotations
 import dataclasses
 
 from nnetmix.errors import UsageError
+from nnetmix.options import option
 
 __all__ = ["RnnProtoOptions", "OLD_OPTION_NAMES", "make_lstm_proto", "make_blstm_proto"]
-
-
-def _opt(default, text: str):
-    return dataclasses.field(default=default, metadata={"help": text})
 
 
 @dataclasses.dataclass
@@ -38,25 +35,25 @@ class RnnProtoOptions:
     """The options of make_lstm_proto.py / make_blstm_proto.py (Kaldi's names and defaults;
     proj_dim's default differs between the two, so it is given by the tool)."""
 
-    cell_dim: int = _opt(320, "Number of cells for one direction in the LSTM")
-    proj_dim: int = _opt(400, "Number of recurrent (projection) units for one direction "
-                              "(make-blstm-proto.py's default: 200)")
-    proj_dim_last: int = _opt(320, "BLSTM only: projection units for one direction in the "
-                                   "last BLSTM layer")
-    num_layers: int = _opt(2, "Number of LSTM (BLSTM) layers")
-    lstm_param_range: float = _opt(-1.0, "Range of the initial LSTM parameters, <ParamRange> "
-                                         "(negative: not written, the component's 0.1)")
-    param_stddev: float = _opt(-1.0, "Standard deviation of the initial weights of the softmax "
-                                     "layer (negative: not written, 0.1)")
-    cell_clip: float = _opt(-1.0, "Clipping of the cell values in the forward pass, <CellClip> "
-                                  "(negative: not written, 50)")
-    diff_clip: float = _opt(-1.0, "Clipping of the partial derivatives in BPTT (per frame), "
-                                  "<DiffClip> (negative: not written, 1)")
-    cell_diff_clip: float = _opt(-1.0, "Clipping of the cells' derivatives in BPTT (those the "
-                                       "CEC accumulates), <CellDiffClip> (negative: not "
-                                       "written, 0 = off)")
-    grad_clip: float = _opt(-1.0, "Clipping of the accumulated gradient (per update), "
-                                  "<GradClip> (negative: not written, 250)")
+    cell_dim: int = option(320, "Number of cells for one direction in the LSTM")
+    proj_dim: int = option(400, "Number of recurrent (projection) units for one direction "
+                                "(make-blstm-proto.py's default: 200)")
+    proj_dim_last: int = option(320, "BLSTM only: projection units for one direction in the "
+                                     "last BLSTM layer")
+    num_layers: int = option(2, "Number of LSTM (BLSTM) layers")
+    lstm_param_range: float = option(-1.0, "Range of the initial LSTM parameters, <ParamRange> "
+                                           "(negative: not written, the component's 0.1)")
+    param_stddev: float = option(-1.0, "Standard deviation of the initial weights of the softmax "
+                                       "layer (negative: not written, 0.1)")
+    cell_clip: float = option(-1.0, "Clipping of the cell values in the forward pass, <CellClip> "
+                                    "(negative: not written, 50)")
+    diff_clip: float = option(-1.0, "Clipping of the partial derivatives in BPTT (per frame), "
+                                    "<DiffClip> (negative: not written, 1)")
+    cell_diff_clip: float = option(-1.0, "Clipping of the cells' derivatives in BPTT (those the "
+                                         "CEC accumulates), <CellDiffClip> (negative: not "
+                                         "written, 0 = off)")
+    grad_clip: float = option(-1.0, "Clipping of the accumulated gradient (per update), "
+                                    "<GradClip> (negative: not written, 250)")
 
 
 #: Kaldi's older option names -> the field they set

@@ -26,7 +26,7 @@ from nnetmix.parallel.bmuf import BMUF, BmufOptions, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError, RankMismatchError, mpi_cuda_aware
 from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, launcher_rank,
                                       rank_error_line, run_job, run_ranks)
-from nnetmix.parallel.mixing import (STRATEGIES, MixOptions, Mixer, butterfly_partner,
+from nnetmix.parallel.mixing import (STRATEGIES, Mixer, butterfly_partner, check_mixing,
                                      exact_average)
 from nnetmix.parallel.partition import (Partition, partition_utterances, rank_utterances,
                                         shuffled_utterances)
@@ -34,7 +34,7 @@ from nnetmix.parallel.options import MixingOptions, MpiTrainOptions
 
 __all__ = [
     "ALGORITHMS", "AllReducer", "allreduce",
-    "STRATEGIES", "MixOptions", "Mixer", "butterfly_partner", "exact_average",
+    "STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average",
     "BMUF", "BmufOptions", "read_bmuf_state",
     "Partition", "partition_utterances", "rank_utterances", "shuffled_utterances",
     "agree_minibatches", "agree_max", "check_same", "check_same_model", "params_digest",

@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from nnetmix.options import option
 from nnetmix.parallel.allreduce import AllReducer
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.kernels import get_backend
@@ -45,14 +46,11 @@ __all__ = ["BmufOptions", "BMUF", "read_bmuf_state"]
 @dataclasses.dataclass
 class BmufOptions:
     """BMUF hyper-parameters (its fields are options: nnetmix.options.OptionSet.register_group)."""
-    block_momentum: float = dataclasses.field(default=-1.0, metadata={
-        "help": "BMUF block momentum eta (negative: 1 - 1/N for N ranks)"})
-    block_learn_rate: float = dataclasses.field(default=1.0, metadata={
-        "help": "BMUF block learning rate zeta"})
-    nesterov: bool = dataclasses.field(default=True, metadata={
-        "help": "Nesterov block momentum (NBM) rather than classical (CBM)"})
-    reset_momentum_after_block: bool = dataclasses.field(default=True, metadata={
-        "help": "Zero the local SGD velocity when each block starts (never the block momentum)"})
+    block_momentum: float = option(-1.0, "BMUF block momentum eta (negative: 1 - 1/N for N ranks)")
+    block_learn_rate: float = option(1.0, "BMUF block learning rate zeta")
+    nesterov: bool = option(True, "Nesterov block momentum (NBM) rather than classical (CBM)")
+    reset_momentum_after_block: bool = option(True, "Zero the local SGD velocity when each block "
+                                              "starts (never the block momentum)")
 
     def eta(self, num_ranks: int) -> float:
         return 1.0 - 1.0 / num_ranks if self.block_momentum < 0 else float(self.block_momentum)

@@ -20,47 +20,40 @@ no pickling); the pair sums a+b and b+a are bit-identical, so both partners hold
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any, Optional
 
 from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer
 from nnetmix.parallel.buffers import ParallelError
 
-__all__ = ["STRATEGIES", "MixOptions", "Mixer", "butterfly_partner", "exact_average"]
+__all__ = ["STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average"]
 
 STRATEGIES = ("allreduce", "butterfly", "ring")
 
 _TAG = 11
 
 
-@dataclasses.dataclass
-class MixOptions:
-    """How ranks mix (its fields are options: nnetmix.options.OptionSet.register_group)."""
-
-    mix_strategy: str = dataclasses.field(default="allreduce", metadata={
-        "help": "Model mixing: allreduce (exact average) | butterfly (power-of-two ranks) | ring"})
-    allreduce_algorithm: str = dataclasses.field(default="mpi", metadata={
-        "help": "All-reduce algorithm: mpi | ring | ring-async | recursive-doubling | tree"})
-
-    def check(self) -> None:
-        if self.mix_strategy not in STRATEGIES:
-            raise ParallelError(f"--mix-strategy={self.mix_strategy}: expected one of "
-                                f"{', '.join(STRATEGIES)}")
-        if self.allreduce_algorithm not in ALGORITHMS:
-            raise ParallelError(f"--allreduce-algorithm={self.allreduce_algorithm}: expected one "
-                                f"of {', '.join(ALGORITHMS)}")
-
-
 def _is_power_of_two(n: int) -> bool:
     return n >= 1 and (n & (n - 1)) == 0
 
 
+def check_mixing(strategy: str, algorithm: str, size: int = 1) -> None:
+    """The one check of a mixing strategy and all-reduce algorithm (MixingOptions.check, the
+    epoch drivers and :class:`Mixer`), at ``size`` ranks: butterfly needs a power of two. The
+    errors name --mixing and --allreduce, the options of nnet-train-mpi.py,
+    rbm-train-cd1-mpi.py and bench/scaling.py."""
+    if strategy not in STRATEGIES:
+        raise ParallelError(f"--mixing={strategy}: expected one of {', '.join(STRATEGIES)}")
+    if algorithm not in ALGORITHMS:
+        raise ParallelError(f"--allreduce={algorithm}: expected one of {', '.join(ALGORITHMS)}")
+    if strategy == "butterfly" and not _is_power_of_two(size):
+        raise ParallelError(f"--mixing=butterfly needs a power-of-two number of ranks, got {size} "
+                            "(use --mixing=allreduce or ring, or run 2, 4, 8, ... ranks)")
+
+
 def butterfly_partner(rank: int, size: int, step: int) -> int:
     """The rank that ``rank`` averages with at butterfly mixing step ``step``."""
-    if not _is_power_of_two(size):
-        raise ParallelError(f"butterfly mixing needs a power-of-two number of ranks, got {size} "
-                            "(use --mix-strategy=allreduce or ring, or run 2, 4, 8, ... ranks)")
+    check_mixing("butterfly", "mpi", size)
     if size == 1:
         return rank
     log2n = size.bit_length() - 1
@@ -79,18 +72,10 @@ class Mixer:
 
     def __init__(self, comm: Any, strategy: str = "allreduce", allreduce_algorithm: str = "mpi",
                  buffer: Any = None, backend=None, cuda_aware: Optional[bool] = None):
-        if strategy not in STRATEGIES:
-            raise ParallelError(f"unknown mixing strategy '{strategy}' "
-                                f"(expected one of {', '.join(STRATEGIES)})")
-        if allreduce_algorithm not in ALGORITHMS:
-            raise ParallelError(f"unknown all-reduce algorithm '{allreduce_algorithm}' "
-                                f"(expected one of {', '.join(ALGORITHMS)})")
+        size = comm.Get_size()
+        check_mixing(strategy, allreduce_algorithm, size)
         if buffer is None:
             raise ParallelError("Mixer needs the flat parameter buffer (e.g. nnet.params)")
-        size = comm.Get_size()
-        if strategy == "butterfly" and not _is_power_of_two(size):
-            raise ParallelError(f"butterfly mixing needs a power-of-two number of ranks, got {size}"
-                                " (use --mix-strategy=allreduce or ring, or run 2, 4, 8, ... ranks)")
         self.strategy = strategy
         self.buffer = buffer
         count = int(buffer.shape[0]) if len(buffer.shape) == 1 else -1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from nnetmix.errors import NnetmixError
+from nnetmix.options import option
 from nnetmix.train.options import RandomizerOptions
 
 __all__ = ["RbmError", "RbmTrainOptions", "RbmRandomizerOptions", "Cd1Options",
@@ -17,10 +18,6 @@ __all__ = ["RbmError", "RbmTrainOptions", "RbmRandomizerOptions", "Cd1Options",
 
 class RbmError(NnetmixError):
     """RBM training cannot go on (NaN/Inf, bad dims, no data, not an RBM)."""
-
-
-def _f(default, help: str):
-    return dataclasses.field(default=default, metadata={"help": help})
 
 
 @dataclasses.dataclass
@@ -37,15 +34,15 @@ class RbmTrainOptions:
     learning rate still follows the ramp ("Apply bug which led to better results").
     """
 
-    learn_rate: float = _f(0.4, "Learning rate")
-    momentum: float = _f(0.5, "Initial momentum for linear scheduling")
-    momentum_max: float = _f(0.9, "Final momentum for linear scheduling")
-    momentum_steps: int = _f(40, "Number of steps of linear momentum scheduling")
-    momentum_step_period: int = _f(500000, "Number of datapoints per single momentum increase "
-                                   "step")
-    l2_penalty: float = _f(0.0002, "L2 penalty (weight decay, increases mixing-rate)")
-    with_bug: bool = _f(True, "Apply bug which led to better results "
-                        "(set-initial-momentum-to-max), as Kaldi's default")
+    learn_rate: float = option(0.4, "Learning rate")
+    momentum: float = option(0.5, "Initial momentum for linear scheduling")
+    momentum_max: float = option(0.9, "Final momentum for linear scheduling")
+    momentum_steps: int = option(40, "Number of steps of linear momentum scheduling")
+    momentum_step_period: int = option(500000, "Number of datapoints per single momentum "
+                                       "increase step")
+    l2_penalty: float = option(0.0002, "L2 penalty (weight decay, increases mixing-rate)")
+    with_bug: bool = option(True, "Apply bug which led to better results "
+                            "(set-initial-momentum-to-max), as Kaldi's default")
 
     def check(self) -> None:
         if not self.learn_rate > 0.0:
@@ -66,24 +63,25 @@ class RbmRandomizerOptions(RandomizerOptions):
     """The frame randomizer of rbm-train-cd1-frmshuff: as nnet-train-frmshuff's, but Kaldi sets
     the minibatch to 100 frames for CD-1."""
 
-    minibatch_size: int = _f(100, "Size of a minibatch (frames)")
+    minibatch_size: int = option(100, "Size of a minibatch (frames)")
 
 
 @dataclasses.dataclass
 class Cd1Options:
     """Everything about the passes over the data that is not the update rule."""
 
-    num_iters: int = _f(1, "Number of iterations (smaller datasets should have more iterations, "
-                        "iterating within tool because of linear momentum scheduling)")
-    drop_data: float = _f(0.0, "Threshold for random dropping of the data (0 no-drop, "
-                          "1 drop-all; per frame, seeded by --seed)")
-    max_frames: int = _f(6000, "Maximum number of frames a segment can have to be processed")
-    seed: int = _f(777, "Seed of the hidden-state sampling and of --drop-data")
-    loss_report_frames: int = _f(5 * 3600 * 100, "Report loss per blocks of N frames "
-                                 "(0 = no reports)")
-    prefetch: bool = _f(True, "Read the next utterances on a background thread while training")
-    check_params_every: int = _f(100, "Check the parameters for NaN/Inf every N minibatches "
-                                 "(and at the end; 0 = only at the end)")
+    num_iters: int = option(1, "Number of iterations (smaller datasets should have more "
+                            "iterations, iterating within tool because of linear "
+                            "momentum scheduling)")
+    drop_data: float = option(0.0, "Threshold for random dropping of the data (0 no-drop, "
+                              "1 drop-all; per frame, seeded by --seed)")
+    max_frames: int = option(6000, "Maximum number of frames a segment can have to be processed")
+    seed: int = option(777, "Seed of the hidden-state sampling and of --drop-data")
+    loss_report_frames: int = option(5 * 3600 * 100, "Report loss per blocks of N frames "
+                                     "(0 = no reports)")
+    prefetch: bool = option(True, "Read the next utterances on a background thread while training")
+    check_params_every: int = option(100, "Check the parameters for NaN/Inf every N minibatches "
+                                     "(and at the end; 0 = only at the end)")
 
     def check(self) -> None:
         if self.num_iters <= 0:

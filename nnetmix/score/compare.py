@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from nnetmix.data.io import atomic_open
+from nnetmix.options import option
 from nnetmix.score.best import best_wer_line
 from nnetmix.score.significance import Bootstrap, Interval, Mapsswe, bootstrap, check_settings, \
     mapsswe, sclite_segments
@@ -29,20 +30,19 @@ __all__ = ["CompareOptions", "Comparison", "BestScoring", "compare_systems", "co
 class CompareOptions:
     """compare-wer.py's options (registered by the tool; the help text is here, once)."""
 
-    alpha: float = field(default=0.05, metadata={
-        "help": "Significance level: MAPSSWE is significant when p < alpha; the bootstrap "
-                "intervals are at level 1 - alpha"})
-    num_bootstrap: int = field(default=10000, metadata={
-        "help": "Resampled test sets for the bootstrap intervals (Bisani and Ney 2004)"})
-    seed: int = field(default=777, metadata={"help": "Seed of the bootstrap's resampling"})
-    segmentation: str = field(default="sclite", metadata={
-        "help": 'MAPSSWE segments: "sclite" (bounded by --min-good words both systems got '
-                'right, as sc_stats) or "utterance" (one per utterance)'})
-    min_good: int = field(default=2, metadata={
-        "help": "Words both systems got right that bound a sclite segment (sc_stats uses 2)"})
-    mode: str = field(default="strict", metadata={
-        "help": '"strict": both hypotheses must cover every reference utterance; "all": a '
-                'missing hypothesis counts as empty (all deletions), as compute-wer --mode=all'})
+    alpha: float = option(0.05, "Significance level: MAPSSWE is significant when p < alpha; the "
+                          "bootstrap intervals are at level 1 - alpha")
+    num_bootstrap: int = option(10000, "Resampled test sets for the bootstrap intervals (Bisani "
+                                "and Ney 2004)")
+    seed: int = option(777, "Seed of the bootstrap's resampling")
+    segmentation: str = option("sclite", "MAPSSWE segments: \"sclite\" (bounded by --min-good "
+                               "words both systems got right, as sc_stats) or \"utterance\" (one "
+                               "per utterance)")
+    min_good: int = option(2, "Words both systems got right that bound a sclite segment (sc_stats "
+                           "uses 2)")
+    mode: str = option("strict", "\"strict\": both hypotheses must cover every reference "
+                       "utterance; \"all\": a missing hypothesis counts as empty (all deletions), "
+                       "as compute-wer --mode=all")
 
     def check(self) -> None:
         check_settings(self.alpha, self.num_bootstrap, self.min_good, self.segmentation)

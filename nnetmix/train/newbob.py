@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from nnetmix.options import option
 from nnetmix.train.options import TrainError
 
 __all__ = ["NewbobOptions", "NewbobState", "NewbobDecision", "newbob_step", "exponential_lr",
@@ -42,17 +43,15 @@ def kaldi_round(x: float) -> float:
 class NewbobOptions:
     """train_scheduler.sh's learn-rate scheduling options and defaults."""
 
-    max_iters: int = dataclasses.field(default=20, metadata={"help": "Maximum number of epochs"})
-    min_iters: int = dataclasses.field(default=0, metadata={
-        "help": "Minimum number of epochs before the end-halving rule may stop (0 = not set)"})
-    keep_lr_iters: int = dataclasses.field(default=0, metadata={
-        "help": "Epochs accepted unconditionally at the initial learning rate"})
-    start_halving_impr: float = dataclasses.field(default=0.01, metadata={
-        "help": "Start halving when the relative CV improvement is below this"})
-    end_halving_impr: float = dataclasses.field(default=0.001, metadata={
-        "help": "Stop (once halving) when the relative CV improvement is below this"})
-    halving_factor: float = dataclasses.field(default=0.5, metadata={
-        "help": "Factor the learning rate is multiplied by when halving"})
+    max_iters: int = option(20, "Maximum number of epochs")
+    min_iters: int = option(0, "Minimum number of epochs before the end-halving rule may stop (0 = "
+                            "not set)")
+    keep_lr_iters: int = option(0, "Epochs accepted unconditionally at the initial learning rate")
+    start_halving_impr: float = option(0.01, "Start halving when the relative CV improvement is "
+                                       "below this")
+    end_halving_impr: float = option(0.001, "Stop (once halving) when the relative CV improvement "
+                                     "is below this")
+    halving_factor: float = option(0.5, "Factor the learning rate is multiplied by when halving")
 
     def check(self) -> None:
         if self.max_iters < 1:

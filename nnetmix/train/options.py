@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from nnetmix.errors import NnetmixError
+from nnetmix.options import option
 
 __all__ = ["RandomizerOptions", "TrainOptions", "TrainError", "OptimizerOptions", "OPTIMIZERS"]
 
@@ -20,18 +21,14 @@ class TrainError(NnetmixError):
     """An epoch that cannot run or must not be kept (NaN/Inf, dims, targets, empty data)."""
 
 
-def _f(default, help: str):
-    return dataclasses.field(default=default, metadata={"help": help})
-
-
 @dataclasses.dataclass
 class RandomizerOptions:
     """NnetDataRandomizerOptions: the frame buffer is filled with whole utterances until it
     holds more than ``randomizer_size`` frames, shuffled, and cut into minibatches."""
 
-    minibatch_size: int = _f(256, "Size of a minibatch (frames)")
-    randomizer_size: int = _f(32768, "Capacity of the frame randomizer buffer (frames)")
-    randomizer_seed: int = _f(777, "Seed of the frame shuffling")
+    minibatch_size: int = option(256, "Size of a minibatch (frames)")
+    randomizer_size: int = option(32768, "Capacity of the frame randomizer buffer (frames)")
+    randomizer_seed: int = option(777, "Seed of the frame shuffling")
 
     def check(self) -> None:
         if self.minibatch_size <= 0:
@@ -45,17 +42,17 @@ class RandomizerOptions:
 class TrainOptions(RandomizerOptions):
     """Everything about one pass over the data that is not the update rule itself."""
 
-    cross_validate: bool = _f(False, "Perform cross-validation (no backpropagation, no update)")
-    randomize: bool = _f(True, "Shuffle the frames in the randomizer buffer (training only)")
-    length_tolerance: int = _f(5, "Allowed length mismatch of features/targets (in frames; "
-                               "longer ones are truncated to the shortest)")
-    objective_function: str = _f("xent", "Objective function (only xent)")
-    prefetch: bool = _f(True, "Read the next utterances on a background thread while training")
-    prefetch_frames: int = _f(32768, "Frames the prefetch queue may hold ahead of the trainer")
-    max_dropped_fraction: float = _f(0.2, "Fail the epoch when more than this fraction of the "
-                                     "utterances had no targets or bad lengths")
-    check_params_every: int = _f(100, "Check the parameters for NaN/Inf every N minibatches "
-                                 "(and at the end of the epoch; 0 = only at the end)")
+    cross_validate: bool = option(False, "Perform cross-validation (no backpropagation, no update)")
+    randomize: bool = option(True, "Shuffle the frames in the randomizer buffer (training only)")
+    length_tolerance: int = option(5, "Allowed length mismatch of features/targets (in frames; "
+                                   "longer ones are truncated to the shortest)")
+    objective_function: str = option("xent", "Objective function (only xent)")
+    prefetch: bool = option(True, "Read the next utterances on a background thread while training")
+    prefetch_frames: int = option(32768, "Frames the prefetch queue may hold ahead of the trainer")
+    max_dropped_fraction: float = option(0.2, "Fail the epoch when more than this fraction of the "
+                                         "utterances had no targets or bad lengths")
+    check_params_every: int = option(100, "Check the parameters for NaN/Inf every N minibatches "
+                                     "(and at the end of the epoch; 0 = only at the end)")
 
     def check(self) -> None:
         super().check()
@@ -78,21 +75,21 @@ class OptimizerOptions:
     forgetting factor from 2000 samples of history, smoothing alpha 4, max-change-per-sample
     0.075 (nnet2's default). NG-SGD's state lives next to the model (``<model>.ngsgd.npz``)."""
 
-    optimizer: str = _f("sgd", "Update rule: sgd (nnet1 SGD) or ngsgd (online natural-gradient "
-                        "SGD on every <AffineTransform>)")
-    ngsgd_rank_in: int = _f(20, "NG-SGD: rank of the Fisher estimate of a layer's input "
-                            "(with the column of ones)")
-    ngsgd_rank_out: int = _f(80, "NG-SGD: rank of the Fisher estimate of a layer's output "
-                             "derivative")
-    ngsgd_update_period: int = _f(4, "NG-SGD: re-estimate the Fisher subspaces every N "
-                                  "minibatches (every minibatch for the first 10)")
-    ngsgd_num_samples_history: float = _f(2000.0, "NG-SGD: forgetting factor of the Fisher "
-                                          "estimates, in samples (eta = 1 - exp(-N/history))")
-    ngsgd_alpha: float = _f(4.0, "NG-SGD: smoothing of the Fisher estimates towards the "
-                            "identity (alpha * trace / dim added to the diagonal)")
-    max_change_per_sample: float = _f(0.075, "NG-SGD: limit on lr * sum over frames of "
-                                      "|input row| * |output-derivative row| per frame of the "
-                                      "minibatch (0 = no limit)")
+    optimizer: str = option("sgd", "Update rule: sgd (nnet1 SGD) or ngsgd (online natural-gradient "
+                            "SGD on every <AffineTransform>)")
+    ngsgd_rank_in: int = option(20, "NG-SGD: rank of the Fisher estimate of a layer's input "
+                                "(with the column of ones)")
+    ngsgd_rank_out: int = option(80, "NG-SGD: rank of the Fisher estimate of a layer's "
+                                 "output derivative")
+    ngsgd_update_period: int = option(4, "NG-SGD: re-estimate the Fisher subspaces every N "
+                                      "minibatches (every minibatch for the first 10)")
+    ngsgd_num_samples_history: float = option(2000.0, "NG-SGD: forgetting factor of the Fisher "
+                                              "estimates, in samples (eta = 1 - exp(-N/history))")
+    ngsgd_alpha: float = option(4.0, "NG-SGD: smoothing of the Fisher estimates towards the "
+                                "identity (alpha * trace / dim added to the diagonal)")
+    max_change_per_sample: float = option(0.075, "NG-SGD: limit on lr * sum over frames of "
+                                          "|input row| * |output-derivative row| per frame of the "
+                                          "minibatch (0 = no limit)")
 
     def check(self) -> None:
         if self.optimizer not in OPTIMIZERS:

@@ -42,32 +42,29 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from nnetmix.options import option
 from nnetmix.train.options import TrainError
 from nnetmix.train.streams import StreamBatch, check_utterance
 
 __all__ = ["PerUttOptions", "UttBatcher", "ChunkBatcher", "pack_sequences"]
 
 
-def _f(default, help: str):
-    return dataclasses.field(default=default, metadata={"help": help})
-
-
 @dataclasses.dataclass
 class PerUttOptions:
     """nnet-train-multistream-perutt's options (Kaldi's names and defaults) and CSC-BPTT's."""
 
-    num_streams: int = _f(20, "Number of sentences processed in parallel (can be lower if "
-                          "sentences are long)")
-    max_frames: int = _f(8000, "Max number of frames to be processed (rows of one step; longer "
-                         "utterances are skipped)")
-    matrix_buffer_size: float = _f(3072.0, "Capacity of buffer for feature matrices, in MB "
-                                   "(utterances of similar length are grouped from it)")
-    chunk_size: int = _f(0, "CSC-BPTT: cut each utterance into chunks of this many frames, each "
-                         "trained as an independent sequence (0: whole utterances)")
-    chunk_left_context: int = _f(0, "CSC-BPTT: frames of left context appended before each "
-                                 "chunk (computed, not trained on)")
-    chunk_right_context: int = _f(0, "CSC-BPTT: frames of right context appended after each "
-                                  "chunk (computed, not trained on)")
+    num_streams: int = option(20, "Number of sentences processed in parallel (can be lower if "
+                              "sentences are long)")
+    max_frames: int = option(8000, "Max number of frames to be processed (rows of one step; longer "
+                             "utterances are skipped)")
+    matrix_buffer_size: float = option(3072.0, "Capacity of buffer for feature matrices, in MB "
+                                       "(utterances of similar length are grouped from it)")
+    chunk_size: int = option(0, "CSC-BPTT: cut each utterance into chunks of this many frames, "
+                             "each trained as an independent sequence (0: whole utterances)")
+    chunk_left_context: int = option(0, "CSC-BPTT: frames of left context appended before each "
+                                     "chunk (computed, not trained on)")
+    chunk_right_context: int = option(0, "CSC-BPTT: frames of right context appended after each "
+                                      "chunk (computed, not trained on)")
 
     def check(self) -> None:
         for name in ("num_streams", "max_frames"):

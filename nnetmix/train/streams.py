@@ -48,23 +48,20 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from nnetmix.options import option
 from nnetmix.train.options import TrainError, TrainOptions
 
 __all__ = ["StreamOptions", "StreamBatch", "StreamBatcher", "check_utterance",
            "make_stream_source"]
 
 
-def _f(default, help: str):
-    return dataclasses.field(default=default, metadata={"help": help})
-
-
 @dataclasses.dataclass
 class StreamOptions:
     """nnet-train-multistream's own options (Kaldi's names and defaults)."""
 
-    batch_size: int = _f(20, "Length of 'one stream' in the Multi-stream training (frames "
-                         "per stream per step: the BPTT truncation)")
-    num_streams: int = _f(4, "Number of streams in the Multi-stream training")
+    batch_size: int = option(20, "Length of 'one stream' in the Multi-stream training (frames "
+                             "per stream per step: the BPTT truncation)")
+    num_streams: int = option(4, "Number of streams in the Multi-stream training")
 
     def check(self) -> None:
         if self.batch_size <= 0:

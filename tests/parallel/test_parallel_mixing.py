@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import parallel_mpi_checks as C
-from nnetmix.parallel import BMUF, BmufOptions, Mixer, ParallelError, butterfly_partner
+from nnetmix.parallel import (BMUF, BmufOptions, Mixer, ParallelError, butterfly_partner,
+                              check_mixing)
 from nnetmix.utils.state import StateError
 from parallel_testutil import world
 
@@ -29,8 +30,10 @@ def test_butterfly_partners():
 
 
 def test_unknown_strategy_refused():
-    with pytest.raises(ParallelError, match="unknown mixing strategy 'gossip'"):
+    with pytest.raises(ParallelError, match="^--mixing=gossip: expected one of allreduce, "):
         Mixer(world(), "gossip", "mpi", np.zeros(3, np.float32))
+    with pytest.raises(ParallelError, match="^--allreduce=fast: expected one of mpi, "):
+        Mixer(world(), "ring", "fast", np.zeros(3, np.float32))
     with pytest.raises(ParallelError, match="flat parameter buffer"):
         Mixer(world(), "ring", "mpi", None)
 
@@ -109,14 +112,43 @@ def test_bmuf_reset_restarts_filter():
     bmuf.free()
 
 
-def test_mix_options_register_and_check():
+def test_mixing_options_register_and_check():
+    """One mixing options class and one check; its errors name the options the MPI tools take."""
     from nnetmix.cli import OptionParser
-    from nnetmix.parallel import MixOptions
+    from nnetmix.parallel import MixingOptions
     p = OptionParser("Usage: x")
-    p.register_group(MixOptions)
+    p.register_group(MixingOptions)
     p.register_group(BmufOptions)
     text = p.format_usage()
-    assert "--mix-strategy" in text and "--block-momentum" in text
-    MixOptions().check()
-    with pytest.raises(ParallelError, match="--mix-strategy=gossip"):
-        MixOptions(mix_strategy="gossip").check()
+    assert "--mixing" in text and "--allreduce" in text and "--block-momentum" in text
+    MixingOptions().check()
+    with pytest.raises(ParallelError, match="^--mixing=gossip: expected one of"):
+        MixingOptions(mixing="gossip").check()
+    with pytest.raises(ParallelError, match="^--allreduce=fast: expected one of"):
+        MixingOptions(allreduce="fast").check()
+    with pytest.raises(ParallelError, match=r"--mixing=butterfly needs a power-of-two number of "
+                       r"ranks, got 6 \(use --mixing=allreduce or ring"):
+        butterfly_partner(0, 6, 0)
+
+
+def test_mixing_errors_name_options_the_mpi_tools_take():
+    import re
+    from helpers import load_bin
+    from nnetmix.parallel import MixingOptions, MpiTrainOptions
+
+    def named(opts):
+        with pytest.raises(ParallelError) as e:
+            opts.check()
+        return set(re.findall(r"--([a-z][a-z0-9-]*)", str(e.value)))
+
+    mixing = set().union(*(named(MixingOptions(**kw)) for kw in (
+        {"mixing": "gossip"}, {"allreduce": "fast"}, {"average_every": 0})))
+    with pytest.raises(ParallelError) as e:
+        check_mixing("butterfly", "mpi", 6)
+    mixing |= set(re.findall(r"--([a-z][a-z0-9-]*)", str(e.value)))
+    dnn = mixing | named(MpiTrainOptions(bmuf=True, mixing="ring")) \
+        | named(MpiTrainOptions(scale_lr_by_workers="sometimes"))
+    assert mixing == {"mixing", "allreduce", "average-every"}
+    for tool, names in (("nnet-train-mpi.py", dnn), ("rbm-train-cd1-mpi.py", mixing)):
+        taken = load_bin(tool).make_parser().options
+        assert names <= set(taken), (tool, names - set(taken))

@@ -112,7 +112,7 @@ def test_scheduler_dropout_schedule(task, tmp_path):
     """--dropout-schedule=0.2,0.0 (train_scheduler.sh's): epoch 1 trains from
     <best>.dropout_rate0.2, epoch 2 from <best>.dropout_rate0.0, epoch 3 keeps 0.0; a bad rate
     is refused before anything runs."""
-    from nnetmix.driver import ScheduleOptions, run_schedule
+    from nnetmix.driver import EpochSpec, ScheduleOptions, run_schedule
     from nnetmix.nnet import NnetTrainOptions, read_nnet
     from nnetmix.train import TrainError, TrainOptions
     d, tr, cv, nets = task
@@ -121,8 +121,9 @@ def test_scheduler_dropout_schedule(task, tmp_path):
     opts = TrainOptions(minibatch_size=16, randomizer_size=128)
 
     def run(schedule, exp):
+        spec = EpochSpec(opts, NnetTrainOptions(learn_rate=0.004))
         return run_schedule(str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"],
-                            str(tmp_path / exp), NnetTrainOptions(learn_rate=0.004), opts,
+                            str(tmp_path / exp), spec,
                             ScheduleOptions(scheduler="exponential", num_epochs=3,
                                             dropout_schedule=schedule))
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from helpers import load_bin, separable_utts, tiny_net, write_tables
 
-from nnetmix.driver import ScheduleOptions, run_schedule
+from nnetmix.driver import EpochSpec, ScheduleOptions, run_schedule
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.train import TrainError, TrainOptions, parse_report
 
@@ -27,7 +27,7 @@ def task(tmp_path):
 def _run(task, d, sched=None, hook=None, lr=0.004, **kw):
     tmp, init, tr, cv = task
     return run_schedule(init, tr[0], cv[0], tr[1], cv[1], str(tmp / d),
-                        NnetTrainOptions(learn_rate=lr, momentum=0.5), OPTS,
+                        EpochSpec(OPTS, NnetTrainOptions(learn_rate=lr, momentum=0.5)),
                         sched or ScheduleOptions(max_iters=6), hook=hook, **kw)
 
 

@@ -128,7 +128,9 @@ def launcher_report(text: str) -> LauncherReport:
     log; an empty report for any other launcher."""
     m = _SIGNALLED.search(text)
     if m:
-        return LauncherReport(int(m.group(1)), int(m.group(2)), m.group(3),
+        # "with PID 0": mpiexec did not learn the rank's pid (a rank whose features come
+        # through a pipe, under the scheduler); the rank's own record names it
+        return LauncherReport(int(m.group(1)), int(m.group(2)) or None, m.group(3),
                               signal=int(m.group(4)))
     m = _EXITED.search(text)
     if m:

@@ -24,13 +24,12 @@ def main(argv=None) -> int:
     parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
 
     def body(opts, args):
-        from nnetmix.decode.decoder import LatticeDecoder, read_decoding_graph
-        from nnetmix.decode.latgen import decode_faster, read_word_symbols
+        from nnetmix.decode.decoder import LatticeDecoder
+        from nnetmix.decode.latgen import decode_faster, read_graph_and_words
         from nnetmix.kaldi import SequentialReader, read_transition_model
 
         tm = read_transition_model(args[0])
-        hclg = read_decoding_graph(args[1], tm.num_transition_ids)
-        syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
+        hclg, syms = read_graph_and_words(args[1], tm, opts.word_symbol_table)
         decoder = LatticeDecoder(hclg, tm, parser.group(FasterDecoderConfig, opts).lattice_config())
 
         def items():

@@ -25,13 +25,12 @@ def main(argv=None) -> int:
     parser.register("word-symbol-table", "", "Symbol table for words [for debug output]")
 
     def body(opts, args):
-        from nnetmix.decode.decoder import LatticeDecoder, read_decoding_graph
-        from nnetmix.decode.latgen import decode_faster, gmm_loglikes_table, read_word_symbols
+        from nnetmix.decode.decoder import LatticeDecoder
+        from nnetmix.decode.latgen import decode_faster, gmm_loglikes_table, read_graph_and_words
         from nnetmix.kaldi import read_gmm_model
 
         tm, am = read_gmm_model(args[0])
-        hclg = read_decoding_graph(args[1], tm.num_transition_ids)
-        syms = read_word_symbols(opts.word_symbol_table) if opts.word_symbol_table else None
+        hclg, syms = read_graph_and_words(args[1], tm, opts.word_symbol_table)
         config = parser.group(FasterDecoderConfig, opts).lattice_config()
         decoder = LatticeDecoder(hclg, tm, config)
         summ = decode_faster(decoder, gmm_loglikes_table(am, args[0], args[2], parser.group(

@@ -161,12 +161,16 @@ class DecodeResult:
     path_lattice: Optional[CompactLattice] = None
 
 
-def read_decoding_graph(path: str, max_ilabel: Optional[int] = None) -> "kaldifst.StdVectorFst":
+def read_decoding_graph(path: str, max_ilabel: Optional[int] = None,
+                        max_olabel: Optional[int] = None,
+                        labels_from: str = "") -> "kaldifst.StdVectorFst":
     """HCLG.fst (vector or const; a const FST is converted to a vector one), checked before the
     compiled decoder sees it (:mod:`nnetmix.kaldi.fstfile`): its input labels are transition-ids,
-    at most ``max_ilabel`` (the transition model's count) when given."""
+    at most ``max_ilabel`` (the transition model's count) when given; its output labels are
+    word ids, at most ``max_olabel`` (the word symbol table's largest) when given."""
     try:
-        return read_checked_fst(path, f"{path} (the decoding graph)", max_ilabel=max_ilabel)
+        return read_checked_fst(path, f"{path} (the decoding graph)", max_ilabel=max_ilabel,
+                                max_olabel=max_olabel, labels_from=labels_from)
     except FstFormatError as e:
         raise DecodeError(str(e)) from None
 

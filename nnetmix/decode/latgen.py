@@ -27,7 +27,8 @@ from nnetmix.kaldi import (SequentialReader, TableWriter, read_gmm_model,
                            read_transition_model)
 
 __all__ = ["LatgenSummary", "latgen", "decode_faster", "gmm_loglikes_table",
-           "read_word_symbols", "gmm_latgen_files", "mapped_latgen_files"]
+           "read_word_symbols", "read_graph_and_words", "gmm_latgen_files",
+           "mapped_latgen_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,21 @@ class LatgenSummary:
     def rtf(self) -> float:
         """Real-time factor assuming 100 frames per second."""
         return self.elapsed * 100.0 / max(self.frames, 1)
+
+
+def read_graph_and_words(fst: str, tm, word_symbol_table: str):
+    """(HCLG, word symbols or None): the graph checked against the transition model and, with a
+    word symbol table, its output labels against the table's ids, so that a graph from another
+    lang directory stops before decoding with one line naming both files."""
+    syms = read_word_symbols(word_symbol_table) if word_symbol_table else None
+    if syms:
+        top = max(syms)
+        hclg = read_decoding_graph(fst, tm.num_transition_ids, top, (
+            f"input labels are the model's transition-ids, output labels the word ids of "
+            f"{word_symbol_table}; a graph of another lang directory?"))
+    else:
+        hclg = read_decoding_graph(fst, tm.num_transition_ids)
+    return hclg, syms
 
 
 def read_word_symbols(path: str) -> dict[int, str]:
@@ -187,8 +203,7 @@ def gmm_latgen_files(model: str, fst: str, features_rspecifier: str, lattice_wsp
                      sequencer: Optional[TaskSequencerConfig] = None) -> LatgenSummary:
     """gmm-latgen-faster[-parallel]: read the model and graph, decode the feature table."""
     tm, am = read_gmm_model(model)
-    hclg = read_decoding_graph(fst, tm.num_transition_ids)
-    syms = read_word_symbols(word_symbol_table) if word_symbol_table else None
+    hclg, syms = read_graph_and_words(fst, tm, word_symbol_table)
     decoder = LatticeDecoder(hclg, tm, config)
     return latgen(decoder, gmm_loglikes_table(am, model, features_rspecifier, gmm_options),
                   lattice_wspecifier, words_wspecifier, ali_wspecifier, syms,
@@ -202,8 +217,7 @@ def mapped_latgen_files(trans_model: str, fst: str, loglikes_rspecifier: str,
     """latgen-faster-mapped[-parallel]: read the transition model and graph, decode the table
     of log-likelihood matrices."""
     tm = read_transition_model(trans_model)
-    hclg = read_decoding_graph(fst, tm.num_transition_ids)
-    syms = read_word_symbols(word_symbol_table) if word_symbol_table else None
+    hclg, syms = read_graph_and_words(fst, tm, word_symbol_table)
     decoder = LatticeDecoder(hclg, tm, config)
 
     def items():

@@ -126,6 +126,28 @@ def test_gmm_latgen_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys,
     assert "dimension 13" in capsys.readouterr().err
 
 
+
+@pytest.mark.parametrize("tool", ["gmm-latgen-faster.py", "gmm-decode-faster.py",
+                                  "latgen-faster-mapped.py", "decode-faster-mapped.py"])
+def test_a_graph_of_another_lang_dir_is_refused_before_decoding(kaldi_fixtures, tmp_path,
+                                                                capsys, tool):
+    """An HCLG whose output labels are not all in --word-symbol-table (another lang directory's
+    words.txt) stops before anything is decoded or written, naming both files."""
+    y = kaldi_fixtures / "yesno"
+    _yesno_tables(kaldi_fixtures, tmp_path, 1)
+    words = tmp_path / "words.txt"
+    words.write_text("<eps> 0\n<SIL> 1\nNO 2\n")          # no YES (3) in this table
+    table = "loglikes" if "mapped" in tool else "feats"
+    assert load_bin(tool).main([f"--word-symbol-table={words}", str(y / "40.mdl"),
+                                str(y / "HCLG.fst"), f"ark:{tmp_path}/{table}.ark",
+                                f"ark:{tmp_path}/out.ark"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("ERROR") == 1 and "HCLG.fst (the decoding graph)" in err
+    assert "output label 3 out of range (at most 2: input labels are the model's " \
+           f"transition-ids, output labels the word ids of {words}" in err
+    assert not (tmp_path / "out.ark").exists()
+
+
 def test_gmm_decode_faster_and_mapped_on_yesno(kaldi_fixtures, tmp_path, capsys):
     """The best-path tools: the same words and alignments as gmm-latgen-faster's compiled
     search at the same settings, a linear lattice whose one path is that best path, and

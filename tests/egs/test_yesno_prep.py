@@ -255,3 +255,14 @@ def test_run_sh_lang_and_grammar(corpus, tmp_path):
     arcs = sorted((a[0], round(a[2], 4)) for a in arcs_of(g)[g.start])
     assert arcs == [(int(words["NO"]), 2.3026), (int(words["YES"]), 2.3026)]
     assert (s5 / "data" / "train_yesno" / "text").is_file()
+
+
+def test_make_results_needs_a_decode(tmp_path):
+    (tmp_path / "exp").mkdir()
+    p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--prog",
+                    "make_results.py", "--exp", tmp_path / "exp", "--out", tmp_path / "R.md"])
+    assert p.returncode == 1
+    assert error_line(p, "make_results.py") == (
+        f"make_results.py: {tmp_path}/exp/mono0a/decode_test_yesno: no wer_* files (run ./run.sh "
+        "through stage 5 first)")
+    assert not (tmp_path / "R.md").exists()

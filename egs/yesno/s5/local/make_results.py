@@ -14,8 +14,8 @@ the monophone on the same test words. Kaldi's model is also scored, at LM weight
 of the checkout path.sh found ($NNETMIX_ROOT), the machine and the date. Nothing here is typed
 by hand but the cited figures: rerun it after run.sh (stage 9 does).
 
-Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md]``; the file is written to a
-temporary name and renamed.
+Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md] [--note TEXT]``; the file is
+written to a temporary name and renamed.
 """
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def tutorial_subset_line(exp: Path) -> str | None:
     return f"{format_wer(st)[0]} {scoring}/10.0.0.tra, the {len(refs)} files starting with 1"
 
 
-def results(exp: Path) -> list[str]:
+def results(exp: Path, note: str = "") -> list[str]:
     """The whole RESULTS.md."""
     if not exp.is_dir():
         raise DataDirError(f"no such directory {exp} (run ./run.sh first)")
@@ -127,7 +127,7 @@ def results(exp: Path) -> list[str]:
            "difference excludes 0.", "",
            machine_line(os.environ.get("NNETMIX_ROOT")) + " Run: `./run.sh --corpus-dir "
            "../shared/corpora/yesno --kaldi-model-dir ../shared/kaldi-fixtures/yesno` (those "
-           "paths relative to the checkout's parent).", "",
+           "paths relative to the checkout's parent)." + (f" {note}" if note else ""), "",
            "| system | stages | %WER (errors/words) | 95% interval | best wer_LMWT_WIP | notes |",
            "| --- | --- | ---: | --- | --- | --- |", *rows, ""]
     if comps:
@@ -148,11 +148,12 @@ def get_args(argv=None) -> argparse.Namespace:
     p = script_parser(__doc__)
     p.add_argument("--exp", default="exp", help="the experiment directory of run.sh")
     p.add_argument("--out", default="RESULTS.md", help="the markdown file to write")
+    p.add_argument("--note", default="", help="a sentence after the machine line (e.g. the load)")
     return p.parse_args(argv)
 
 
 def main(args: argparse.Namespace) -> None:
-    write_lines(args.out, results(Path(args.exp)))
+    write_lines(args.out, results(Path(args.exp), args.note))
     print(f"{args.prog}: wrote {args.out}")
 
 

@@ -16,6 +16,7 @@ from nnetmix.data.io import (Entry, Segment, atomic_open, c_key, c_sorted, first
                              read_utt2dur, read_utt2num_frames, read_utt2spk, read_wav_scp,
                              spk2utt_to_utt2spk, split_fields, utt2spk_to_spk2utt, write_lines,
                              write_spk2utt, write_table, write_utt2spk)
+from nnetmix.data.prepare import Utterance, check_wav, data_dir_tables, write_data_dir
 from nnetmix.data.split import (kaldi_partition, partition_counts, split_data, split_dir_name,
                                 split_is_up_to_date)
 from nnetmix.data.subset import spread_subset, subset_data_dir, utterance_lengths
@@ -32,5 +33,5 @@ __all__ = [
     "kaldi_partition", "partition_counts", "split_data", "split_dir_name", "split_is_up_to_date",
     "spread_subset", "subset_data_dir", "utterance_lengths", "subset_tr_cv",
     "KeyListMismatch", "ValidateOptions", "validate_data_dir", "KaldiDupRandom",
-    "select_dup_limited",
+    "select_dup_limited", "Utterance", "check_wav", "data_dir_tables", "write_data_dir",
 ]

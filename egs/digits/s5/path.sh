@@ -1,12 +1,1 @@
-# Environment for the digits recipe: the repository's venv, its bin/ and utils/ on PATH, C locale.
-# Sourced by run.sh and by every steps/ script run from this directory ([ -f path.sh ] && . ./path.sh).
-NNETMIX_ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../../.." && pwd)
-export NNETMIX_ROOT
-if [ -f "$NNETMIX_ROOT/.venv/bin/activate" ]; then
-  . "$NNETMIX_ROOT/.venv/bin/activate"   # made by `make install`; absent when nnetmix is installed elsewhere
-fi
-export PATH=$NNETMIX_ROOT/bin:$NNETMIX_ROOT/utils:$PATH
-export LC_ALL=C   # Kaldi lists are sorted in the C locale
-# Open MPI refuses to start as root without these (containers); harmless otherwise.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export PYTHONUNBUFFERED=1   # job logs show progress as it happens
+../../../local/path.sh

@@ -27,14 +27,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import soundfile
-
-from nnetmix.data.io import c_key, c_sorted, utt2spk_to_spk2utt, write_lines
+from nnetmix.data.io import c_sorted
+from nnetmix.data.prepare import Utterance, check_wav, write_data_dir
 from nnetmix.errors import DataDirError
 
 from local_script import run_script, script_parser
@@ -76,17 +73,6 @@ class Recording:
     @property
     def word(self) -> str:
         return WORDS[self.digit]
-
-
-def _check_audio(path: Path) -> None:
-    try:
-        info = soundfile.info(str(path))
-    except RuntimeError as e:   # soundfile.LibsndfileError: unreadable, empty, not audio
-        raise CorpusError(f"{path}: not a readable wav file ({e}); replace it from {SOURCE}"
-                          ) from None
-    if info.samplerate != SAMPLE_RATE or info.channels != 1:
-        raise CorpusError(f"{path}: {info.samplerate} Hz, {info.channels} channel(s); FSDD is "
-                          f"{SAMPLE_RATE} Hz mono (replace it from {SOURCE})")
 
 
 def scan_fsdd(fsdd_dir: str | os.PathLike, check_audio: bool = True) -> list[Recording]:
@@ -132,7 +118,7 @@ def scan_fsdd(fsdd_dir: str | os.PathLike, check_audio: bool = True) -> list[Rec
     recs = sorted(found.values(), key=lambda r: r.path.name)
     if check_audio:
         for r in recs:
-            _check_audio(r.path)
+            check_wav(r.path, SAMPLE_RATE, "FSDD", SOURCE, CorpusError)
     return recs
 
 
@@ -158,52 +144,13 @@ def split_fsdd(recs: list[Recording], split: str, test_speaker: str = ""
     return ([r for r, t in zip(recs, is_test) if not t], [r for r, t in zip(recs, is_test) if t])
 
 
-def _tables(recs: list[Recording]) -> dict[str, list[str]]:
-    """The lines of wav.scp, text, utt2spk and spk2utt (recs are in utterance order)."""
-    utt2spk = {r.utt_id: r.speaker for r in recs}
-    return {"wav.scp": [f"{r.utt_id} {r.path.resolve()}" for r in recs],
-            "text": [f"{r.utt_id} {r.word}" for r in recs],
-            "utt2spk": [f"{u} {s}" for u, s in utt2spk.items()],
-            "spk2utt": [f"{s} {' '.join(us)}"
-                        for s, us in utt2spk_to_spk2utt(utt2spk.items()).items()]}
-
-
-def _same(out: Path, tables: dict[str, list[str]]) -> bool:
-    try:
-        return all((out / n).read_text().splitlines() == lines for n, lines in tables.items())
-    except OSError:
-        return False
-
-
-def _write_dir(recs: list[Recording], out: Path) -> bool:
-    """wav.scp, text, utt2spk, spk2utt of ``recs`` in ``out``; False when ``out`` already has
-    them (its features are kept). Otherwise a new directory is renamed into place from a
-    temporary one, replacing an older ``out`` whole, so no stale feats.scp survives."""
-    recs = sorted(recs, key=lambda r: c_key(r.utt_id))
-    tables = _tables(recs)
-    if _same(out, tables):
-        return False
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    try:
-        for name, lines in tables.items():
-            write_lines(tmp / name, lines)
-        os.chmod(tmp, 0o755)
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return True
-
-
 def write_fsdd_data(train: list[Recording], test: list[Recording], data_dir: str | os.PathLike
                     ) -> list[str]:
     """<data-dir>/train and <data-dir>/test; returns the names of those (re)written."""
     data_dir = Path(data_dir)
     return [name for name, recs in (("train", train), ("test", test))
-            if _write_dir(recs, data_dir / name)]
+            if write_data_dir([Utterance(r.utt_id, r.path, r.word, r.speaker) for r in recs],
+                              data_dir / name)]
 
 
 def prepare_fsdd(fsdd_dir: str | os.PathLike, data_dir: str | os.PathLike,

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Download and unpack Kaldi's yesno corpus: <corpus-root>/waves_yesno/ from OpenSLR resource 1.
+
+The archive (``waves_yesno.tar.gz``, about 4.5 MB) is fetched to
+``<corpus-root>/waves_yesno.tar.gz.part``, checked against its MD5 and only then renamed to
+``waves_yesno.tar.gz``; a failed or truncated download is one line naming the file, and the
+partial file is removed. The archive's members are checked before anything is unpacked: only
+``waves_yesno/`` and files directly in it, 60 wav files and the archive's README. It is unpacked
+into a temporary folder beside <corpus-root>/waves_yesno, which is renamed into place, so an
+error leaves no half corpus. Nothing is done when waves_yesno/ is already there (stage 1 checks
+it), and an archive already downloaded is checked and unpacked without a new download.
+
+The checksum: OpenSLR's page for resource 1 gives the file and its size, not a checksum. The MD5
+here, 962ff6e904d2df1126132ecec6978786, is the one torchaudio's ``datasets/yesno.py`` checks
+for this archive (its ``_CHECKSUMS``) and that other recipes check with md5sum; it was not
+recomputed here (this machine cannot reach OpenSLR). ``--md5`` replaces it (a mirror's copy, the
+tests' own archive).
+
+Usage: ``local/yesno_download.py [--url URL] [--md5 HEX] <corpus-root>``
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from yesno_data_prep import NUM_WAVS, README, URL, CorpusError
+from local_script import run_script, script_parser
+
+__all__ = ["MD5", "download", "check_members", "unpack", "fetch_yesno"]
+
+#: The archive's MD5 (see the module docstring for where it comes from).
+MD5 = "962ff6e904d2df1126132ecec6978786"
+FOLDER = "waves_yesno"
+_CHUNK = 1 << 16
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def download(url: str, archive: Path, md5: str, timeout: float = 60.0) -> None:
+    """``url`` to ``archive`` through ``archive.part``; CorpusError naming the file when the
+    download fails or its MD5 is not ``md5`` (the partial file is removed)."""
+    part = archive.with_name(archive.name + ".part")
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp, open(part, "wb") as out:
+            shutil.copyfileobj(resp, out, _CHUNK)
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        part.unlink(missing_ok=True)
+        raise CorpusError(f"{part}: download of {url} failed ({e}); the partial file was removed "
+                          f"(check the network and run stage 0 again, or pass a local copy with "
+                          f"--corpus-dir)") from None
+    got = _md5(part)
+    if got != md5:
+        size = part.stat().st_size
+        part.unlink()
+        raise CorpusError(f"{part}: MD5 {got} ({size} bytes), expected {md5}: a truncated or "
+                          f"failed download of {url}; the file was removed (run stage 0 again)")
+    os.replace(part, archive)
+
+
+def check_members(archive: Path) -> list[tarfile.TarInfo]:
+    """The archive's members, if they are waves_yesno/ with 60 wavs and README directly in it."""
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = tar.getmembers()
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise CorpusError(f"{archive}: not a readable tar.gz archive ({e}); remove it and run "
+                          f"stage 0 again") from None
+    names = []
+    for m in members:
+        parts = m.name.rstrip("/").split("/")
+        if parts[0] != FOLDER or len(parts) > 2 or not (m.isfile() or m.isdir()):
+            raise CorpusError(f"{archive}: unexpected member {m.name} (the archive holds "
+                              f"{FOLDER}/ and its files only)")
+        if len(parts) == 2:
+            names.append(parts[1])
+    wavs = [n for n in names if n.endswith(".wav")]
+    if len(wavs) != NUM_WAVS or README not in names:
+        raise CorpusError(f"{archive}: {len(wavs)} wav files{'' if README in names else ', no '}"
+                          f"{'' if README in names else README}; expected {NUM_WAVS} and "
+                          f"{README} in {FOLDER}/ (remove it and run stage 0 again)")
+    return members
+
+
+def unpack(archive: Path, root: Path) -> None:
+    """Unpack ``archive`` into a temporary folder in ``root``, then rename its waves_yesno/."""
+    members = check_members(archive)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{FOLDER}.", suffix=".tmp", dir=root))
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(tmp, members=members, filter="data")
+        os.replace(tmp / FOLDER, root / FOLDER)
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise CorpusError(f"{archive}: unpacking failed ({e}); remove it and run stage 0 "
+                          f"again") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def fetch_yesno(root: str | os.PathLike, url: str = URL, md5: str = MD5) -> str:
+    """<root>/waves_yesno/, downloaded and unpacked unless there; says what was done."""
+    root = Path(root)
+    if (root / FOLDER).is_dir():
+        return f"{root / FOLDER} is there, skipping the download"
+    root.mkdir(parents=True, exist_ok=True)
+    archive = root / f"{FOLDER}.tar.gz"
+    if archive.is_file():
+        got = _md5(archive)
+        if got != md5:
+            raise CorpusError(f"{archive}: MD5 {got}, expected {md5} (a truncated or failed "
+                              f"download: remove it and run stage 0 again)")
+        what = f"checked {archive}"
+    else:
+        download(url, archive, md5)
+        what = f"downloaded {url} to {archive}"
+    unpack(archive, root)
+    return f"{what} (MD5 {md5}) and unpacked {root / FOLDER}"
+
+
+def get_args(argv=None) -> argparse.Namespace:
+    p = script_parser(__doc__)
+    p.add_argument("--url", default=URL, help="where the archive is")
+    p.add_argument("--md5", default=MD5, help="the archive's MD5")
+    p.add_argument("root", help="the folder that gets waves_yesno/ (and the archive)")
+    return p.parse_args(argv)
+
+
+def main(args: argparse.Namespace) -> None:
+    print(f"{args.prog}: {fetch_yesno(args.root, args.url, args.md5)}")
+
+
+if __name__ == "__main__":
+    run_script(get_args(), main)

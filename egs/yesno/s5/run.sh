@@ -33,6 +33,8 @@
 # are kept (train_yesno, mono0a, graph_tgpr). Everything is written under data/, exp/, mfcc/ and
 # the corpus directory; each stage skips what is done.
 
+. utils/recipe_signals.sh   # a signal to run.sh ends its whole process tree
+
 # Begin configuration section.
 stage=0                # first stage to run
 stop_stage=100         # last stage to run

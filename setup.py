@@ -31,7 +31,7 @@ setup(
     ],
     extras_require={
         # mkdocs: make docs, and tests/docs builds the site strictly and checks its links
-        "test": ["pytest==9.2.0", "pytest-xdist==3.8.0", "execnet==2.1.2", "mkdocs==1.6.1"],
+        "test": ["pytest==9.1.1", "pytest-xdist==3.8.0", "execnet==2.1.2", "mkdocs==1.6.1"],
         # the benchmarks' plots (bench/experiments/plot.py); make bench installs it
         "bench": ["matplotlib==3.11.2"],
         "gpu": ["numba-cuda", "cupy-cuda12x"],

@@ -18,10 +18,16 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "cuda_device: needs the CUDA simulator or a real GPU")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     # `make test` runs the suite in two processes (pytest-xdist, --dist loadgroup): a file's tests
     # stay in one process so its module fixtures (a trained model, a built graph) are made once,
     # and tests/cluster is one group: its files share the one-node Slurm of cluster_fixtures.py.
+    # tryfirst: xdist's worker turns the xdist_group marks into the tests' ids in its own hook
+    # of this name, which otherwise runs before this one and finds none; and pytest 9.2.0
+    # ignores the id xdist 3.8.0 sets, so setup.py pins pytest 9.1.1. Without either, every
+    # file's tests spread over both processes, each making the module fixtures again
+    # (tests/test_suite_grouping.py fails then).
     for item in items:
         path = Path(str(item.fspath))
         group = "cluster" if path.parent.name == "cluster" else f"{path.parent.name}/{path.name}"

@@ -19,12 +19,10 @@ def make_parser() -> OptionParser:
 
 def body(opts, args) -> int:
     from nnetmix.kaldi.diag_gmm import read_gmm_model
+    from nnetmix.kaldi.transition_model import info_lines
     tm, am = read_gmm_model(args[0])
-    sys.stdout.write(f"number of phones {tm.phones.size}\n"
-                     f"number of pdfs {tm.num_pdfs}\n"
-                     f"number of transition-ids {tm.num_transition_ids}\n"
-                     f"number of transition-states {tm.num_transition_states}\n"
-                     f"feature dimension {am.dim}\n"
+    sys.stdout.write("".join(line + "\n" for line in info_lines(tm))
+                     + f"feature dimension {am.dim}\n"
                      f"number of gaussians {am.num_gauss}\n")
     sys.stdout.flush()
     return 0

@@ -17,13 +17,8 @@ def make_parser() -> OptionParser:
 
 
 def body(opts, args) -> int:
-    from nnetmix.kaldi.transition_model import read_transition_model
-    tm = read_transition_model(args[0])
-    sys.stdout.write(f"number of phones {tm.phones.size}\n"
-                     f"number of pdfs {tm.num_pdfs}\n"
-                     f"number of transition-ids {tm.num_transition_ids}\n"
-                     f"number of transition-states {tm.num_transition_states}\n")
-    sys.stdout.flush()
+    from nnetmix.kaldi.transition_model import write_info
+    write_info(args[0], sys.stdout)
     return 0
 
 

@@ -16,6 +16,10 @@ modules inside the work function, so this costs a few seconds for all of them wh
 tools are asked with ``-help``; tools that parse Kaldi-script options refuse ``--help`` and
 print their usage, which is what is taken for them.
 
+bin.md ends with every tool of Kaldi's src/featbin and src/bin beside ours of the same name, or
+"not provided" and why; the list is docs/kaldi_tools.txt (taken from a Kaldi checkout at the
+commit its header names), so the page does not depend on one.
+
 Usage: docs/gen_tools.py [--check] [<out-dir>]   (default out-dir: docs/reference)
 """
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 BIN_PAGE = "bin.md"
+KALDI_TOOLS = ROOT / "docs" / "kaldi_tools.txt"
 SCRIPTS_PAGE = "scripts.md"
 SCRIPT_DIRS = ("steps", "utils", "local")
 
@@ -158,6 +163,41 @@ def script_sections(path: Path) -> dict[str, object]:
             "python_doc": python_doc}
 
 
+KALDI_INTRO = """\
+## Kaldi's featbin and bin tools
+
+Every tool of Kaldi's `src/featbin/` and `src/bin/`, beside the nnetmix tool of the same name
+(plus `.py`; same options, defaults and table formats), or "not provided" with the reason where
+there is one. Tools of Kaldi's other directories (`gmmbin/`, `nnetbin/`, `latbin/`, `fstbin/`,
+...) are in the index above under their own names.
+"""
+
+
+def kaldi_tools(path: Path = KALDI_TOOLS) -> list[tuple[str, str, str]]:
+    """(directory, tool, reason) of each line of docs/kaldi_tools.txt ('#' lines are comments)."""
+    rows = []
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        entry, _, reason = line.partition("|")
+        directory, tool = entry.split()
+        rows.append((directory, tool, reason.strip()))
+    return rows
+
+
+def kaldi_section(root: Path, tools: list[Path]) -> str:
+    ours = {p.name for p in tools}
+    lines = [KALDI_INTRO, "| Kaldi tool | nnetmix |", "| --- | --- |"]
+    for directory, tool, reason in kaldi_tools(root / "docs" / "kaldi_tools.txt"):
+        name = tool + ".py"
+        if name in ours:
+            cell = f"[{name}](#{anchor(name)})"
+        else:
+            cell = "not provided" + (f": {reason}" if reason else "")
+        lines.append(f"| `{directory}/{tool}` | {cell} |")
+    return "\n".join(lines) + "\n"
+
+
 def bin_page(root: Path) -> str:
     tools = sorted((root / "bin").glob("*.py"))
     entries, index = [], ["| tool | what it does |", "| --- | --- |"]
@@ -165,7 +205,8 @@ def bin_page(root: Path) -> str:
         purpose, text = tool_help(path)
         index.append(f"| [{path.name}](#{anchor(path.name)}) | {purpose.replace('|', '&#124;')} |")
         entries.append(f"## {path.name}\n\n{purpose}\n\n{fence(text)}")
-    return BIN_INTRO + "\n" + "\n".join(index) + "\n\n" + "\n".join(entries)
+    return (BIN_INTRO + "\n" + "\n".join(index) + "\n\n" + "\n".join(entries) + "\n"
+            + kaldi_section(root, tools))
 
 
 def scripts_page(root: Path) -> str:

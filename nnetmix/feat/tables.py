@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -23,6 +22,7 @@ from nnetmix.feat.textio import (TextTableWriter, is_rspecifier, is_wspecifier,
                                  read_token_table, write_text_object)
 from nnetmix.kaldi import RandomAccessReader, TableWriter, read_object, write_object
 from nnetmix.kaldi.compressed import METHODS, Compressed
+from nnetmix.kaldi.copy import Counts, map_table
 
 __all__ = ["Counts", "copy_feats", "transform_feats", "add_deltas_table", "splice_feats_table",
            "apply_transform", "transform_feats_table", "compose_transforms",
@@ -30,18 +30,6 @@ __all__ = ["Counts", "copy_feats", "transform_feats", "add_deltas_table", "splic
            "feat_to_dim", "feat_to_len", "compute_cmvn_stats", "apply_cmvn_table"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Counts:
-    """How many items a tool finished and how many it skipped; ok when at least one finished."""
-
-    done: int = 0
-    err: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.done > 0
 
 
 def _is_table(rspecifier: str) -> bool:
@@ -60,18 +48,8 @@ def transform_feats(rspecifier: str, wspecifier: str,
 
     ``summary`` (``{done}``, ``{err}`` filled in) is logged before the output is closed, so
     it precedes the error of a table with nothing written (Kaldi logs it, then exits 1)."""
-    counts = Counts()
-    with open_features(rspecifier) as reader, TableWriter(wspecifier, "mat") as writer:
-        for key, feats in reader:
-            out = fn(key, feats)
-            if out is None:
-                counts.err += 1
-                continue
-            writer.write(key, out)
-            counts.done += 1
-        if summary:
-            logger.info(summary.format(done=counts.done, err=counts.err))
-    return counts
+    return map_table(rspecifier, wspecifier, fn, "mat", summary=summary,
+                     reader=open_features(rspecifier))
 
 
 def copy_feats(rspecifier: str, wspecifier: str, binary: bool = True,

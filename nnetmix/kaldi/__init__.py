@@ -5,7 +5,8 @@ float32/float64; compressed CM/CM2/CM3 read as float32, written from a
 ``Compressed(matrix, method)`` value), ``vec`` (1-D float), ``ivec`` (int32
 vector, e.g. alignments), ``post`` (posteriors: frames of (id, weight) pairs), ``pairvec``
 ((N, 2) float32: Kaldi's float-pair vectors, e.g. lattice-mbr-decode's word times), ``gpost``
-(Gaussian-level posteriors: frames of (id, float32 vector) pairs, gmm-post-to-gpost's tables).
+(Gaussian-level posteriors: frames of (id, float32 vector) pairs, gmm-post-to-gpost's tables),
+``float`` (one number per key: scale-post's scales).
 
     with SequentialReader("ark:gunzip -c ali.1.gz |", "ivec") as r:
         for key, ali in r: ...

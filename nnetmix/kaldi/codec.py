@@ -24,6 +24,9 @@ Kinds and the Kaldi code they match:
   posteriors, ``FV``); the same layout in text (``'1 1 5  [ 0.5 0.5 ]\\n\\n'``: ints with a
   space after each, vectors as Vector::Write, one ``'\\n'`` at the end). Values are lists of
   frames, each a list of (id, float32 vector) pairs.
+* ``float``: BasicHolder<BaseFloat> (util/kaldi-holder-inl.h), the tables of one number per key
+  (scale-post's scales): ``\\4`` + a float32 (a double's 8 is read too); text ``'0.5 \\n'``.
+  Values are Python floats (float32-rounded).
 
 An int32 on disk is Kaldi's WriteBasicType: a size byte 4, then 4 little-endian bytes. Binary
 objects start with ``\\0B`` (InitKaldiOutputStream); text floats are printed with 7 significant
@@ -47,7 +50,7 @@ from nnetmix.kaldi.stream import InputStream
 
 __all__ = ["KINDS", "Where", "read_value", "encode_value", "Posterior"]
 
-KINDS = ("mat", "vec", "ivec", "post", "pairvec", "gpost")
+KINDS = ("mat", "vec", "ivec", "post", "pairvec", "gpost", "float")
 Posterior = list  # list of frames, each a list of (int id, float weight) pairs
 
 _BIG_READ = 1 << 24
@@ -371,6 +374,17 @@ def _read_pairvec_text(src: InputStream, where: Where, table: bool) -> np.ndarra
     return np.array(rows, dtype=np.float32).reshape(len(rows), 2)
 
 
+def _read_float_text(src: InputStream, where: Where, table: bool) -> float:
+    """BasicHolder<BaseFloat>::Read in text: one number, then nothing else on its line."""
+    line = src.readline() if table else src.read_word(limit=64)
+    tokens = line.decode("latin-1").split()
+    if not tokens:
+        raise where.fail("truncated text float", "expected a number, got end of line")
+    if len(tokens) > 1:
+        raise where.fail("bad text float", f"expected one number, got '{' '.join(tokens)[:40]}'")
+    return float(np.float32(_floats(tokens, where, "text float")[0]))
+
+
 def _read_text_int(src: InputStream, where: Where, what: str) -> int:
     word = src.read_word(limit=32)
     try:
@@ -415,13 +429,15 @@ def _read_gpost(src: InputStream, where: Where, binary: bool) -> list:
 
 
 _NAMES = {"mat": "matrix", "vec": "vector", "ivec": "int32 vector", "post": "posterior",
-          "pairvec": "float-pair vector", "gpost": "Gaussian-level posterior"}
+          "pairvec": "float-pair vector", "gpost": "Gaussian-level posterior", "float": "float"}
 _BIN = {"mat": _read_mat_bin, "vec": _read_vec_bin, "ivec": _read_ivec_bin,
         "post": _read_post_bin, "pairvec": _read_pairvec_bin,
-        "gpost": lambda src, where, table: _read_gpost(src, where, True)}
+        "gpost": lambda src, where, table: _read_gpost(src, where, True),
+        "float": lambda src, where, table: float(np.float32(_read_float(src, where, "float")))}
 _TEXT = {"mat": _read_mat_text, "vec": _read_vec_text, "ivec": _read_ivec_text,
          "post": _read_post_text, "pairvec": _read_pairvec_text,
-         "gpost": lambda src, where, table: _read_gpost(src, where, False)}
+         "gpost": lambda src, where, table: _read_gpost(src, where, False),
+        "float": _read_float_text}
 
 
 def read_value(src: InputStream, kind: str, where: Where, table: bool = True) -> Any:
@@ -595,8 +611,18 @@ def _encode_gpost(value: Any, binary: bool, table: bool, where: Where) -> bytes:
     return b"".join(parts)
 
 
+def _encode_float(value: Any, binary: bool, table: bool, where: Where) -> bytes:
+    try:
+        x = np.float32(value)
+    except (TypeError, ValueError):
+        raise where.fail("cannot write float", f"expected a number, got {value!r}") from None
+    if binary:
+        return b"\0B\x04" + x.astype("<f4").tobytes()
+    return (_fmt(float(x)) + " " + ("\n" if table else "")).encode("ascii")
+
+
 _ENC = {"mat": _encode_mat, "vec": _encode_vec, "ivec": _encode_ivec, "post": _encode_post,
-        "pairvec": _encode_pairvec, "gpost": _encode_gpost}
+        "pairvec": _encode_pairvec, "gpost": _encode_gpost, "float": _encode_float}
 
 
 def encode_value(value: Any, kind: str, binary: bool, where: Where, table: bool = True) -> bytes:

@@ -21,7 +21,7 @@ Lookups (numpy int32/bool/float32 arrays indexed by transition-id, entry 0 unuse
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from nnetmix.kaldi.writer import TableWriter
 
 __all__ = ["TransitionModel", "read_transition_model", "write_transition_model",
            "build_transition_model", "ali_to_pdf", "ali_to_phones", "ali_to_phones_ctm",
-           "ali_to_post", "analyze_counts", "format_counts"]
+           "ali_to_post", "analyze_counts", "format_counts", "info_lines", "write_info"]
 
 logger = logging.getLogger(__name__)
 
@@ -329,6 +329,21 @@ def _tuples_not_hmm(ctx_dep: ContextDependency, topo: HmmTopology) -> list[tuple
 def build_transition_model(ctx_dep: ContextDependency, topo: HmmTopology) -> TransitionModel:
     """Kaldi's TransitionModel(ctx_dep, topo)."""
     return TransitionModel.build(ctx_dep, topo)
+
+
+def info_lines(tm: TransitionModel) -> list[str]:
+    """The sizes hmm-info and am-info print (gmm-info adds the GMM's), one line each."""
+    return [f"number of phones {tm.phones.size}", f"number of pdfs {tm.num_pdfs}",
+            f"number of transition-ids {tm.num_transition_ids}",
+            f"number of transition-states {tm.num_transition_states}"]
+
+
+def write_info(rxfilename: str, out: TextIO) -> TransitionModel:
+    """hmm-info and am-info: read the model's transition model, write its sizes to ``out``."""
+    tm = read_transition_model(rxfilename)
+    out.write("".join(line + "\n" for line in info_lines(tm)))
+    out.flush()
+    return tm
 
 
 def read_transition_model(f) -> TransitionModel:

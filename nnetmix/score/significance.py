@@ -39,7 +39,7 @@ import numpy as np
 from nnetmix.score.wer import ScoreError
 
 __all__ = ["SEGMENTATIONS", "Mapsswe", "Interval", "Bootstrap", "check_settings",
-           "sclite_segments", "mapsswe", "bootstrap", "format_p"]
+           "sclite_segments", "mapsswe", "resample_sums", "bootstrap", "format_p"]
 
 logger = logging.getLogger(__name__)
 
@@ -221,6 +221,22 @@ def _interval(values: np.ndarray, full: float, alpha: float) -> Interval:
     return Interval(full, float(values[k - 1]), float(values[b - k]), se)
 
 
+def resample_sums(columns: Sequence[np.ndarray], num_samples: int, seed: int = 0
+                  ) -> list[np.ndarray]:
+    """The bootstrap's draws: ``num_samples`` test sets of the utterances drawn with
+    replacement (numpy's generator seeded with ``seed``); per column (one value per utterance:
+    a system's errors, the reference words), the sum over each drawn set."""
+    n = len(columns[0])
+    rng = np.random.default_rng(seed)
+    sums = [np.empty(num_samples, dtype=np.int64) for _ in columns]
+    for start in range(0, num_samples, _BLOCK):
+        stop = min(start + _BLOCK, num_samples)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        for out, x in zip(sums, columns):
+            out[start:stop] = x[idx].sum(axis=1)
+    return sums
+
+
 def bootstrap(errors_a: Sequence[int], errors_b: Sequence[int], ref_words: Sequence[int],
               num_samples: int = 10000, seed: int = 0, alpha: float = 0.05) -> Bootstrap:
     """Resample utterances (per-utterance errors of A and B, reference words) with replacement."""
@@ -229,12 +245,7 @@ def bootstrap(errors_a: Sequence[int], errors_b: Sequence[int], ref_words: Seque
     n = len(nw)
     if n == 0 or nw.sum() == 0:
         raise ScoreError("no reference words to compute a WER on")
-    rng = np.random.default_rng(seed)
-    sa, sb, sn = (np.empty(num_samples, dtype=np.int64) for _ in range(3))
-    for start in range(0, num_samples, _BLOCK):
-        stop = min(start + _BLOCK, num_samples)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        sa[start:stop], sb[start:stop], sn[start:stop] = (x[idx].sum(axis=1) for x in (ea, eb, nw))
+    sa, sb, sn = resample_sums((ea, eb, nw), num_samples, seed)
     with np.errstate(divide="ignore", invalid="ignore"):  # a draw of only empty references
         words = np.where(sn > 0, sn, np.nan)
         wa, wb = 100.0 * sa / words, 100.0 * sb / words

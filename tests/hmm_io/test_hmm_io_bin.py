@@ -120,3 +120,52 @@ def test_errors_are_one_line(alidir, tmp_path, capsys):
                                          f"ark:{tmp_path}/x.ark"])
     assert rc == 1 and "key 0_0_0_0_1_1_1_1: transition-id 4000 out of range 1..48" \
         in capsys.readouterr().err
+
+
+def test_am_info_reads_the_transition_model(alidir, capsys):
+    assert load_bin("am-info.py").main([str(alidir / "final.mdl")]) == 0
+    assert capsys.readouterr().out == ("number of phones 6\nnumber of pdfs 20\n"
+                                       "number of transition-ids 48\n"
+                                       "number of transition-states 20\n")
+    (alidir / "bad.mdl").write_bytes(b"\0B<TransitionModel> <Topology> garbage")
+    assert load_bin("am-info.py").main([str(alidir / "bad.mdl")]) == 1
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "bad.mdl" in errors[0] and "Traceback" not in err
+
+
+def test_show_alignments(alidir, kaldi_fixtures, capsys):
+    tool = load_bin("show-alignments.py")
+    phones = str(kaldi_fixtures / "yesno" / "phones.txt")
+    assert tool.main([phones, str(alidir / "final.mdl"), f"ark:gunzip -c {alidir}/ali.1.gz |"]) == 0
+    out = capsys.readouterr().out.split("\n")
+    assert len(out) == 3 * 31 + 1 and out[2] == "" and out[-1] == ""
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    key, ali = alignments(alidir)[0]
+    ids, names = out[0], out[1]
+    assert ids.startswith(key + "  [ ") and names.startswith(key + "  ")
+    groups = tm.split_to_phones(ali)
+    assert ids[len(key) + 2:].split("] ")[:-1] == ["[ " + " ".join(map(str, g)) + " "
+                                                   for g in groups]
+    assert len(ids) == len(names)  # each group padded to its phone's width, and back
+    symbols = dict(line.split()[::-1] for line in open(phones))
+    assert names.split()[1:] == [symbols[str(tm.tid2phone[g[0]])] for g in groups]
+    assert tool.main([phones, str(alidir / "final.mdl"), f"ark:{alidir}/none.ark"]) == 1
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "none.ark" in errors[0]
+
+
+def test_copy_tree_text_and_binary(kaldi_fixtures, tmp_path, capsys):
+    tool = load_bin("copy-tree.py")
+    tree = kaldi_fixtures / "yesno" / "tree"
+    assert tool.main(["--binary=false", str(tree), str(tmp_path / "tree.txt")]) == 0
+    assert "Copied tree" in capsys.readouterr().err
+    assert (tmp_path / "tree.txt").read_text().startswith("ContextDependency ")
+    assert tool.main([str(tmp_path / "tree.txt"), str(tmp_path / "tree.bin")]) == 0
+    assert (tmp_path / "tree.bin").read_bytes() == tree.read_bytes()
+    (tmp_path / "cut").write_bytes(tree.read_bytes()[:40])
+    assert tool.main([str(tmp_path / "cut"), str(tmp_path / "tree.out")]) == 1
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "cut" in errors[0] and not (tmp_path / "tree.out").exists()

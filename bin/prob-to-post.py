@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""prob-to-post.py: Kaldi's prob-to-post (src/bin/prob-to-post.cc)."""
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
+import sys
+
+from nnetmix.cli import OptionParser, run_tool
+
+USAGE = """Convert a matrix of probabilities (e.g. from nnet-logprob2) to posteriors
+Usage:  prob-to-post.py [options] <prob-matrix-rspecifier> <posteriors-wspecifier>
+e.g.:
+ nnet-logprob2 [args] | prob-to-post.py ark:- ark:1.post
+Caution: in this particular example, the output would be posteriors of pdf-ids,
+rather than transition-ids (c.f. post-to-pdf-post)
+(--random-prune draws from a seeded numpy generator, not the C library's rand() as Kaldi:
+the same distribution, other draws.)"""
+
+
+def make_parser() -> OptionParser:
+    p = OptionParser(USAGE, prog="prob-to-post.py")
+    p.register("min-post", 0.01, "Minimum posterior we will output (smaller ones are pruned).  "
+               "Also see --random-prune")
+    p.register("random-prune", True, "If true, prune posteriors with a randomized method that "
+               "preserves expectations.")
+    return p
+
+
+def body(opts, args) -> int:
+    from nnetmix.hmm.post_tables import prob_to_post
+    return 0 if prob_to_post(args[0], args[1], opts.min_post, opts.random_prune).ok else 1
+
+
+def main(argv=None) -> int:
+    return run_tool(make_parser(), (2, 2), body, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Posterior tables made, scaled, summed and weighted: Kaldi's prob-to-post, post-to-weights,
+scale-post, sum-post and weight-post (src/bin/, hmm/posterior.cc).
+
+A posterior is a list of frames, each a list of (id, weight) pairs (nnetmix.kaldi.codec);
+weights are float32 (BaseFloat) and the arithmetic is done in float32 as Kaldi's. Each function
+is one binary's loop: a key it cannot do is warned about and counted, and it returns the
+:class:`~nnetmix.kaldi.copy.Counts` whose ``ok`` is the binary's exit status (some key done).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+import numpy as np
+
+from nnetmix.errors import UsageError
+from nnetmix.kaldi.copy import Counts, is_rspecifier, map_table
+from nnetmix.kaldi.table import RandomAccessReader
+from nnetmix.kaldi.vector_ops import scale_posterior
+
+__all__ = ["prob_to_post", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
+           "weight_post"]
+
+logger = logging.getLogger(__name__)
+
+
+def prob_to_post(rspecifier: str, wspecifier: str, min_post: float = 0.01,
+                 random_prune: bool = True, seed: int = 0) -> Counts:
+    """Kaldi's prob-to-post: each row's entries of at least ``min_post``; with
+    ``random_prune`` a smaller p is kept as ``min_post`` with probability p / min_post (which
+    keeps expectations). The draws come from numpy's generator seeded with ``seed``, one per
+    smaller entry in row order, where Kaldi's come from the C library's rand(): the same
+    distribution, not the same draws."""
+    rng = np.random.default_rng(seed)
+    floor = np.float32(min_post)
+
+    def one(key: str, probs: np.ndarray) -> list:
+        probs = np.asarray(probs, np.float32)
+        keep = probs >= floor
+        value = probs.copy()
+        if random_prune:
+            small = np.flatnonzero(~keep)
+            draws = rng.random(small.size)
+            lucky = small[(probs.flat[small] / floor).astype(np.float64) >= draws]
+            keep.flat[lucky] = True
+            value.flat[lucky] = floor
+        return [[(int(j), float(value[i, j])) for j in np.flatnonzero(keep[i])]
+                for i in range(probs.shape[0])]
+
+    return map_table(rspecifier, wspecifier, one, "mat", "post",
+                     summary="Converted {done} log-prob matrices to posteriors.")
+
+
+def post_to_weights(rspecifier: str, wspecifier: str) -> Counts:
+    """Kaldi's post-to-weights: each frame's weight is the sum of its posteriors."""
+    def one(key: str, post: list) -> np.ndarray:
+        out = np.zeros(len(post), np.float32)
+        for i, frame in enumerate(post):
+            total = np.float32(0.0)
+            for _, w in frame:
+                total = np.float32(total + np.float32(w))
+            out[i] = total
+        return out
+
+    return map_table(rspecifier, wspecifier, one, "post", "vec",
+                     summary="Done converting {done} posteriors to weights.")
+
+
+def scale_post(rspecifier: str, scale: str, wspecifier: str) -> Counts:
+    """Kaldi's scale-post: one scale for all (a number), or per key from a table of floats
+    (an rspecifier); a key without a scale is counted and not written."""
+    scales: Optional[RandomAccessReader] = None
+    if is_rspecifier(scale):
+        scales = RandomAccessReader(scale, "float")
+    else:
+        try:
+            factor = float(scale)
+        except ValueError:
+            raise UsageError(f"Bad second argument {scale} (expected scale or scale "
+                             "rspecifier)") from None
+    try:
+        def one(key: str, post: list) -> Optional[list]:
+            if scales is None:
+                return scale_posterior(post, factor)
+            if key not in scales:
+                logger.warning("No scale for utterance %s in %s", key, scale)
+                return None
+            return scale_posterior(post, scales[key])
+
+        return map_table(rspecifier, wspecifier, one, "post",
+                         summary="Done {done} posteriors;  {err} had no scales.")
+    finally:
+        if scales is not None:
+            scales.close()
+
+
+def _merge_frame(entries: list) -> list:
+    """MergePairVectorSumming (util/stl-utils.h): sorted by id, weights of one id summed in
+    float32, zero sums dropped."""
+    out: list = []
+    for i, w in sorted(entries, key=lambda e: e[0]):
+        if out and out[-1][0] == i:
+            out[-1][1] = np.float32(out[-1][1] + np.float32(w))
+        else:
+            if out and out[-1][1] == 0:
+                out.pop()
+            out.append([i, np.float32(w)])
+    if out and out[-1][1] == 0:
+        out.pop()
+    return [(i, float(w)) for i, w in out]
+
+
+def merge_posteriors(post1: list, post2: list, merge: bool = True, drop_frames: bool = False
+                     ) -> tuple[list, int]:
+    """Kaldi's MergePosteriors (hmm/posterior.cc): each frame's entries of both, merged by id
+    (``merge``) or just sorted; a frame whose two sets share no id is disjoint, and emptied
+    with ``drop_frames``. Returns the merged posterior and the number of disjoint frames."""
+    out, disjoint = [], 0
+    for f1, f2 in zip(post1, post2):
+        both = list(f1) + list(f2)
+        frame = _merge_frame(both) if merge else sorted(both)
+        if not {i for i, _ in f1} & {i for i, _ in f2}:
+            disjoint += 1
+            if drop_frames:
+                frame = []
+        out.append(frame)
+    return out, disjoint
+
+
+def sum_post(rspecifier1: str, rspecifier2: str, wspecifier: str, scale1: float = 1.0,
+             scale2: float = 1.0, merge: bool = True, drop_frames: bool = False) -> Counts:
+    """Kaldi's sum-post: per key of the first table, scale1 * its posterior plus scale2 * the
+    second table's; a key the second lacks, or with another number of frames, is skipped."""
+    frames = [0, 0]
+    with RandomAccessReader(rspecifier2, "post") as second:
+        def one(key: str, post1: list) -> Optional[list]:
+            if key not in second:
+                logger.warning("Second set of posteriors has nothing for key %s, producing no "
+                               "output.", key)
+                return None
+            post2 = second[key]
+            if len(post2) != len(post1):
+                logger.warning("Posteriors have mismatched sizes %d vs. %d for key %s",
+                               len(post1), len(post2), key)
+                return None
+            out, disjoint = merge_posteriors(scale_posterior(post1, scale1),
+                                             scale_posterior(post2, scale2), merge, drop_frames)
+            frames[0] += len(post1)
+            frames[1] += disjoint
+            return out
+
+        def summary(counts: Counts) -> None:
+            share = frames[1] * 100.0 / frames[0] if frames[0] else float("nan")
+            logger.info("Processed %d frames; for %d frames there was no overlap, i.e. %g%% "
+                        "(e.g. numerator path not in denominator lattice)", frames[0], frames[1],
+                        share)
+            logger.info("Done adding %d posteriors;  %d with errors.", counts.done, counts.err)
+
+        return map_table(rspecifier1, wspecifier, one, "post", summary=summary)
+
+
+def weight_post(post_rspecifier: str, weights_rspecifier: str, wspecifier: str,
+                length_tolerance: int = 2) -> Counts:
+    """Kaldi's weight-post: each frame's posteriors times that frame's weight (a frame of
+    weight 0 becomes empty); weights up to ``length_tolerance`` frames short or long are
+    tolerated, frames past the weights' end weighted 0 (Kaldi reads past its vector's end)."""
+    with RandomAccessReader(weights_rspecifier, "vec") as weights_table:
+        def one(key: str, post: list) -> Optional[list]:
+            if key not in weights_table:
+                logger.warning("No weights for utterance %s", key)
+                return None
+            weights = np.asarray(weights_table[key], np.float32)
+            if abs(weights.size - len(post)) > length_tolerance:
+                logger.warning("Weights for utterance %s have wrong size, %d vs. %d", key,
+                               weights.size, len(post))
+                return None
+            out = []
+            for i, frame in enumerate(post):
+                w = weights[i] if i < weights.size else np.float32(0.0)
+                out.append([] if w == 0 else
+                           [(j, float(np.float32(p) * w)) for j, p in frame])
+            return out
+
+        return map_table(post_rspecifier, wspecifier, one, "post",
+                         summary="Scaled {done} posteriors; errors on {err}")

@@ -242,10 +242,10 @@ class _Run:
 
     @staticmethod
     def move_model(src: Path, dst) -> None:
-        """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state):
-        the state first and the model last, so a model in place implies its state; a stale
-        state of ``dst``'s with no counterpart beside ``src`` is removed."""
-        for suffix in (".bmuf.npz", ".ngsgd.npz"):
+        """Rename a model and the state beside it (BMUF checkpoint, NG-SGD state, the residuals
+        of compressed mixing): the state first and the model last, so a model in place implies
+        its state; a stale state of ``dst``'s with no counterpart beside ``src`` is removed."""
+        for suffix in (".bmuf.npz", ".ngsgd.npz", ".mix.npz"):
             state, old = Path(str(src) + suffix), Path(str(dst) + suffix)
             if state.exists():
                 os.replace(state, old)

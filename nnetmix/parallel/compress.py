@@ -115,7 +115,8 @@ class Fp16(Codec):
         return 2 * n
 
     def encode(self, v, out) -> None:
-        out.view(np.float16)[:] = np.clip(v, -_FP16_MAX, _FP16_MAX)
+        h = out.view(np.float16)
+        np.clip(v, -_FP16_MAX, _FP16_MAX, out=h, casting="same_kind")
 
     def decode(self, p, out) -> None:
         out[:] = p.view(np.float16)
@@ -155,25 +156,24 @@ class OneBit(Codec):
     def encode(self, v, out) -> None:
         n = v.shape[0]
         nb = -(-n // BLOCK)
-        x = np.zeros(nb * BLOCK, np.float64)
-        x[:n] = v
-        x = x.reshape(nb, BLOCK)
-        pos = x >= 0
-        pos.reshape(-1)[n:] = False          # the padding is neither
-        neg = x < 0
-        npos, nneg = pos.sum(1), neg.sum(1)
+        starts = np.arange(0, n, BLOCK)
+        pos = v >= 0
+        npos = np.add.reduceat(pos, starts, dtype=np.int64)
+        nneg = np.diff(np.append(starts, n)) - npos
+        spos = np.add.reduceat(np.where(pos, v, np.float32(0)), starts, dtype=np.float64)
+        sneg = np.add.reduceat(v, starts, dtype=np.float64) - spos
         scales = out[:8 * nb].view(np.float32).reshape(nb, 2)
-        scales[:, 0] = np.where(pos, x, 0.0).sum(1) / np.maximum(npos, 1)
-        scales[:, 1] = np.where(neg, x, 0.0).sum(1) / np.maximum(nneg, 1)
-        out[8 * nb:] = np.packbits(pos.reshape(-1)[:n])
+        scales[:, 0] = spos / np.maximum(npos, 1)
+        scales[:, 1] = sneg / np.maximum(nneg, 1)
+        out[8 * nb:] = np.packbits(pos)
 
     def decode(self, p, out) -> None:
         n = out.shape[0]
         nb = -(-n // BLOCK)
         scales = p[:8 * nb].view(np.float32).reshape(nb, 2)
-        bits = np.unpackbits(p[8 * nb:], count=n).astype(bool)
-        blk = np.arange(n) // BLOCK
-        out[:] = np.where(bits, scales[blk, 0], scales[blk, 1])
+        bits = np.unpackbits(p[8 * nb:], count=nb * BLOCK).view(bool).reshape(nb, BLOCK)
+        full = np.where(bits, scales[:, :1], scales[:, 1:])
+        out[:] = full.reshape(-1)[:n]
 
 
 class TopK(Codec):

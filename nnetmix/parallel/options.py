@@ -73,8 +73,7 @@ class MpiTrainOptions(MixingOptions):
         if self.bmuf and self.mixing != "allreduce":
             raise ParallelError(f"--bmuf=true with --mixing={self.mixing}: BMUF filters the "
                                 "exact average of the local models (use --mixing=allreduce)")
-        check_compression(self.mix_compression, self.mix_compression_topk_fraction,
-                          "allreduce" if self.bmuf else self.mixing)
+        check_compression(self.mix_compression, self.mix_compression_topk_fraction, self.mixing)
         self.lr_factor(1)
 
     def lr_factor(self, num_ranks: int) -> float:

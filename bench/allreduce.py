@@ -25,7 +25,15 @@ bench/out/allreduce.json, the plot in bench/out/allreduce.png (matplotlib, the `
 without it the plot is skipped with a note). Rows hold the median of each series and, under
 ``quartiles``, its 25th and 75th percentiles (the plot's error bars).
 
-Usage: bench/allreduce.py [--quick] [--ranks 2,4,8] [--algorithms mpi,ring,...] [--out-dir bench/out]
+With ``--compression none,fp16,bf16,1bit,topk`` (``--mix-compression``'s names) the job also
+times one compressed mix per compression (nnetmix.parallel.ErrorFeedback on a model-averaging
+update: compress, Allgather, decompress and sum every payload), and the table gains rows of
+bytes on the wire and time: one rank's payload, the bytes each rank sends ((N - 1) payloads),
+and, for ``none``, MPI's all-reduce of the float32 buffer with a ring all-reduce's
+2 (N - 1)/N 4n bytes per rank. The topk rows use ``--topk-fraction`` (default 0.01).
+
+Usage: bench/allreduce.py [--quick] [--ranks 2,4,8] [--algorithms mpi,ring,...]
+       [--compression none,1bit,...] [--out-dir bench/out]
 """
 from __future__ import annotations
 
@@ -57,6 +65,10 @@ def get_args(argv=None) -> argparse.Namespace:
     p.add_argument("--sizes", default="", help="comma list of message sizes in bytes "
                    "(default: 4 KB .. 160 MB, x4 steps)")
     p.add_argument("--reps", type=int, default=0, help="timed repetitions (default: by size)")
+    p.add_argument("--compression", default="", help="comma list of --mix-compression names: "
+                   "add rows of bytes on the wire and time per compressed mix (none: MPI's "
+                   "all-reduce)")
+    p.add_argument("--topk-fraction", type=float, default=0.01, help="the topk rows' fraction")
     p.add_argument("--out-dir", default=str(ROOT / "bench" / "out"))
     p.add_argument("--worker", default="", help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -114,8 +126,32 @@ def worker(spec: dict) -> None:
                     _summarise(row, alg, _timed(comm, lambda: red.average(x), reps))
             if rank == 0:
                 print("ROW " + json.dumps(row), flush=True)
+            for name in spec.get("compression", []):
+                crow = compressed_row(comm, name, x, reps, spec.get("topk_fraction", 0.01))
+                if rank == 0:
+                    print("CROW " + json.dumps(crow), flush=True)
 
     run_ranks(comm, body)
+
+
+def compressed_row(comm, name: str, x: np.ndarray, reps: int, fraction: float) -> dict:
+    """One row of bytes and time of a compressed mix of ``x`` (``none``: MPI's all-reduce)."""
+    from nnetmix.parallel import AllReducer, ErrorFeedback
+    size, count = comm.Get_size(), x.shape[0]
+    row = {"bytes": 4 * count, "ranks": size, "compression": name, "reps": reps}
+    if name == "none":
+        with AllReducer(comm, "mpi", count) as red:
+            times = _timed(comm, lambda: red.average(x), reps)
+        row.update(payload=4 * count, sent=int(2 * (size - 1) / size * 4 * count))
+    else:
+        fb = ErrorFeedback(comm, name, count, fraction)
+        fb.start(x)
+        y = x.copy()
+        times = _timed(comm, lambda: fb.average(y), reps)
+        row.update(payload=fb.payload_bytes, sent=(size - 1) * fb.payload_bytes)
+        fb.free()
+    _summarise(row, "time", times)
+    return row
 
 
 # ---------------------------------------------------------------- driver side
@@ -137,7 +173,8 @@ def run_job(n: int, spec: dict) -> list[dict]:
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
         raise SystemExit(f"allreduce.py: mpiexec -n {n} failed ({proc.returncode})")
-    return [json.loads(line[4:]) for line in proc.stdout.splitlines() if line.startswith("ROW ")]
+    return [json.loads(line.split(" ", 1)[1]) | ({"kind": "compression"} if line[0] == "C" else {})
+            for line in proc.stdout.splitlines() if line.startswith(("ROW ", "CROW "))]
 
 
 def model_terms(alg: str, n: int) -> tuple[float, float]:
@@ -175,7 +212,30 @@ def _fmt_bytes(b: int) -> str:
     return f"{b} B"
 
 
+def compression_report(rows: list[dict]) -> list[str]:
+    """The compressed-mixing rows: bytes on the wire and time per mix."""
+    if not rows:
+        return []
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    out = ["## Compressed mixing: bytes on the wire and time per mix", "",
+           "One model-averaging mix of a float32 buffer (nnetmix.parallel.ErrorFeedback: "
+           "compress with error feedback, Allgather, decompress and sum all payloads); none is "
+           "MPI's all-reduce, its bytes those of a ring all-reduce, 2(N-1)/N x 4n per rank. "
+           f"Load average at the end: {load:.1f}.", "",
+           "| ranks | buffer | compression | payload | sent per rank | x fewer than float32 | "
+           "ms per mix |", "|---:|---:|---|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r["ranks"], r["bytes"])):
+        ring = 2 * (r["ranks"] - 1) / r["ranks"] * r["bytes"]
+        out.append(f"| {r['ranks']} | {_fmt_bytes(r['bytes'])} | {r['compression']} | "
+                   f"{_fmt_bytes(r['payload'])} | {_fmt_bytes(r['sent'])} | "
+                   f"{r['bytes'] / r['payload']:.1f} (wire {ring / r['sent']:.1f}) | "
+                   f"{1e3 * r['time']:.3g} |")
+    return out + [""]
+
+
 def report(rows: list[dict], algs: list[str], ranks: list[int]) -> str:
+    compressed = [r for r in rows if r.get("kind") == "compression"]
+    rows = [r for r in rows if r.get("kind") != "compression"]
     cores = os.cpu_count() or 1
     out = [f"# All-reduce time against message size (nnetmix.parallel, {cores} cores)", "",
            "Median of the slowest rank's time per call, ms (average of a float32 buffer). "
@@ -217,7 +277,8 @@ def report(rows: list[dict], algs: list[str], ranks: list[int]) -> str:
             a, b, _ = fit(rows, alg, n)
             cells.append(f"{a * 1e6:.0f} us / {1e-9 / b:.2f} GB/s" if b > 0 else "n/a")
         out.append(f"| {alg} | " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+    out += [""] + compression_report(compressed)
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 # ---------------------------------------------------------------- the plot
@@ -288,6 +349,12 @@ def main(argv=None) -> int:
     sizes = ([int(float(s)) for s in args.sizes.split(",") if s] if args.sizes
              else QUICK_SIZES if args.quick else FULL_SIZES)
     spec = {"sizes": sizes, "algorithms": algs, "reps": args.reps or (3 if args.quick else 0)}
+    if args.compression:
+        from nnetmix.parallel import check_compression
+        spec["compression"] = [c for c in args.compression.split(",") if c]
+        for c in spec["compression"]:
+            check_compression(c, args.topk_fraction)
+        spec["topk_fraction"] = args.topk_fraction
     rows: list[dict] = []
     for n in ranks:
         t0 = time.perf_counter()
@@ -298,7 +365,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "allreduce.json").write_text(json.dumps(rows, indent=1) + "\n")
     (out / "allreduce.md").write_text(text)
-    plot(rows, algs, ranks, out / "allreduce.png")
+    plot([r for r in rows if r.get("kind") != "compression"], algs, ranks, out / "allreduce.png")
     print(text)
     print(f"wrote {out / 'allreduce.md'}, {out / 'allreduce.json'}, {out / 'allreduce.png'}",
           file=sys.stderr)

@@ -37,7 +37,14 @@ collective; docs/parallel.md "Semantics"):
 6. Rank 0 writes the model (atomically), the NG-SGD state and the BMUF checkpoint
    (``--bmuf-state``: W, W_g and Delta, resumed at the start of the next epoch when its W is the
    model given), and the result file (:func:`write_result`), which a scheduler reads instead of
-   the log.
+   the log. With ``--mix-compression`` (:mod:`nnetmix.parallel.compress`) every rank's
+   error-feedback residual is gathered and written with them, ``<model-out>.mix.npz``, and read
+   back from ``<model-in>.mix.npz`` by the next epoch (refused when it belongs to another model,
+   compression or number of ranks). Without that file the residuals start at zero (the first
+   epoch, or a model of an uncompressed run), except when the BMUF state is resumed: that
+   checkpoint continues a run, whose residuals must be there too, so their absence is an
+   error before anything is trained or written. At one rank there is nothing to mix and the
+   option is a no-op.
 """
 from __future__ import annotations
 
@@ -56,6 +63,8 @@ from nnetmix.outfile import write_together
 from nnetmix.parallel.agree import params_digest
 from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.compress import (MIX_STATE_SUFFIX, ErrorFeedback, read_mix_state,
+                                       write_mix_state)
 from nnetmix.parallel.options import MpiTrainOptions
 from nnetmix.driver.batches import describe_step, epoch_streams, stream_steps, train_pass
 from nnetmix.driver.ranks import Workers
@@ -94,7 +103,9 @@ class EpochResult:
     def summary(self, opts: MpiTrainOptions, cross_validate: bool) -> str:
         what = "cross-validation" if cross_validate else (
             f"{'BMUF' if opts.bmuf else opts.mixing + ' mixing'} every {opts.average_every} "
-            f"minibatches ({opts.allreduce} all-reduce)")
+            f"minibatches ({opts.allreduce} all-reduce"
+            + (f", {opts.mix_compression} updates" if opts.mix_compression != "none" else "")
+            + ")")
         return (f"MPI summary: {self.num_ranks} ranks, {what}; {self.stats.frames} frames in "
                 f"{self.wall:.2f} s = {self.frames_per_sec:.1f} frames/s over all ranks; time "
                 f"split (mean per rank): optimize {self.time_optimize:.2f} s, aggregate "
@@ -168,26 +179,49 @@ def _with_targets(feats: Iterator, targets: Mapping[str, np.ndarray], kick) -> I
         yield key, mat, targets.get(key)
 
 
-def _beside(model: str) -> str:
-    """The NG-SGD state file of a model file ('' for pipes and stdout)."""
-    return "" if model == "-" or "|" in model else state_path(model)
+def _beside(model: str, suffix: str = "") -> str:
+    """A state file beside a model file: NG-SGD's, or ``model + suffix`` ('' for pipes and
+    stdout)."""
+    if model == "-" or "|" in model:
+        return ""
+    return model + suffix if suffix else state_path(model)
 
 
-def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log) -> None:
-    """Resume the filter from ``path`` when it exists and its W is the model we start from."""
+def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log) -> bool:
+    """Resume the filter from ``path`` when it exists and its W is the model we start from;
+    True when it was resumed."""
     if not path or not os.path.exists(path):
         if path:
             log.info("BMUF state %s does not exist yet: the filter starts at <model-in> with "
                      "Delta = 0", path)
-        return
+        return False
     state = read_bmuf_state(path)
     if params_digest(np.asarray(state["W"], dtype=bmuf.dtype)) != params_digest(bmuf.params,
                                                                                  bmuf.be):
         log.warning("BMUF state %s was saved for another model than %s (its W differs): the "
                     "filter starts afresh (Delta = 0)", path, model_in)
-        return
+        return False
     bmuf.load_state_dict(state, path)
     log.info("BMUF state %s resumed (block %d): the ranks start from W_g", path, bmuf.blocks)
+    return True
+
+
+def _load_mix_state(fb: ErrorFeedback, path: str, model_digest: str, bmuf_state: str,
+                    log) -> None:
+    """The residuals saved beside <model-in> (module docstring, 6); ``bmuf_state``: the BMUF
+    checkpoint that was resumed ('' when none was)."""
+    if path and os.path.exists(path):
+        fb.load_state_dict(read_mix_state(path), path, model_digest)
+        log.info("mixing state %s resumed: rank %d's residual RMS %g", path, fb.rank,
+                 float(np.sqrt(np.mean(np.square(fb.residual, dtype=np.float64)))))
+        return
+    if bmuf_state:
+        raise ParallelError(f"{path or '<model-in>.mix.npz'}: no mixing state, but "
+                            f"--mix-compression={fb.compression} resumes the BMUF state "
+                            f"{bmuf_state}, whose run's residuals belong there (copy the model "
+                            "with its .mix.npz, or remove the BMUF state to start afresh)")
+    log.info("no mixing state %s: --mix-compression=%s starts with zero residuals",
+             path or "(model from a pipe)", fb.compression)
 
 
 # -- the epoch -------------------------------------------------------------------------------------
@@ -214,6 +248,7 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     transform = read_nnet(spec.feature_transform).to_backend(get_backend("cpu")) \
         if spec.feature_transform else None
     nnet = w.read_model(files.model_in, be)
+    model_digest = params_digest(nnet.params, be)
     streams = epoch_streams(nnet, spec.streams, spec.streams_always)
     if streams is not None and not cv and optim_opts.optimizer != "sgd":
         raise TrainError(f"--optimizer={optim_opts.optimizer} is for feed-forward networks: "
@@ -265,15 +300,28 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     if not cv:
         ng = setup_optimizer(nnet, optim_opts, files.ngsgd_state_in or _beside(files.model_in),
                              seed=opts.randomizer_seed, log=log)
+    fb = None
+    if w.parallel and not cv and mopts.mix_compression != "none":
+        if w.size > 1:
+            fb = ErrorFeedback(comm, mopts.mix_compression, int(nnet.params.shape[0]),
+                               mopts.mix_compression_topk_fraction, be)
+        else:
+            log.info("one rank: nothing to mix, --mix-compression=%s does nothing",
+                     mopts.mix_compression)
     bmuf = None
+    resumed = False
     if w.parallel and not cv and mopts.bmuf:
-        bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, be, nnet.velocity)
-        _load_bmuf_state(bmuf, mopts.bmuf_state, files.model_in, log)
+        bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, be, nnet.velocity,
+                    feedback=fb)
+        resumed = _load_bmuf_state(bmuf, mopts.bmuf_state, files.model_in, log)
+    if fb is not None:
+        _load_mix_state(fb, _beside(files.model_in, MIX_STATE_SUFFIX), model_digest,
+                        mopts.bmuf_state if resumed else "", log)
 
     # the watchdog runs to the end: a rank that hangs while rank 0 writes is caught too
     wd = w.watchdog(mopts.watchdog_timeout if mopts is not None else 0.0,
                     "no progress (training or cross-validation)").start()
-    with w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf) as mix:
+    with w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf, fb) as mix:
         if shards is None:
             utts = read_utterances(files.feats, files.targets, spec.targets_kind)
         else:
@@ -291,6 +339,15 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
         log.info("rank %d: %s", w.rank, st.summary_line())
         log.info("rank %d: local loss %s (Xent) over %d frames, frame accuracy %.4f%%, %d mixes",
                  w.rank, "%g" % st.avg_loss, st.frames, st.frame_accuracy, mixes)
+    mix_state, mix_out = None, ""
+    if fb is not None:
+        log.info("rank %d: --mix-compression=%s: %d compressed mixes of %d payload bytes (float32: "
+                 "%d), %d bytes sent; residual RMS %g", w.rank, fb.compression, fb.mixes,
+                 fb.payload_bytes, 4 * fb.count, fb.bytes_sent,
+                 float(np.sqrt(np.mean(np.square(fb.residual, dtype=np.float64)))))
+        mix_out = _beside(files.model_out, MIX_STATE_SUFFIX) if files.model_out else ""
+        if mix_out:
+            mix_state = fb.state_dict(params_digest(nnet.params, be))  # every rank's residual
 
     total = w.sum(st.as_vector())
     wall = time.perf_counter() - t_start
@@ -315,6 +372,8 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
                 outputs.append((out, ng.save))
             if bmuf is not None and mopts.bmuf_state:
                 outputs.append((mopts.bmuf_state, bmuf.save))
+            if mix_state is not None:
+                outputs.append((mix_out, lambda path: write_mix_state(path, mix_state)))
             outputs.append((files.model_out, lambda path: nnet.write(path, binary=spec.binary)))
             write_together(outputs)
             if ng is not None:
@@ -327,4 +386,6 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     wd.stop()
     if bmuf is not None:
         bmuf.free()
+    if fb is not None:
+        fb.free()
     return res

@@ -43,6 +43,7 @@ from nnetmix.nnet import Nnet, read_nnet
 from nnetmix.parallel.agree import agree_minibatches, check_same, check_same_model
 from nnetmix.parallel.bmuf import BMUF
 from nnetmix.parallel.buffers import ParallelError, mpi_cuda_aware
+from nnetmix.parallel.compress import ErrorFeedback
 from nnetmix.parallel.failure import Watchdog, open_rank_status
 from nnetmix.utils.rankstatus import status_path
 from nnetmix.parallel.mixing import Mixer, check_mixing
@@ -150,16 +151,18 @@ class Shards:
 class MixingHook:
     """The after-minibatch hook of a rank: mix (model averaging) or sync a BMUF block every
     ``every`` minibatches, kicking the watchdog on every call; ``finish`` ends the run with
-    one model on every rank (the exact average, or BMUF's W after a last partial block)."""
+    one model on every rank (the exact average, or BMUF's W after a last partial block; with
+    ``feedback``, compressed mixing, a last compressed mix)."""
 
     def __init__(self, params: Any, be: Any, mopts: MixingOptions, comm: Any, wd: Watchdog,
-                 bmuf: Optional[BMUF] = None):
+                 bmuf: Optional[BMUF] = None, feedback: Optional[ErrorFeedback] = None):
         self.every = mopts.average_every
         self.mixing = mopts.mixing
         self.wd = wd
         self.bmuf = bmuf
+        self.feedback = feedback
         self.mixer = None if bmuf is not None else Mixer(comm, mopts.mixing, mopts.allreduce,
-                                                         params, backend=be)
+                                                         params, backend=be, feedback=feedback)
         self.mixes = 0
         self.time = 0.0
 
@@ -181,6 +184,9 @@ class MixingHook:
             if steps % self.every:
                 self.bmuf.sync()  # the last, partial block
             self.bmuf.copy_model(params)  # W(t): validated and saved
+        elif self.feedback is not None:
+            if steps % self.every:
+                self.mixer.mix(self.mixes)  # compressed too: the residual carries on
         elif self.mixing != "allreduce" or steps % self.every:
             self.mixer.exact_average()
         self.time += time.perf_counter() - t0
@@ -275,12 +281,13 @@ class Workers:
 
     @contextlib.contextmanager
     def mixing(self, params: Any, be: Any, mopts: Optional[MixingOptions], wd: Watchdog,
-               bmuf: Optional[BMUF] = None) -> Iterator[Optional[MixingHook]]:
+               bmuf: Optional[BMUF] = None, feedback: Optional[ErrorFeedback] = None
+               ) -> Iterator[Optional[MixingHook]]:
         """The mixing hook of this rank (None for one worker); freed at the end."""
         if self.comm is None or mopts is None:
             yield None
             return
-        hook = MixingHook(params, be, mopts, self.comm, wd, bmuf)
+        hook = MixingHook(params, be, mopts, self.comm, wd, bmuf, feedback)
         try:
             yield hook
         finally:

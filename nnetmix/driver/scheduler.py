@@ -27,7 +27,9 @@ started by the scheduler itself; other wrappers (Slurm, Grid Engine) run as comm
 exponential work the same either way. With
 ``--bmuf-state=true`` each epoch's model carries its BMUF checkpoint (``<model>.bmuf.npz``: W,
 W_g, Delta): an epoch starts from the best model's checkpoint, a rejected epoch's is set aside
-with its model, so a killed run resumes with the filter where it stood.
+with its model, so a killed run resumes with the filter where it stood. The residuals of
+compressed mixing (``<model>.mix.npz``, the tool's ``--mix-compression``) and NG-SGD's state
+move with their model the same way.
 
 Every epoch reads its starting model from disk, so momentum starts at zero each epoch, as with
 Kaldi's one process per epoch. The randomizer seed is the same every epoch (Kaldi passes the
@@ -242,10 +244,10 @@ class _Run:
 
     @staticmethod
     def move_model(src: Path, dst) -> None:
-        """Rename a model and the optimizer state beside it (BMUF checkpoint, NG-SGD state):
-        the state first and the model last, so a model in place implies its state; a stale
-        state of ``dst``'s with no counterpart beside ``src`` is removed."""
-        for suffix in (".bmuf.npz", ".ngsgd.npz"):
+        """Rename a model and the state beside it (BMUF checkpoint, NG-SGD state, the residuals
+        of compressed mixing): the state first and the model last, so a model in place implies
+        its state; a stale state of ``dst``'s with no counterpart beside ``src`` is removed."""
+        for suffix in (".bmuf.npz", ".ngsgd.npz", ".mix.npz"):
             state, old = Path(str(src) + suffix), Path(str(dst) + suffix)
             if state.exists():
                 os.replace(state, old)

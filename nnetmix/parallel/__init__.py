@@ -13,17 +13,22 @@ What the MPI trainer uses (every function takes ``comm``; everything works at si
     ... end of epoch: mixer.exact_average()
     # or BMUF: bmuf = BMUF(comm, nnet.params, BmufOptions(), "ring", nnet.backend, nnet.velocity)
     ... every block: bmuf.sync(); validate/save bmuf.model (bmuf.copy_model(dst))
+    # compressed updates with error feedback (either): fb = ErrorFeedback(comm, "1bit", n)
+    mixer = Mixer(comm, "allreduce", "mpi", nnet.params, feedback=fb)   # or BMUF(..., feedback=fb)
 
 Whole epochs on N ranks (partition, agreement, mixing or BMUF, summed statistics) are put
 together one layer up, in :mod:`nnetmix.driver`.
 
-Semantics: docs/parallel.md "Semantics"; algorithms: allreduce.py; device buffers: buffers.py.
+Semantics: docs/parallel.md "Semantics"; algorithms: allreduce.py; device buffers: buffers.py;
+compressed mixing: compress.py.
 """
 from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
                                     params_digest, value_digest)
 from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer, allreduce
 from nnetmix.parallel.bmuf import BMUF, BmufOptions, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError, RankMismatchError, mpi_cuda_aware
+from nnetmix.parallel.compress import (COMPRESSIONS, ErrorFeedback, check_compression,
+                                       make_codec, read_mix_state)
 from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, launcher_rank,
                                       rank_error_line, run_job, run_ranks)
 from nnetmix.parallel.mixing import (STRATEGIES, Mixer, butterfly_partner, check_mixing,
@@ -36,6 +41,7 @@ __all__ = [
     "ALGORITHMS", "AllReducer", "allreduce",
     "STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average",
     "BMUF", "BmufOptions", "read_bmuf_state",
+    "COMPRESSIONS", "ErrorFeedback", "check_compression", "make_codec", "read_mix_state",
     "Partition", "partition_utterances", "rank_utterances", "shuffled_utterances",
     "agree_minibatches", "agree_max", "check_same", "check_same_model", "params_digest",
     "value_digest",

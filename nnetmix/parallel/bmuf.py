@@ -22,6 +22,11 @@ gamma (1 - eps^(tau-i+1)) / (1 - eps) g_i, i.e. its local momentum stops at the 
 it is CNTK's BMUF default (``resetSGDMomentum=true``): the velocity was built around the old
 local model and would otherwise push the new start point W_g(t) along a stale direction.
 
+With ``feedback`` (``--mix-compression``, :mod:`nnetmix.parallel.compress`) the block's
+aggregated update is computed from the ranks' compressed updates with error feedback,
+G(t) = (1/N) sum_r D(C(W_r(t) - W_g(t-1) + e_r)), W_bar(t) = W_g(t-1) + G(t), and filtered as
+above; the residuals e_r are checkpointed beside the model, not in the BMUF state.
+
 The state (W, W_g, Delta, hyper-parameters, block count) is exposed for checkpoints and saved
 atomically to an ``.npz``. All arithmetic is on the network's backend (axpy/scale/copy), so a GPU
 buffer stays on the GPU; the average W_bar goes through an :class:`AllReducer`.
@@ -83,8 +88,9 @@ class BMUF:
 
     def __init__(self, comm: Any, params: Any, opts: Optional[BmufOptions] = None,
                  allreduce_algorithm: str = "mpi", backend=None, velocity: Any = None,
-                 cuda_aware: Optional[bool] = None):
+                 cuda_aware: Optional[bool] = None, feedback: Any = None):
         self.opts = opts if opts is not None else BmufOptions()
+        self.feedback = feedback
         self.num_ranks = comm.Get_size()
         self.eta = self.opts.eta(self.num_ranks)
         self.zeta = float(self.opts.block_learn_rate)
@@ -138,7 +144,10 @@ class BMUF:
         """End of a block: average the local models and apply the filter (module docstring);
         afterwards ``params`` holds W_g(t) on every rank."""
         be, eta, zeta = self.be, self.eta, self.zeta
-        self.reducer.average(self.params)                 # params = W_bar(t)
+        if self.feedback is not None:                      # params = W_bar(t)
+            self.feedback.average(self.params, self.W_g)
+        else:
+            self.reducer.average(self.params)
         be.copy(self._G, self.params)                      # G = W_bar(t) - W_g(t-1)
         be.axpy(-1.0, self.W_g, self._G)
         be.scale(self.delta, eta)                          # Delta = eta Delta + zeta G

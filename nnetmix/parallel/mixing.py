@@ -17,6 +17,11 @@ validation and the saved model are one model. The mixing step counter belongs to
 
 One pairwise exchange is one ``Sendrecv`` of the whole flat buffer (mpi4py's buffer API,
 no pickling); the pair sums a+b and b+a are bit-identical, so both partners hold the same mix.
+
+With ``feedback`` (an :class:`~nnetmix.parallel.compress.ErrorFeedback`, ``--mix-compression``),
+an ``allreduce`` mix sends each rank's compressed update since the last mix instead of its
+model: theta_i <- A + (1/N) sum_j D(C(theta_j - A + e_j)), A the last mixed model, e_j rank
+j's residual (compress.py). :meth:`Mixer.exact_average` stays exact.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from typing import Any, Optional
 
 from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer
 from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.compress import ErrorFeedback
 
 __all__ = ["STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average"]
 
@@ -71,11 +77,18 @@ class Mixer:
     """
 
     def __init__(self, comm: Any, strategy: str = "allreduce", allreduce_algorithm: str = "mpi",
-                 buffer: Any = None, backend=None, cuda_aware: Optional[bool] = None):
+                 buffer: Any = None, backend=None, cuda_aware: Optional[bool] = None,
+                 feedback: Optional[ErrorFeedback] = None):
         size = comm.Get_size()
         check_mixing(strategy, allreduce_algorithm, size)
         if buffer is None:
             raise ParallelError("Mixer needs the flat parameter buffer (e.g. nnet.params)")
+        if feedback is not None and strategy != "allreduce":
+            raise ParallelError(f"--mix-compression={feedback.compression} with "
+                                f"--mixing={strategy}: only allreduce mixing compresses")
+        self.feedback = feedback
+        if feedback is not None:
+            feedback.start(buffer)
         self.strategy = strategy
         self.buffer = buffer
         count = int(buffer.shape[0]) if len(buffer.shape) == 1 else -1
@@ -103,7 +116,9 @@ class Mixer:
         if self.size == 1:
             return
         t0 = time.perf_counter()
-        if self.strategy == "allreduce":
+        if self.feedback is not None:
+            self.feedback.average(self.buffer)
+        elif self.strategy == "allreduce":
             self.reducer.average(self.buffer)
         else:
             if self.strategy == "butterfly":

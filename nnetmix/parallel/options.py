@@ -8,6 +8,7 @@ import dataclasses
 from nnetmix.options import option
 from nnetmix.parallel.bmuf import BmufOptions
 from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.compress import check_compression
 from nnetmix.parallel.mixing import check_mixing
 
 __all__ = ["MixingOptions", "MpiTrainOptions"]
@@ -58,12 +59,21 @@ class MpiTrainOptions(MixingOptions):
     bmuf_state: str = option("", "BMUF checkpoint (.npz, W, W_g, Delta): read at the start when it "
                              "exists and belongs to <model-in>, written at the end")
     epoch: int = option(0, "Epoch number: seeds the per-epoch shuffle of the data partition")
+    mix_compression: str = option("none", "What a mix sends: none (the models, uncompressed) | "
+                                  "fp16 | bf16 | 1bit | topk: each rank's update since the last "
+                                  "mixed model (BMUF: the block's), compressed, with error "
+                                  "feedback; the residuals go beside the model (<model-out>"
+                                  ".mix.npz); --mixing=allreduce or --bmuf=true only")
+    mix_compression_topk_fraction: float = option(0.01, "--mix-compression=topk: the fraction of "
+                                                  "values sent (those of largest magnitude), in "
+                                                  "(0, 1]")
 
     def check(self) -> None:
         super().check()
         if self.bmuf and self.mixing != "allreduce":
             raise ParallelError(f"--bmuf=true with --mixing={self.mixing}: BMUF filters the "
                                 "exact average of the local models (use --mixing=allreduce)")
+        check_compression(self.mix_compression, self.mix_compression_topk_fraction, self.mixing)
         self.lr_factor(1)
 
     def lr_factor(self, num_ranks: int) -> float:

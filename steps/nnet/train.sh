@@ -63,6 +63,7 @@ num_workers=1         # MPI ranks per epoch (1: the single-worker nnet-train-frm
 use_mpi=false         # true: run the MPI tool even with --num-workers 1
 average_every=10      # minibatches between model mixes (BMUF: the block size)
 mixing=allreduce      # model mixing: allreduce | butterfly | ring
+mix_compression=none  # what a mix sends: none | fp16 | bf16 | 1bit | topk (each rank's update, with error feedback; allreduce mixing or BMUF)
 allreduce=mpi         # all-reduce algorithm: mpi | ring | ring-async | recursive-doubling | tree
 bmuf=false            # blockwise model-update filtering instead of plain model averaging
 block_momentum=-1     # BMUF block momentum (negative: 1 - 1/num_workers)
@@ -115,6 +116,7 @@ main options (for others, see top of script file)
   --optimizer <sgd|ngsgd>         # update rule (default: $optimizer; ngsgd = natural-gradient SGD)
   --average-every <n>             # minibatches between model mixes (default: $average_every)
   --mixing <allreduce|butterfly|ring> # model mixing (default: $mixing)
+  --mix-compression <none|fp16|bf16|1bit|topk> # compressed updates at a mix (default: $mix_compression)
   --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
   --watchdog-timeout <seconds>    # end an MPI epoch whose rank hangs (default: $watchdog_timeout = adaptive; 0: off)
 EOF
@@ -321,6 +323,7 @@ elif [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   tool="nnet-train-mpi.py --average-every=$average_every --mixing=$mixing --allreduce=$allreduce"
   tool="$tool --bmuf=$bmuf --block-momentum=$block_momentum --block-lr=$block_lr"
   tool="$tool --bmuf-nesterov=$bmuf_nesterov --scale-lr-by-workers=$scale_lr_by_workers"
+  [ "$mix_compression" != none ] && tool="$tool --mix-compression=$mix_compression"
   if [ $network_type != dnn ]; then
     # the single-worker tool's stream options (--train-tool-opts) go to every epoch and CV pass
     tool="$tool --stream-mode=$stream_mode $train_tool_opts"; sched_tool_opts=

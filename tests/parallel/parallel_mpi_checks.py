@@ -313,15 +313,18 @@ CHECKS = [check_allreduce_algorithms, check_allreduce_device_paths, check_allred
           check_bmuf_is_model_averaging, check_bmuf_three_blocks, check_agreement]
 
 
-def main() -> int:
+def main(checks=None, what: str = "MPI checks") -> int:
+    """Run ``checks`` (default: this module's) on COMM_WORLD, one ``ok`` line each, and a last
+    line ``N ranks: all K checks passed`` (what the mpiexec tests look for)."""
     from mpi4py import MPI
 
     from nnetmix.parallel import Watchdog, run_ranks
     comm = MPI.COMM_WORLD
+    checks = CHECKS if checks is None else checks
 
     def run_all() -> None:
-        with Watchdog(comm, 240, "MPI checks made no progress") as wd:
-            for check in CHECKS:
+        with Watchdog(comm, 240, f"{what} made no progress") as wd:
+            for check in checks:
                 check(comm)
                 wd.kick()
                 comm.Barrier()
@@ -330,7 +333,7 @@ def main() -> int:
 
     run_ranks(comm, run_all)
     if comm.Get_rank() == 0:
-        print(f"{comm.Get_size()} ranks: all {len(CHECKS)} checks passed", flush=True)
+        print(f"{comm.Get_size()} ranks: all {len(checks)} checks passed", flush=True)
     return 0
 
 

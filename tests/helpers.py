@@ -130,6 +130,15 @@ def experiments_opt_in(test):
     return pytest.mark.slow(test)
 
 
+def recipes_opt_in(test):
+    """A whole recipe run end to end (several CPU-minutes each, outside the default suite's
+    budget; its stages have their own tests): marked slow, run only with NNETMIX_TEST_RECIPES=1."""
+    test = pytest.mark.skipif(os.environ.get("NNETMIX_TEST_RECIPES") != "1",
+                              reason="several CPU-minutes: set NNETMIX_TEST_RECIPES=1 to run the "
+                                     "whole recipe")(test)
+    return pytest.mark.slow(test)
+
+
 def run_script(args, cwd=None, check=False, **kw) -> subprocess.CompletedProcess:
     """Run a shell script or bin/ tool the way a recipe would; returns the completed process."""
     proc = subprocess.run([str(a) for a in args], cwd=cwd, env=script_env(), text=True,

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from helpers import ROOT, read_lines, link_recipe, run_script
+from helpers import ROOT, link_recipe, read_lines, recipes_opt_in, run_script
 
 RECIPE = ROOT / "egs" / "fsdd" / "s5"
 FSDD = ROOT.parent / "shared" / "corpora" / "fsdd"
@@ -45,6 +45,7 @@ def best(decode_dir):
     return min((float(m.group(1)), int(m.group(3))) for m in rates if m)
 
 
+@recipes_opt_in
 def test_run_sh_end_to_end_on_a_subset(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--fsdd-dir", FSDD, "--stop-stage", "0"], cwd=s5)

@@ -9,7 +9,7 @@ import shutil
 import sys
 
 import pytest
-from helpers import ROOT, link_recipe, run_script, yesno_recipe
+from helpers import ROOT, link_recipe, recipes_opt_in, run_script, yesno_recipe
 
 from nnetmix.nnet import BlstmProjected, read_nnet
 
@@ -35,7 +35,7 @@ TINY = ("--nj 1 --dnn-input mfcc --lms wp --dnn-average-every 2 --rnn-layers 1 -
         "--rnn-proj-dim 4 --rnn-learn-rate 0.001 --dnn-max-epochs 2")
 
 
-@pytest.mark.slow
+@recipes_opt_in
 def test_run_blstm_trains_one_worker_model_averaging_and_bmuf(kaldi_fixtures, tmp_path):
     """local/run_blstm.sh --workers 2 (~3 minutes): the BLSTM in CSC-BPTT 21-64+21 chunks on
     one worker, then over 2 MPI ranks with model averaging and with BMUF, each decoded in chunks;

@@ -6,20 +6,17 @@ About 7 CPU-minutes (18 min wall on 2 busy cores), too long for the default suit
     NNETMIX_TEST_RECIPES=1 .venv/bin/python -m pytest -q tests/egs/test_yesno_recipe.py
 (the stages' own tests, tests/egs/test_yesno_prep.py, run by default).
 """
-import os
 import re
 
 import pytest
 
-from helpers import FIXTURES, ROOT, link_recipe, run_script
+from helpers import FIXTURES, ROOT, link_recipe, recipes_opt_in, run_script
 
 RECIPE = ROOT / "egs" / "yesno" / "s5"
 YESNO = ROOT.parent / "shared" / "corpora" / "yesno"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(os.environ.get("NNETMIX_TEST_RECIPES") != "1",
-                       reason="7 CPU-minutes: set NNETMIX_TEST_RECIPES=1 to run the whole recipe"),
     pytest.mark.skipif(not (YESNO / "waves_yesno").is_dir(),
                        reason=f"{YESNO}/waves_yesno is not there (Kaldi's yesno corpus, "
                               "../shared/corpora/yesno; a user's clone has no ../shared)"),
@@ -36,6 +33,7 @@ def rows(text):
     return {m.group(2): (m.group(3), m.group(4), m.group(5)) for m in ROW.finditer(text)}
 
 
+@recipes_opt_in
 def test_run_sh_end_to_end_gives_results_md(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--corpus-dir", YESNO, "--kaldi-model-dir", FIXTURES / "yesno"],

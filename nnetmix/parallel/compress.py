@@ -52,6 +52,7 @@ arithmetic is numpy on the host: a device buffer is copied to the host and back 
 """
 from __future__ import annotations
 
+import abc
 import math
 import os
 import time
@@ -86,21 +87,24 @@ def check_compression(name: str, topk_fraction: float, strategy: str = "allreduc
                             "share none (use --mixing=allreduce or --bmuf=true)")
 
 
-class Codec:
+class Codec(abc.ABC):
     """One compressor: ``nbytes(n)`` payload bytes for n float32 values; ``encode(v, out)``
     fills the uint8 payload ``out``; ``decode(p, out)`` writes the n values it stands for and
     ``decode_add(p, acc)`` adds them to ``acc``."""
 
     name = ""
 
+    @abc.abstractmethod
     def nbytes(self, n: int) -> int:
-        raise NotImplementedError
+        """(each codec its own)"""
 
+    @abc.abstractmethod
     def encode(self, v: np.ndarray, out: np.ndarray) -> None:
-        raise NotImplementedError
+        """(each codec its own)"""
 
+    @abc.abstractmethod
     def decode(self, p: np.ndarray, out: np.ndarray) -> None:
-        raise NotImplementedError
+        """(each codec its own)"""
 
     def decode_add(self, p: np.ndarray, acc: np.ndarray) -> None:
         tmp = np.empty_like(acc)

@@ -12,11 +12,11 @@ parser builds on this class).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from nnetmix.errors import UsageError
 
-__all__ = ["Option", "OptionSet", "OptionValues", "option", "str2bool"]
+__all__ = ["Option", "OptionSet", "OptionValues", "env_number", "option", "str2bool"]
 
 
 def str2bool(text: str) -> bool:
@@ -27,6 +27,22 @@ def str2bool(text: str) -> bool:
     if low in ("false", "f", "0"):
         return False
     raise ValueError(f"expected true or false, got '{text}'")
+
+
+def env_number(env: Mapping[str, str], name: str, default: float, kind: type = float,
+               expected: str = "a number >= 0") -> Any:
+    """The number in the environment variable ``name`` (``kind``: int or float, finite, >= 0),
+    ``default`` when it is unset or blank; UsageError ``NAME=value: expected ...`` otherwise."""
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        n = kind(value)
+    except ValueError:
+        n = -1
+    if not 0 <= n < float("inf"):
+        raise UsageError(f"{name}={value}: expected {expected}")
+    return n
 
 
 def option(default: Any, help: str) -> Any:

@@ -136,7 +136,7 @@ class AllReducer:
         x = self.access.begin(buf)
         if self.algorithm == "mpi":
             self.ops.sync()
-            from mpi4py import MPI
+            from nnetmix.parallel.mpi_init import MPI
             self.comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
         elif self.algorithm == "ring":
             self._ring(x)
@@ -186,7 +186,7 @@ class AllReducer:
         arrives. One tag throughout: MPI's non-overtaking rule keeps the order of the messages
         between two ranks, and receives are posted in the order the neighbour sends.
         """
-        from mpi4py import MPI
+        from nnetmix.parallel.mpi_init import MPI
         comm, ops, b, N, r = self.comm, self.ops, self.bounds, self.size, self.rank
         right, left, segs = (r + 1) % N, (r - 1) % N, self.segs
         half = self.scratch.shape[0] // 2

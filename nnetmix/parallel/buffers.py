@@ -47,7 +47,7 @@ def mpi_cuda_aware(comm: Any = None) -> bool:
         return True
     if env in ("0", "false", "no"):
         return False
-    from mpi4py import MPI
+    from nnetmix.parallel.mpi_init import MPI
     query = getattr(MPI, "Query_cuda_support", None)
     if query is not None:
         try:

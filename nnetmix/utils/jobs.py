@@ -56,6 +56,7 @@ from typing import Sequence
 
 from nnetmix.errors import UsageError
 from nnetmix.log import setup_logging
+from nnetmix.parallel.mpi_init import init_timeout
 from nnetmix.utils.mpistart import nothing_ran, start_failure, start_retries
 from nnetmix.utils.rankstatus import summarise_mpi_failure
 
@@ -504,8 +505,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     prog = prog or os.path.basename(sys.argv[0] or "run.py")
     try:
         spec = parse_job_args(argv, prog)
-        if spec.num_tasks:
+        if spec.num_tasks:  # the ranks' settings, checked once here rather than in each rank
             start_retries()
+            init_timeout()
     except UsageError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 1

@@ -26,7 +26,7 @@ import os
 import re
 from typing import Mapping, Optional
 
-from nnetmix.errors import UsageError
+from nnetmix.options import env_number
 
 __all__ = ["START_FAILURES", "RETRIES_ENV", "DEFAULT_RETRIES", "start_failure", "job_output",
            "only_banner", "nothing_ran", "start_retries"]
@@ -106,13 +106,5 @@ def nothing_ran(job_log: str, since: float) -> bool:
 def start_retries(env: Optional[Mapping[str, str]] = None) -> int:
     """``$NNETMIX_MPI_START_RETRIES`` (a count >= 0), else :data:`DEFAULT_RETRIES`; raises
     UsageError on anything else."""
-    value = (os.environ if env is None else env).get(RETRIES_ENV, "").strip()
-    if not value:
-        return DEFAULT_RETRIES
-    try:
-        n = int(value)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise UsageError(f"{RETRIES_ENV}={value}: expected a count >= 0")
-    return n
+    return env_number(os.environ if env is None else env, RETRIES_ENV, DEFAULT_RETRIES, int,
+                      "a count >= 0")

@@ -153,6 +153,11 @@ def test_retries_from_the_environment(tmp_path, fake):
     r, _ = _run(tmp_path / "bad", env, ["echo", "ok"], **{RETRIES_ENV: "once"})
     assert r.returncode == 1 and f"{RETRIES_ENV}=once: expected a count >= 0" in r.stderr
     assert _launches(d) == 4
+    # the ranks' MPI_Init deadline is checked once, by the wrapper, before anything starts
+    t, _ = _run(tmp_path / "bad2", env, ["echo", "ok"], NNETMIX_MPI_INIT_TIMEOUT="soon")
+    assert t.returncode == 1 and t.stderr.strip().splitlines() == [
+        "run.py: NNETMIX_MPI_INIT_TIMEOUT=soon: expected seconds >= 0 (0: no deadline)"]
+    assert _launches(d) == 4
 
 
 def test_scheduler_path_retries_too(tmp_path, fake, monkeypatch, caplog):

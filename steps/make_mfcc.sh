@@ -82,7 +82,8 @@ done
 . utils/lock_dir.sh $data  # one job per directory (docs/troubleshooting.md "Locks: one job per directory")
 # Idempotence (our change from Kaldi, which moves feats.scp to .backup and recomputes): when
 # feats.scp covers every utterance, its archives exist, the requested lists are there and the
-# configs kept beside it are the requested ones (no other feature type, pitch as asked), skip.
+# configs kept beside it are the requested ones (no other feature type, pitch as asked, and
+# conf/compress.conf, written only with --compress true, as asked), skip.
 complete=true
 kept=$(cd $data/conf 2>/dev/null && LC_ALL=C ls mfcc.conf fbank.conf plp.conf pitch.conf \
        2>/dev/null | xargs || true)
@@ -95,6 +96,8 @@ if [ -f $data/feats.scp ] && cmp -s <(cut -d' ' -f1 $data/feats.scp) <(cut -d' '
   if $write_utt2dur && [ ! -f $data/utt2dur ]; then complete=false; fi
   [ "$kept" = "$wanted" ] && cmp -s $feat_config $data/conf/$feat_type.conf || complete=false
   if $pitch && ! cmp -s $pitch_config $data/conf/pitch.conf; then complete=false; fi
+  was_compressed=false; [ -f $data/conf/compress.conf ] && was_compressed=true
+  [ $was_compressed = $compress ] || complete=false
 else
   complete=false
 fi
@@ -117,7 +120,7 @@ utils/validate_data_dir.sh --no-text --no-feats $data
 mkdir -p $mfccdir $logdir
 mfccdir=$(cd $mfccdir && pwd)  # feats.scp holds absolute archive paths, as Kaldi's
 rm -f $data/feats.scp $data/utt2num_frames $data/utt2dur $data/cmvn.scp
-rm -f $data/conf/{mfcc,fbank,plp,pitch}.conf
+rm -f $data/conf/{mfcc,fbank,plp,pitch,compress}.conf
 
 utils/split_data.sh $data $nj
 sdata=$data/split$nj
@@ -186,6 +189,7 @@ rm -f $logdir/utt2num_frames.* $logdir/utt2dur.*
 mkdir -p $data/conf
 cp $feat_config $data/conf/$feat_type.conf
 if $pitch; then cp $pitch_config $data/conf/pitch.conf; fi
+if $compress; then echo "--compress=true" > $data/conf/compress.conf; fi
 frame_shift=$(sed -n 's/^--frame-shift=\([0-9.]*\).*/\1/p' $feat_config | tail -n 1)
 awk -v ms="${frame_shift:-10}" 'BEGIN { printf "%.3f\n", ms / 1000 }' > $data/frame_shift
 

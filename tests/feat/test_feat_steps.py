@@ -80,6 +80,15 @@ def test_make_mfcc_compress(recipe):
     full = extractor.compute(audio.samples[0], 16000)
     np.testing.assert_array_equal(feats["s2-a"], decompress(compress_matrix(full)))
     assert (data / "utt2num_frames").read_text().splitlines()[2] == f"s2-a {len(full)}"
+    assert (data / "conf" / "compress.conf").read_text() == "--compress=true\n"
+    # a rerun asking for the other kind recomputes; the same kind again skips
+    for compress, skips, head in (("true", True, b"s1-a \0BCM "), ("false", False, b"s1-a \0BFM "),
+                                  ("false", True, b"s1-a \0BFM "), ("true", False, b"s1-a \0BCM ")):
+        p = run_script(["steps/make_mfcc.sh", "--nj", "2", "--compress", compress, "data/train"],
+                       cwd=recipe, check=True)
+        assert ("utterances, skipping" in p.stdout) == skips, (compress, p.stdout)
+        assert (data / "data/raw_mfcc_train.1.ark").read_bytes().startswith(head)
+        assert (data / "conf" / "compress.conf").exists() == (compress == "true")
 
 
 def test_less_than_95_percent_fails(recipe):

@@ -110,3 +110,48 @@ def test_write_together_is_all_or_none_model_last(tmp_path):
     write_together([(str(state), write("new state")), (str(model), write("new model"))])
     assert (model.read_text(), state.read_text()) == ("new model", "new state")
     assert order == ["new state", "new state", "new model"] and _no_temporaries(tmp_path)
+
+
+# A limit set after MPI_Init (Open MPI's start-up writes its own shared-memory files, which a
+# small limit breaks): each rank imports MPI, then limits its files, then runs the tool.
+_RANK = """import os, resource, runpy, signal, sys
+from nnetmix.parallel.mpi_init import MPI
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_bmuf_model_and_state_committed_together_over_mpi(tmp_path):
+    """A 2-rank BMUF epoch whose BMUF state (or model) does not fit: one ERROR line naming it,
+    the job ends, the previous model and state are left as they were."""
+    from helpers import mpi_env, mpi_net, mpi_utts, mpiexec, run_mpiexec, write_data
+
+    rng = np.random.default_rng(34)
+    data = write_data(tmp_path, mpi_utts(rng))
+    init, model, state = tmp_path / "init.nnet", tmp_path / "b.nnet", tmp_path / "b.bmuf.npz"
+    mpi_net(rng).write(str(init))
+    args = ["--print-args=false", "--minibatch-size=16", "--randomizer-size=64",
+            f"--utt2num-frames={data['u2nf']}", "--learn-rate=0.01", "--bmuf=true",
+            f"--bmuf-state={state}", data["feats"], data["targets"], str(init), str(model)]
+    env = {**mpi_env(), "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def run(limit: int):
+        code = _RANK.format(limit=limit)
+        return run_mpiexec([mpiexec(), "-n", "2", "--oversubscribe", sys.executable, "-c", code,
+                            str(ROOT / "bin" / "nnet-train-mpi.py"), *args],
+                           cwd=ROOT, env=env, timeout=300)
+
+    first = run(1 << 30)
+    assert first.returncode == 0, first.stderr
+    before = {p: p.read_bytes() for p in (model, state)}
+    small, big = sorted(before, key=lambda p: len(before[p]))
+    assert len(before[small]) < len(before[big])
+    r = run((len(before[small]) + len(before[big])) // 2)  # one fits, the other does not
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("ERROR")]
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert len(errors) == 1 and f"cannot write {big}: File too large" in errors[0], r.stderr
+    assert {p: p.read_bytes() for p in before} == before  # neither replaced
+    assert _no_temporaries(tmp_path)

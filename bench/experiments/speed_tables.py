@@ -110,8 +110,9 @@ def _throughput_chart(b: BenchRecord, path: Path) -> None:
     ours = [r["ours_fps"] for r in rows]
     theirs = [r.get("torch_fps") if data["torch"] else None for r in rows]
     notes = [f"{o / t:.2f}x" if t else "" for o, t in zip(ours, theirs)]
-    bar_chart(path, labels, [Series("nnetmix", ours, PALETTE[0]),
-                             Series("PyTorch (CPU)", theirs, PALETTE[1])],
+    xs = list(range(len(rows)))
+    bar_chart(path, labels, [Series("nnetmix", xs, ours, PALETTE[0]),
+                             Series("PyTorch (CPU)", xs, theirs, PALETTE[1])],
               "Training frames per second, nnetmix against PyTorch (ratio above)",
               "frames per second (median)", notes)
 
@@ -119,12 +120,12 @@ def _throughput_chart(b: BenchRecord, path: Path) -> None:
 def _feature_chart(b: BenchRecord, path: Path) -> None:
     data = json.loads(b.text("feature_speed.json"))
     rows = data["mfcc"]
-    labels = [f"nj {r['nj']}" for r in rows]
-    series = [Series("nnetmix end to end", [r["frames"] / r["ours_e2e_s"] for r in rows],
+    labels, xs = [f"nj {r['nj']}" for r in rows], list(range(len(rows)))
+    series = [Series("nnetmix end to end", xs, [r["frames"] / r["ours_e2e_s"] for r in rows],
                      PALETTE[0]),
-              Series("nnetmix compute only", [r["frames"] / r["ours_compute_s"] for r in rows],
-                     PALETTE[2]),
-              Series("kaldi-native-fbank direct", [r["frames"] / r["knf_s"] for r in rows],
+              Series("nnetmix compute only", xs,
+                     [r["frames"] / r["ours_compute_s"] for r in rows], PALETTE[2]),
+              Series("kaldi-native-fbank direct", xs, [r["frames"] / r["knf_s"] for r in rows],
                      PALETTE[1])]
     notes = [f"{r['knf_s'] / r['ours_compute_s']:.2f}x" for r in rows]
     bar_chart(path, labels, series, "MFCC frames per second (compute only / direct above)",

@@ -274,9 +274,9 @@ def run_benches(task: Task, plan: Plan, opts: CampaignOptions, store: Store, tab
             failed += 1
             continue
         log(f"benchmark {bid} done in {store.read_bench(bid).result['seconds']['run']:.0f} s")
+        written = tables(store)          # with or without --commit, as after a run
         if opts.commit:
-            commit_paths([path] + tables(store),
-                         f"bench/results/{task.name}: {spec.label()} ({bid})")
+            commit_paths([path] + written, f"bench/results/{task.name}: {spec.label()} ({bid})")
     return failed
 
 

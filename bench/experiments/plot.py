@@ -106,9 +106,10 @@ def line_chart(path: Path, series: Sequence[Series], title: str, xlabel: str, yl
 
 
 def bar_chart(path: Path, labels: Sequence[str], series: Sequence[Series], title: str,
-              ylabel: str, notes: Optional[Sequence[str]] = None) -> None:
+              ylabel: str, notes: Optional[Sequence[str]] = None, ylog: bool = False) -> None:
     """Grouped bars: one group per label, one bar per series (its ``ys`` in label order, None
-    for a missing bar); ``notes`` is written above each group (e.g. a ratio)."""
+    for a missing bar); ``notes`` is written above each group (e.g. a ratio); ``ylog`` for
+    values that span orders of magnitude (a small and a large network side by side)."""
     if not labels or not any(y is not None for s in series for y in s.ys):
         return
     fig = new_figure(path, figsize=(max(6.0, 1.3 * len(labels) + 3.0), 4.5))
@@ -121,11 +122,15 @@ def bar_chart(path: Path, labels: Sequence[str], series: Sequence[Series], title
         pts = [(x, y) for x, y in zip(xs, s.ys) if y is not None]
         if pts:
             ax.bar([x for x, _ in pts], [y for _, y in pts], width, color=s.color, label=s.name)
-    top = max(y for s in series for y in s.ys if y is not None)
+    values = [y for s in series for y in s.ys if y is not None]
+    top = max(values)
+    if ylog:
+        ax.set_yscale("log")
     for k, note in enumerate(notes or []):
         if note:
-            ax.text(k, top * 1.04, note, ha="center", va="bottom", fontsize="small")
-    ax.set_ylim(0, top * 1.15)
+            ax.text(k, top * (1.5 if ylog else 1.04), note, ha="center", va="bottom",
+                    fontsize="small")
+    ax.set_ylim(min(values) / 2 if ylog else 0, top * (4.0 if ylog else 1.15))
     ax.set_xticks(range(len(labels)), labels, fontsize="small")
     ax.set_title(title)
     ax.set_ylabel(ylabel)

@@ -68,7 +68,8 @@ def _section(b: BenchRecord) -> list[str]:
         rows = json.loads(b.text("allreduce.json"))
         algs = [a for a in ALGS if any(a in r for r in rows)]
         text = report(rows, algs, sorted({r["ranks"] for r in rows}))
-        return [("##" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[1:]]
+        # under this section's "##": the report's title and blank line go, its "##" become "###"
+        return [("#" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[2:]]
     return b.text("scaling.txt").splitlines()
 
 
@@ -114,7 +115,7 @@ def _throughput_chart(b: BenchRecord, path: Path) -> None:
     bar_chart(path, labels, [Series("nnetmix", xs, ours, PALETTE[0]),
                              Series("PyTorch (CPU)", xs, theirs, PALETTE[1])],
               "Training frames per second, nnetmix against PyTorch (ratio above)",
-              "frames per second (median)", notes)
+              "frames per second (median, log scale)", notes, ylog=True)
 
 
 def _feature_chart(b: BenchRecord, path: Path) -> None:

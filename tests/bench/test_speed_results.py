@@ -67,7 +67,7 @@ def test_tables_are_the_scripts_own_with_machine_and_load(tmp_path):
     assert "| 1 | 1000 | 2,000 | 5,000 | 4,000 | 0.50 | 1.25 |" in text
     assert train_throughput.report(THROUGHPUT["rows"], True) in text
     assert "| 4000 | 5000 | 0.80x |" in text and "| 7000 | 3500 | 2.00x |" in text
-    assert "### 2 ranks" in text and "### alpha-beta fits" in text
+    assert "\n### 2 ranks\n" in text and "\n### alpha-beta fits\n" in text
     # sections in a fixed order, each record linked relative to bench/RESULTS.md, charts named
     assert text.index("## Feature extraction") < text.index("## DNN training throughput") \
         < text.index("## All-reduce time")

@@ -5,9 +5,9 @@ model fits its link to) and bench/scaling.py (compute time per minibatch, the sc
 other input), each run once, alone, and stored beside the runs so that the seeds' timing claims
 are decided from the store like the others.
 
-The speed plan (bench/plans/speed.toml) runs bench/feature_speed.py and
-bench/train_throughput.py the same way, each with ``--json`` into its directory and its
-printed tables kept beside (bench/experiments/speed_tables.py renders bench/RESULTS.md from them).
+The speed plan (bench/plans/speed.toml) runs bench/feature_speed.py, bench/train_throughput.py,
+bench/rbm_throughput.py and bench/ngsgd_overhead.py the same way, each writing its JSON into its
+directory and its printed tables kept beside (bench/experiments/speed_tables.py renders bench/RESULTS.md from them).
 
 A benchmark runs in ``<work>/benches/<id>/`` (its :data:`OUTPUTS` entry says how it is pointed
 there), its log in ``<work>/logs/<id>.log``; what is stored is ``result.json`` (the entry,
@@ -45,7 +45,11 @@ OUTPUTS = {"allreduce": Outputs(("--out-dir", "{out}"), None, ("allreduce.json",
                                     ("feature_speed.json", "feature_speed.md")),
            "train_throughput": Outputs(("--json", "{out}/train_throughput.json"),
                                        "train_throughput.md",
-                                       ("train_throughput.json", "train_throughput.md"))}
+                                       ("train_throughput.json", "train_throughput.md")),
+           "rbm_throughput": Outputs(("--json", "{out}/rbm_throughput.json"), "rbm_throughput.md",
+                                     ("rbm_throughput.json", "rbm_throughput.md")),
+           "ngsgd_overhead": Outputs(("--out", "{out}/ngsgd_overhead"), None,
+                                     ("ngsgd_overhead.json", "ngsgd_overhead.md"))}
 
 
 def command(spec: BenchSpec, repo: Path, out: Path) -> list[str]:

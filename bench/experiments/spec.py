@@ -48,9 +48,11 @@ INPUTS = ("fmllr", "mfcc")
 #: the first two serve the seeds' claims, the others the speed plan (bench/plans/speed.toml)
 BENCHES = {"allreduce": "bench/allreduce.py", "scaling": "bench/scaling.py",
            "feature_speed": "bench/feature_speed.py",
-           "train_throughput": "bench/train_throughput.py"}
+           "train_throughput": "bench/train_throughput.py",
+           "rbm_throughput": "bench/rbm_throughput.py",
+           "ngsgd_overhead": "bench/ngsgd_overhead.py"}
 #: options through which the campaign points a benchmark at its output (never in a plan)
-OUTPUT_OPTIONS = ("--out-dir", "--json")
+OUTPUT_OPTIONS = ("--out-dir", "--json", "--out")
 #: a digits plan's ``include`` groups that are benchmarks, and the benchmark each one is
 INCLUDED_BENCHES = {"seed004": "allreduce", "scaling": "scaling"}
 

@@ -31,6 +31,8 @@ CHARTED = {"feature_speed": "MFCC frames per second against kaldi-native-fbank",
 
 TITLES = {"feature_speed": "Feature extraction: MFCC and PLP against kaldi-native-fbank",
           "train_throughput": "DNN training throughput against PyTorch",
+          "rbm_throughput": "RBM pretraining (CD-1) throughput against PyTorch",
+          "ngsgd_overhead": "NG-SGD's cost per training step against plain SGD",
           "allreduce": "All-reduce time against message size",
           "scaling": "Data-parallel training throughput against one rank"}
 
@@ -63,6 +65,10 @@ def _section(b: BenchRecord) -> list[str]:
         from bench.train_throughput import report
         data = json.loads(b.text("train_throughput.json"))
         return report(data["rows"], data["torch"]).splitlines()
+    if name in ("rbm_throughput", "ngsgd_overhead"):   # their "# title" under this "##"
+        module = __import__(f"bench.{name}", fromlist=["report"])
+        text = module.report(json.loads(b.text(f"{name}.json")))
+        return [("##" + ln if ln.startswith("#") else ln) for ln in text.splitlines()]
     if name == "allreduce":
         from bench.allreduce import ALGS, report
         rows = json.loads(b.text("allreduce.json"))

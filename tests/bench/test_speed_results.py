@@ -38,12 +38,23 @@ THROUGHPUT = {"torch": True, "rows": [
     {"dims": [440, 512, 512, 512, 500], "mb": 256, "threads": 2, "sgemm_gflops": 90.0,
      "params": 1_000_000, "ours_fps": 7000.0, "torch_fps": 3500.0, "backend": "cpu"}]}
 
+RBM = {"backend": "cpu", "steps": 10, "rows": [
+    {"vis": 440, "hid": 2048, "type": "gauss", "mb": 100, "ours_fps": 3000.0,
+     "torch_fps": 2000.0}]}
+NGSGD = {"net": "440-512-500", "minibatch": 256, "backend": "cpu", "threads_numba": 2,
+         "steps_per_optimizer": 8, "sgd_step_s": 0.1, "ngsgd_step_s": 0.11,
+         "sgd_step_min_s": 0.09, "ngsgd_step_min_s": 0.1, "overhead_step": 0.1,
+         "plain_grad_s": 0.03, "ngsgd_hook_s": 0.04, "overhead_hook": 0.1,
+         "loadavg_before": 1.0, "loadavg_after": 1.1, "ngsgd_updates_limited": 0, "cores": 2}
+
 
 def _store(root, rows):
     """A speed store at <root>/bench/results holding the three charted benchmarks."""
     store = Store(root / "bench" / "results", "speed")
     outputs = {"feature_speed": {"feature_speed.json": json.dumps(FEATURES)},
                "train_throughput": {"train_throughput.json": json.dumps(THROUGHPUT)},
+               "rbm_throughput": {"rbm_throughput.json": json.dumps(RBM)},
+               "ngsgd_overhead": {"ngsgd_overhead.json": json.dumps(NGSGD)},
                "allreduce": {"allreduce.json": json.dumps(rows)}}
     for bench, files in outputs.items():
         spec = BenchSpec("speed", bench, ("--quick",))
@@ -61,15 +72,21 @@ def test_tables_are_the_scripts_own_with_machine_and_load(tmp_path):
     text = speed_tables.render(store)
     assert text.startswith("# Speed benchmarks\n")
     assert text.count("Machine: Test CPU 9000, 2 cores; load average 1.50 1.20 1.00 -> "
-                      "2.00 1.40 1.10; 12 s.") == 3
+                      "2.00 1.40 1.10; 12 s.") == 5
     # each benchmark's tables as the script prints them, ratios against its reference included
     assert feature_speed.report(FEATURES) in text
     assert "| 1 | 1000 | 2,000 | 5,000 | 4,000 | 0.50 | 1.25 |" in text
     assert train_throughput.report(THROUGHPUT["rows"], True) in text
     assert "| 4000 | 5000 | 0.80x |" in text and "| 7000 | 3500 | 2.00x |" in text
+    # a script's "# title" one level under its section
+    assert "\n### CD-1 steps on cpu, medians of 10 steps\n" in text
+    assert "| gauss-bern 440-2048 | 100 | 3,000 | 2,000 | 1.50x |" in text
+    assert "\n### NG-SGD overhead, cpu backend, 440-512-500, minibatch 256, 2 threads\n" in text
+    assert "| 0.100 | 0.110 | 10.0% |" in text
     assert "\n### 2 ranks\n" in text and "\n### alpha-beta fits\n" in text
     # sections in a fixed order, each record linked relative to bench/RESULTS.md, charts named
     assert text.index("## Feature extraction") < text.index("## DNN training throughput") \
+        < text.index("## RBM pretraining") < text.index("## NG-SGD's cost") \
         < text.index("## All-reduce time")
     bid = bench_id(BenchSpec("speed", "allreduce", ("--quick",)))
     assert f"[{bid}](results/speed/{bid}/result.json): `bench/allreduce.py --quick`" in text

@@ -12,7 +12,8 @@ so cpu and cuda train the same model from the same seed) and copies them to the 
 reference draws them on the device (torch.rand) and reads back only the error, as Kaldi's
 cuRAND does. Medians of the timed steps, both sides synchronised after each step. With
 ``--json FILE`` the rows are also written there (bench/plans/speed.toml stores them).
-Usage: bench/rbm_throughput.py [--backend cpu|cuda] [--minibatch 100,1024] [--steps 20] [--json FILE]
+Usage: bench/rbm_throughput.py [--backend cpu|cuda] [--minibatch 100,1024] [--steps 20]
+                               [--json FILE]
 """
 from __future__ import annotations
 

@@ -614,7 +614,8 @@ def report(rows: list[dict], have_torch: bool) -> str:
     extra = " nnetmix graph fr/s | graph/torch | graph/GEMM-bound |" if graphs else ""
     out.append("| network | backend | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s |"
                " nnetmix fr/s | torch fr/s | nnetmix/torch | nnetmix/GEMM-bound |" + extra)
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 3 if graphs else ""))
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+               + ("---:|" * 3 if graphs else ""))
     for r in rows:
         name = "-".join(str(d) for d in r["dims"][:2]) + f"x{len(r['dims']) - 2}-{r['dims'][-1]}"
         bound = r["sgemm_gflops"] * 1e9 / (6.0 * r["params"])

@@ -7,7 +7,8 @@ are decided from the store like the others.
 
 The speed plan (bench/plans/speed.toml) runs bench/feature_speed.py, bench/train_throughput.py,
 bench/rbm_throughput.py and bench/ngsgd_overhead.py the same way, each writing its JSON into its
-directory and its printed tables kept beside (bench/experiments/speed_tables.py renders bench/RESULTS.md from them).
+directory and its printed tables kept beside (bench/experiments/speed_tables.py renders
+bench/RESULTS.md from them).
 
 A benchmark runs in ``<work>/benches/<id>/`` (its :data:`OUTPUTS` entry says how it is pointed
 there), its log in ``<work>/logs/<id>.log``; what is stored is ``result.json`` (the entry,
@@ -29,6 +30,7 @@ from bench.experiments.spec import BENCHES, BenchSpec, bench_id
 from bench.experiments.store import Store, StoreError
 
 __all__ = ["Outputs", "OUTPUTS", "command", "run_bench"]
+
 
 @dataclasses.dataclass(frozen=True)
 class Outputs:

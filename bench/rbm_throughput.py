@@ -101,7 +101,7 @@ def torch_cd1(device: str, vis: int, hid: int, vis_type: str, mb: int, steps: in
 def report(data: dict) -> str:
     """The markdown table of one run's rows (what the script prints, and what bench/RESULTS.md
     renders from a stored ``--json`` output)."""
-    out = [f"# CD-1 steps on {data['backend']}, medians of {data['steps']} steps",
+    out = [f"# CD-1 steps on {data['backend']}, medians of {data['steps']} steps", "",
            "| RBM | minibatch | nnetmix fr/s | torch fr/s | nnetmix/torch |",
            "|---|---:|---:|---:|---:|"]
     for r in data["rows"]:

@@ -10,10 +10,13 @@ Usage: bench/campaign.py [options] --plan <plan.toml>
        bench/campaign.py --plan bench/plans/harbour.toml --status     # done, running, left
        bench/campaign.py --plan bench/plans/harbour.toml --tables-only
        bench/campaign.py --plan bench/plans/digits.toml --size quick --jobs 2
+       bench/campaign.py --plan bench/plans/speed.toml                # bench/RESULTS.md
 
 Plans are TOML (bench/experiments/spec.py); the prerequisites are built by the task's recipe in
 --work (default ~/.cache/nnetmix/experiments/<task>/<size>) and must match the fingerprint the
-store holds for that size (bench/results/<task>/prereqs-<size>.md).
+store holds for that size (bench/results/<task>/prereqs-<size>.md). A plan of benchmarks only
+(bench/plans/speed.toml) has no prerequisites; its tables are bench/RESULTS.md and the charts
+in docs/img (bench/experiments/speed_tables.py).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from bench.experiments.campaign import (CampaignError, CampaignOptions, PROG,  #
 from bench.experiments.campaign_tables import write_tables  # noqa: E402
 from bench.experiments.prereqs import PrereqError  # noqa: E402
 from bench.experiments.spec import PlanError, load_plan  # noqa: E402
+from bench.experiments.speed_tables import write_speed_tables  # noqa: E402
 from bench.experiments.store import Store, StoreError  # noqa: E402
 from bench.experiments.tasks import get_task  # noqa: E402
 
@@ -79,6 +83,8 @@ def main(argv=None) -> int:
                                jobs=args.jobs, nj=args.nj, commit=args.commit)
 
         def tables(store: Store):
+            if task.name == "speed":      # bench/RESULTS.md and docs/img's charts
+                return write_speed_tables(store)
             return write_tables(store, list(task.decodes))
         if args.status:
             print(status(task, plan, opts))

@@ -16,12 +16,15 @@ few dozen wavs synthesised here with sox, so it runs anywhere) and times, in one
 
 Each figure is the median of --repeat runs (this machine is shared and noisy: medians, and
 ratios measured side by side in one run, are what to read). Prints a markdown table and the ratio ours/direct.
+With ``--json FILE`` the measurements are also written there (bench/plans/speed.toml stores
+them; :func:`report` renders the same tables from them).
 Usage: bench/feature_speed.py [--wav-scp FILE] [--config conf/mfcc.conf]
-                              [--plp-config conf/plp.conf] [--repeat 3]
+                              [--plp-config conf/plp.conf] [--repeat 3] [--json FILE]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import subprocess
@@ -42,6 +45,8 @@ from nnetmix.feat import (Extractor, compute_feats_table, read_audio,  # noqa: E
                           read_feature_config)
 from nnetmix.feat.plp import PlpTransform  # noqa: E402
 
+from bench.experiments.report import write_atomic  # noqa: E402
+
 
 def get_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -52,6 +57,8 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--plp-config", default=str(ROOT / "conf/plp.conf"), help="PLP config file")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
     p.add_argument("--num-synth", type=int, default=48, help="wavs to synthesise without a wav.scp")
+    p.add_argument("--json", default="", help="also write the measurements to this file (JSON; "
+                   "report() renders them)")
     return p.parse_args()
 
 
@@ -144,6 +151,32 @@ def median_of(repeat: int, fn, jobs: list) -> tuple[int, float]:
     return frames, statistics.median(times)
 
 
+def report(data: dict) -> str:
+    """The markdown tables of one run's ``--json`` output (what the script prints, and what
+    bench/RESULTS.md renders from the stored output)."""
+    out = [f"MFCC ({data['config']}) over {data['wavs']} wavs, {data['audio_seconds']:.1f} s of "
+           f"audio, {data['cpus']} CPUs, median of {data['repeat']}", "",
+           "| nj | frames | ours end to end (frames/s) | ours compute only (frames/s) "
+           "| knf direct (frames/s) | ours e2e / direct | ours compute / direct |",
+           "|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in data["mfcc"]:
+        n = r["frames"]
+        fe, fo, fk = n / r["ours_e2e_s"], n / r["ours_compute_s"], n / r["knf_s"]
+        out.append(f"| {r['nj']} | {n} | {fe:,.0f} | {fo:,.0f} | {fk:,.0f} | {fe / fk:.2f} "
+                   f"| {fo / fk:.2f} |")
+    out += ["", f"PLP ({data['plp_config']}) beside the MFCC above, same audio and run", "",
+            "| nj | PLP end to end (frames/s) | PLP compute only (frames/s) | PLP e2e / MFCC e2e "
+            "| PLP compute / MFCC compute |", "|---:|---:|---:|---:|---:|"]
+    for r, m in zip(data["plp"], data["mfcc"]):
+        n = r["frames"]
+        out.append(f"| {r['nj']} | {n / r['plp_e2e_s']:,.0f} | {n / r['plp_compute_s']:,.0f} "
+                   f"| {m['ours_e2e_s'] / r['plp_e2e_s']:.2f} "
+                   f"| {m['ours_compute_s'] / r['plp_compute_s']:.2f} |")
+    out += ["", f"PLP's numpy part alone (nnetmix/feat/plp.py, one process): "
+            f"{data['plp'][0]['frames'] / data['plp_numpy_s']:,.0f} frames/s"]
+    return "\n".join(out) + "\n"
+
+
 def main() -> int:
     args = get_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -182,26 +215,17 @@ def main() -> int:
             plp_rows.append((nj, f_pe, t_pe, t_pc, t_e2e, t_our))
         t_numpy = _plp_numpy_part(args.plp_config, signals, args.repeat)
 
-    print(f"\nMFCC ({Path(args.config).name}) over {len(entries)} wavs, {seconds:.1f} s of audio, "
-          f"{os.cpu_count()} CPUs, median of {args.repeat}\n")
-    print("| nj | frames | ours end to end (frames/s) | ours compute only (frames/s) "
-          "| knf direct (frames/s) | ours e2e / direct | ours compute / direct |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for nj, frames, t_e2e, t_our, t_knf in rows:
-        fe, fo, fk = frames / t_e2e, frames / t_our, frames / t_knf
-        print(f"| {nj} | {frames} | {fe:,.0f} | {fo:,.0f} | {fk:,.0f} | {fe / fk:.2f} "
-              f"| {fo / fk:.2f} |")
-
-    print(f"\nPLP ({Path(args.plp_config).name}) beside the MFCC above, same audio and run\n")
-    print("| nj | PLP end to end (frames/s) | PLP compute only (frames/s) | PLP e2e / MFCC e2e "
-          "| PLP compute / MFCC compute |")
-    print("|---:|---:|---:|---:|---:|")
-    for nj, frames, t_pe, t_pc, t_e2e, t_our in plp_rows:
-        print(f"| {nj} | {frames / t_pe:,.0f} | {frames / t_pc:,.0f} | {t_e2e / t_pe:.2f} "
-              f"| {t_our / t_pc:.2f} |")
-    frames = plp_rows[0][1]
-    print(f"\nPLP's numpy part alone (nnetmix/feat/plp.py, one process): "
-          f"{frames / t_numpy:,.0f} frames/s")
+    data = {"config": Path(args.config).name, "plp_config": Path(args.plp_config).name,
+            "wavs": len(entries), "audio_seconds": round(seconds, 2), "cpus": os.cpu_count(),
+            "repeat": args.repeat,
+            "mfcc": [{"nj": nj, "frames": frames, "ours_e2e_s": t_e2e, "ours_compute_s": t_our,
+                      "knf_s": t_knf} for nj, frames, t_e2e, t_our, t_knf in rows],
+            "plp": [{"nj": nj, "frames": frames, "plp_e2e_s": t_pe, "plp_compute_s": t_pc}
+                    for nj, frames, t_pe, t_pc, _, _ in plp_rows],
+            "plp_numpy_s": t_numpy}
+    print(report(data))
+    if args.json:
+        write_atomic(Path(args.json), json.dumps(data, indent=1) + "\n")
     return 0
 
 

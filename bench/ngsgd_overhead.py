@@ -159,29 +159,38 @@ def main(argv=None) -> int:
         "overhead_hook": hook_over / s, "loadavg_before": load0[0], "loadavg_after": load1[0],
         "ngsgd_updates_limited": ng.num_limited,
     }
-    table = "\n".join([
-        f"# NG-SGD overhead, {args.backend} backend, {res['net']}, minibatch {n}, "
-        f"{res['threads_numba']} threads",
-        "",
-        "| quantity | plain SGD | NG-SGD | overhead (fraction of the SGD step) |",
-        "| --- | ---: | ---: | ---: |",
-        f"| training step, median s ({len(sgd_t)} steps each) | {s:.3f} | {g:.3f} | "
-        f"{res['overhead_step']:.1%} |",
-        f"| training step, min s | {min(sgd_t):.3f} | {min(ng_t):.3f} | "
-        f"{(min(ng_t) - min(sgd_t)) / min(sgd_t):.1%} |",
-        f"| gradient of the affine layers, median s per step | {med(sgd_p):.3f} | "
-        f"{med(ng_p):.3f} | {res['overhead_hook']:.1%} |",
-        "",
-        f"load average (1 min): {load0[0]:.2f} before, {load1[0]:.2f} after, on "
-        f"{os.cpu_count()} cores; target: overhead <= 15%",
-    ])
-    print(table)
+    res["cores"] = os.cpu_count()
+    table = report(res)
+    print(table, end="")
     out = Path(args.out or ROOT / "bench" / "out" / (
         "ngsgd_overhead" + ("_cuda" if args.backend == "cuda" else "")))
     out.parent.mkdir(parents=True, exist_ok=True)
-    Path(str(out) + ".md").write_text(table + "\n")
+    Path(str(out) + ".md").write_text(table)
     Path(str(out) + ".json").write_text(json.dumps(res, indent=1) + "\n")
     return 0
+
+
+def report(res: dict) -> str:
+    """The markdown table of one run's JSON (what the script prints and writes to .md, and what
+    bench/RESULTS.md renders from a stored one)."""
+    s, g = res["sgd_step_s"], res["ngsgd_step_s"]
+    s_min, g_min = res["sgd_step_min_s"], res["ngsgd_step_min_s"]
+    return "\n".join([
+        f"# NG-SGD overhead, {res['backend']} backend, {res['net']}, minibatch "
+        f"{res['minibatch']}, {res['threads_numba']} threads",
+        "",
+        "| quantity | plain SGD | NG-SGD | overhead (fraction of the SGD step) |",
+        "| --- | ---: | ---: | ---: |",
+        f"| training step, median s ({res['steps_per_optimizer']} steps each) | {s:.3f} | "
+        f"{g:.3f} | {res['overhead_step']:.1%} |",
+        f"| training step, min s | {s_min:.3f} | {g_min:.3f} | "
+        f"{(g_min - s_min) / s_min:.1%} |",
+        f"| gradient of the affine layers, median s per step | {res['plain_grad_s']:.3f} | "
+        f"{res['ngsgd_hook_s']:.3f} | {res['overhead_hook']:.1%} |",
+        "",
+        f"load average (1 min): {res['loadavg_before']:.2f} before, "
+        f"{res['loadavg_after']:.2f} after, on {res['cores']} cores; target: overhead <= 15%",
+    ]) + "\n"
 
 
 def _numba_threads() -> int:

@@ -10,17 +10,22 @@ momentum update of W and both biases (plus, for the Gaussian RBM, the weight-exp
 which reads the reconstruction back). nnetmix draws its uniforms on the host (numpy's PCG64,
 so cpu and cuda train the same model from the same seed) and copies them to the GPU; the torch
 reference draws them on the device (torch.rand) and reads back only the error, as Kaldi's
-cuRAND does. Medians of the timed steps, both sides synchronised after each step.
+cuRAND does. Medians of the timed steps, both sides synchronised after each step. With
+``--json FILE`` the rows are also written there (bench/plans/speed.toml stores them).
 Usage: bench/rbm_throughput.py [--backend cpu|cuda] [--minibatch 100,1024] [--steps 20]
+                               [--json FILE]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.experiments.report import write_atomic  # noqa: E402  (after the path)
 
 SHAPES = [(440, 2048, "gauss"), (2048, 2048, "bern")]
 
@@ -93,22 +98,38 @@ def torch_cd1(device: str, vis: int, hid: int, vis_type: str, mb: int, steps: in
     return mb / float(np.median(times))
 
 
+def report(data: dict) -> str:
+    """The markdown table of one run's rows (what the script prints, and what bench/RESULTS.md
+    renders from a stored ``--json`` output)."""
+    out = [f"# CD-1 steps on {data['backend']}, medians of {data['steps']} steps", "",
+           "| RBM | minibatch | nnetmix fr/s | torch fr/s | nnetmix/torch |",
+           "|---|---:|---:|---:|---:|"]
+    for r in data["rows"]:
+        a, b = r["ours_fps"], r["torch_fps"]
+        ratio = f"{a / b:.2f}x" if b else "-"
+        out.append(f"| {r['type']}-bern {r['vis']}-{r['hid']} | {r['mb']} | {a:,.0f} | "
+                   f"{f'{b:,.0f}' if b else '-'} | {ratio} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--minibatch", default="100,1024")
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--json", default="", help="also write the rows to this file (JSON; "
+                   "report() renders them)")
     args = p.parse_args(argv)
-    print(f"# CD-1 steps on {args.backend}, medians of {args.steps} steps")
-    print("| RBM | minibatch | nnetmix fr/s | torch fr/s | nnetmix/torch |")
-    print("|---|---:|---:|---:|---:|")
+    rows = []
     for vis, hid, vt in SHAPES:
         for mb in (int(m) for m in args.minibatch.split(",")):
-            a = ours(args.backend, vis, hid, vt, mb, args.steps)
-            b = torch_cd1(args.backend, vis, hid, vt, mb, args.steps)
-            ratio = f"{a / b:.2f}x" if b else "-"
-            print(f"| {vt}-bern {vis}-{hid} | {mb} | {a:,.0f} | {f'{b:,.0f}' if b else '-'} | "
-                  f"{ratio} |")
+            rows.append({"vis": vis, "hid": hid, "type": vt, "mb": mb,
+                         "ours_fps": ours(args.backend, vis, hid, vt, mb, args.steps),
+                         "torch_fps": torch_cd1(args.backend, vis, hid, vt, mb, args.steps)})
+    data = {"backend": args.backend, "steps": args.steps, "rows": rows}
+    print(report(data), end="")
+    if args.json:
+        write_atomic(Path(args.json), json.dumps(data, indent=1) + "\n")
     return 0
 
 

@@ -43,7 +43,8 @@ clipping is off (what torch lacks). Frames per second count every frame of a chu
 included.
 
 This machine is shared and noisy: per-step times are medians, and ratios measured side by side
-in one run are what to read.
+in one run are what to read. With ``--json FILE`` the rows are also written there
+(bench/plans/speed.toml stores them; :func:`report` renders the same tables from them).
 Usage: bench/train_throughput.py [--quick] [--backend cpu] [--threads 1,2] [--minibatch 256,1024]
        bench/train_throughput.py --nets blstm,lstm --threads 1 [--streams 40] [--chunk 21-64+21]
                                  [--every-row]
@@ -59,6 +60,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.experiments.report import write_atomic  # noqa: E402  (after ROOT)
 
 NETS = {"large": [440] + [2048] * 6 + [8806], "small": [440] + [512] * 3 + [500]}
 
@@ -85,6 +89,8 @@ def get_args(argv=None) -> argparse.Namespace:
                    help="nnetmix backend (cuda: torch runs on the GPU too; --threads is ignored)")
     p.add_argument("--torch-wait-policy", default="", help="run torch in its own worker with this "
                    "OMP_WAIT_POLICY (ACTIVE|PASSIVE; default: same worker, PASSIVE)")
+    p.add_argument("--json", default="", help="also write the rows to this file (JSON: "
+                   "{\"torch\": bool, \"rows\": [...]}; report() renders them)")
     p.add_argument("--worker", default="", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -538,7 +544,10 @@ def main(argv=None) -> int:
             rows += mine
         else:
             rows += run_worker(dict(spec, ours=True, torch=have_torch), threads)
-    print_table(rows, have_torch)
+    print(report(rows, have_torch), end="")
+    if args.json:
+        write_atomic(Path(args.json), json.dumps({"torch": have_torch, "rows": rows}, indent=1)
+                     + "\n")
     return 0
 
 
@@ -556,14 +565,15 @@ def parse_chunk(text: str) -> list[int]:
     return out
 
 
-def print_rnn_table(rows: list[dict], have_torch: bool) -> None:
+def rnn_table(rows: list[dict], have_torch: bool) -> list[str]:
     """The recurrent rows: frames per second of a whole training step (every frame of every
     chunk, context included), medians; the ratio is ours over torch's, measured side by side."""
+    out = []
     every = any("every_row_fps" in r for r in rows)
-    print("| network | params | streams x frames | threads | nnetmix fr/s | torch fr/s |"
-          " nnetmix/torch | nnetmix ms/step | torch ms/step |"
-          + (" nnetmix every row fr/s | center rows / every row |" if every else ""))
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if every else ""))
+    out.append("| network | params | streams x frames | threads | nnetmix fr/s | torch fr/s |"
+               " nnetmix/torch | nnetmix ms/step | torch ms/step |"
+               + (" nnetmix every row fr/s | center rows / every row |" if every else ""))
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if every else ""))
     for r in rows:
         n = r["rnn"]
         dirs = "2x" if n["kind"] == "Blstm" else ""
@@ -581,27 +591,31 @@ def print_rnn_table(rows: list[dict], have_torch: bool) -> None:
             efps = r.get("every_row_fps")
             cells += [f"{efps:.0f}" if efps else "-",
                       f"{ours / efps:.2f}x" if ours and efps else "-"]
-        print(f"| {name} | {r.get('params', r.get('torch_params', 0)):,} | {r['streams']} x "
-              f"({cl}+{cc}+{cr}) | {r['threads']} | " + " | ".join(cells) + " |")
+        out.append(f"| {name} | {r.get('params', r.get('torch_params', 0)):,} | {r['streams']} x "
+                   f"({cl}+{cc}+{cr}) | {r['threads']} | " + " | ".join(cells) + " |")
     diffs = [r["max_diff"] for r in rows if "max_diff" in r]
     if diffs:
-        print(f"\nSame network: with our peepholes zeroed and no cell clipping, ours and torch's "
-              f"outputs from the same weights differ by at most {max(diffs):.2g}.")
+        out.append(f"\nSame network: with our peepholes zeroed and no cell clipping, ours and "
+                   f"torch's outputs from the same weights differ by at most {max(diffs):.2g}.")
+    return out
 
 
-def print_table(rows: list[dict], have_torch: bool) -> None:
+def report(rows: list[dict], have_torch: bool) -> str:
+    """The markdown tables of the rows (what the script prints, and what bench/RESULTS.md
+    renders from a stored ``--json`` output)."""
+    out = []
     rnn = [r for r in rows if "rnn" in r]
     if rnn:
-        print_rnn_table(rnn, have_torch)
-        print()
+        out += rnn_table(rnn, have_torch) + [""]
     rows = [r for r in rows if "rnn" not in r]
     if not rows:
-        return
+        return "\n".join(out) + "\n"
     graphs = any("graph_fps" in r for r in rows)
     extra = " nnetmix graph fr/s | graph/torch | graph/GEMM-bound |" if graphs else ""
-    print("| network | backend | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s | nnetmix fr/s |"
-          " torch fr/s | nnetmix/torch | nnetmix/GEMM-bound |" + extra)
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 3 if graphs else ""))
+    out.append("| network | backend | minibatch | threads | sgemm GFLOP/s | GEMM-bound fr/s |"
+               " nnetmix fr/s | torch fr/s | nnetmix/torch | nnetmix/GEMM-bound |" + extra)
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+               + ("---:|" * 3 if graphs else ""))
     for r in rows:
         name = "-".join(str(d) for d in r["dims"][:2]) + f"x{len(r['dims']) - 2}-{r['dims'][-1]}"
         bound = r["sgemm_gflops"] * 1e9 / (6.0 * r["params"])
@@ -610,9 +624,11 @@ def print_table(rows: list[dict], have_torch: bool) -> None:
         vs_t = f"{ours / tfps:.2f}x" if ours and tfps else "-"
         vs_b = f"{100 * ours / bound:.0f}%" if ours else "-"
         flag = "" if r.get("ours_finite", True) else " (NaN!)"
-        print(f"| {name} | {r.get('backend', 'cpu')} | {r['mb']} | {r['threads']} | {r['sgemm_gflops']:.1f} | {bound:.0f} | "
-              f"{ours:.0f}{flag} | {f'{tfps:.0f}' if tfps else '-'} | {vs_t} | {vs_b} |"
-              + (graph_cells(r.get("graph_fps"), tfps, bound) if graphs else ""))
+        out.append(f"| {name} | {r.get('backend', 'cpu')} | {r['mb']} | {r['threads']} | "
+                   f"{r['sgemm_gflops']:.1f} | {bound:.0f} | {ours:.0f}{flag} | "
+                   f"{f'{tfps:.0f}' if tfps else '-'} | {vs_t} | {vs_b} |"
+                   + (graph_cells(r.get("graph_fps"), tfps, bound) if graphs else ""))
+    return "\n".join(out) + "\n"
 
 
 def graph_cells(g, tfps, bound) -> str:

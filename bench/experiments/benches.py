@@ -5,34 +5,59 @@ model fits its link to) and bench/scaling.py (compute time per minibatch, the sc
 other input), each run once, alone, and stored beside the runs so that the seeds' timing claims
 are decided from the store like the others.
 
-A benchmark runs in ``<work>/benches/<id>/`` (bench/allreduce.py with ``--out-dir`` there,
-bench/scaling.py's stdout into ``scaling.txt`` there), its log in ``<work>/logs/<id>.log``;
-what is stored is ``result.json`` (the entry, command, machine, load, seconds) and the
-benchmark's text output (``allreduce.json``, ``scaling.txt``), not its plots or tables (the
-campaign's tables render those from the stored output).
+The speed plan (bench/plans/speed.toml) runs bench/feature_speed.py, bench/train_throughput.py,
+bench/rbm_throughput.py and bench/ngsgd_overhead.py the same way, each writing its JSON into its
+directory and its printed tables kept beside (bench/experiments/speed_tables.py renders
+bench/RESULTS.md from them).
+
+A benchmark runs in ``<work>/benches/<id>/`` (its :data:`OUTPUTS` entry says how it is pointed
+there), its log in ``<work>/logs/<id>.log``; what is stored is ``result.json`` (the entry,
+command, machine, load, seconds) and the benchmark's text output (``allreduce.json``,
+``scaling.txt``, ...), not its plots (the tables render those from the stored output).
 """
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 from bench.experiments.collect import machine
 from bench.experiments.spec import BENCHES, BenchSpec, bench_id
 from bench.experiments.store import Store, StoreError
 
-__all__ = ["OUTPUTS", "command", "run_bench"]
+__all__ = ["Outputs", "OUTPUTS", "command", "run_bench"]
 
-#: what each benchmark leaves that the store keeps
-OUTPUTS = {"allreduce": ("allreduce.json",), "scaling": ("scaling.txt",)}
+
+@dataclasses.dataclass(frozen=True)
+class Outputs:
+    """How a benchmark is pointed at its output directory and what the store keeps of it."""
+
+    options: tuple[str, ...]    #: appended options; ``{out}`` is the output directory
+    stdout: Optional[str]       #: the file its stdout goes to (None: into the log)
+    files: tuple[str, ...]      #: what the store keeps
+
+
+OUTPUTS = {"allreduce": Outputs(("--out-dir", "{out}"), None, ("allreduce.json",)),
+           "scaling": Outputs((), "scaling.txt", ("scaling.txt",)),
+           "feature_speed": Outputs(("--json", "{out}/feature_speed.json"), "feature_speed.md",
+                                    ("feature_speed.json", "feature_speed.md")),
+           "train_throughput": Outputs(("--json", "{out}/train_throughput.json"),
+                                       "train_throughput.md",
+                                       ("train_throughput.json", "train_throughput.md")),
+           "rbm_throughput": Outputs(("--json", "{out}/rbm_throughput.json"), "rbm_throughput.md",
+                                     ("rbm_throughput.json", "rbm_throughput.md")),
+           "ngsgd_overhead": Outputs(("--out", "{out}/ngsgd_overhead"), None,
+                                     ("ngsgd_overhead.json", "ngsgd_overhead.md"))}
 
 
 def command(spec: BenchSpec, repo: Path, out: Path) -> list[str]:
-    """The benchmark's command line (bench/allreduce.py writes into ``out``)."""
-    cmd = [sys.executable, str(repo / BENCHES[spec.bench]), *spec.args]
-    return cmd + ["--out-dir", str(out)] if spec.bench == "allreduce" else cmd
+    """The benchmark's command line, its output options pointing into ``out``."""
+    return [sys.executable, str(repo / BENCHES[spec.bench]), *spec.args,
+            *(o.format(out=out) for o in OUTPUTS[spec.bench].options)]
 
 
 def _load() -> str:
@@ -57,7 +82,8 @@ def run_bench(spec: BenchSpec, repo: Path, work: Path, store: Store, code: str) 
     with open(log, "w") as f:
         f.write(f"# {' '.join(cmd)}\n")
         f.flush()
-        stdout = open(out / "scaling.txt", "w") if spec.bench == "scaling" else f
+        keep = OUTPUTS[spec.bench].stdout
+        stdout = open(out / keep, "w") if keep else f
         try:
             rc = subprocess.call(cmd, cwd=repo, stdout=stdout, stderr=f)
         finally:
@@ -66,7 +92,7 @@ def run_bench(spec: BenchSpec, repo: Path, work: Path, store: Store, code: str) 
     if rc != 0:
         raise StoreError(f"{BENCHES[spec.bench]} exited {rc} (log: {log})")
     files = {}
-    for name in OUTPUTS[spec.bench]:
+    for name in OUTPUTS[spec.bench].files:
         p = out / name
         if not p.exists() or p.stat().st_size == 0:
             raise StoreError(f"{p}: {BENCHES[spec.bench]} left no {name} (log: {log})")

@@ -274,9 +274,9 @@ def run_benches(task: Task, plan: Plan, opts: CampaignOptions, store: Store, tab
             failed += 1
             continue
         log(f"benchmark {bid} done in {store.read_bench(bid).result['seconds']['run']:.0f} s")
+        written = tables(store)          # with or without --commit, as after a run
         if opts.commit:
-            commit_paths([path] + tables(store),
-                         f"bench/results/{task.name}: {spec.label()} ({bid})")
+            commit_paths([path] + written, f"bench/results/{task.name}: {spec.label()} ({bid})")
     return failed
 
 
@@ -419,13 +419,16 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     built = (opts.work / prq.DONE).exists()
     lines = [f"{PROG}: {task.name} size {plan.size}, plan {plan.path} ({len(plan.runs)} runs"
              + (f", {len(plan.benches)} benchmarks" if plan.benches else "")
-             + f"); store {store.dir}; work {opts.work}",
-             f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
-             f"fingerprint {digest or 'not recorded yet'}"]
+             + f"); store {store.dir}; work {opts.work}"]
+    if plan.runs:          # a plan of benchmarks only has no prerequisites
+        lines.append(f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
+                     f"fingerprint {digest or 'not recorded yet'}")
     for spec in plan.benches:
         bid = bench_id(spec)
         lines.append(f"  {'done' if store.has(bid) else 'left':<7} {bid:<34} "
                      f"{spec.name or '-':<16} {spec.label()}")
+    if not plan.runs:
+        return "\n".join(lines)
     ids = plan_ids(plan, digest, store)
     done = [store.read(rid) for _, rid in ids if rid and store.has(rid)]
     states, left, seen = [], [], set()

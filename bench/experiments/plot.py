@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-__all__ = ["Series", "line_chart", "new_figure", "save", "PALETTE", "have_matplotlib"]
+__all__ = ["Series", "line_chart", "bar_chart", "new_figure", "save", "PALETTE",
+           "have_matplotlib"]
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#5a5a5a", "#17becf"]
@@ -100,5 +101,40 @@ def line_chart(path: Path, series: Sequence[Series], title: str, xlabel: str, yl
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="major", color="0.9")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
+    save(fig, path)
+
+
+def bar_chart(path: Path, labels: Sequence[str], series: Sequence[Series], title: str,
+              ylabel: str, notes: Optional[Sequence[str]] = None, ylog: bool = False) -> None:
+    """Grouped bars: one group per label, one bar per series (its ``ys`` in label order, None
+    for a missing bar); ``notes`` is written above each group (e.g. a ratio); ``ylog`` for
+    values that span orders of magnitude (a small and a large network side by side)."""
+    if not labels or not any(y is not None for s in series for y in s.ys):
+        return
+    fig = new_figure(path, figsize=(max(6.0, 1.3 * len(labels) + 3.0), 4.5))
+    if fig is None:
+        return
+    ax = fig.subplots()
+    width = 0.8 / max(1, len(series))
+    for i, s in enumerate(series):
+        xs = [k + (i - (len(series) - 1) / 2) * width for k in range(len(labels))]
+        pts = [(x, y) for x, y in zip(xs, s.ys) if y is not None]
+        if pts:
+            ax.bar([x for x, _ in pts], [y for _, y in pts], width, color=s.color, label=s.name)
+    values = [y for s in series for y in s.ys if y is not None]
+    top = max(values)
+    if ylog:
+        ax.set_yscale("log")
+    for k, note in enumerate(notes or []):
+        if note:
+            ax.text(k, top * (1.5 if ylog else 1.04), note, ha="center", va="bottom",
+                    fontsize="small")
+    ax.set_ylim(min(values) / 2 if ylog else 0, top * (4.0 if ylog else 1.15))
+    ax.set_xticks(range(len(labels)), labels, fontsize="small")
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", color="0.9")
+    ax.set_axisbelow(True)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
     save(fig, path)

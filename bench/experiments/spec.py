@@ -44,8 +44,15 @@ INITS = ("rbm", "random")
 OPTIMIZERS = ("ngsgd", "sgd")
 SCHEDULERS = ("newbob", "exponential")
 INPUTS = ("fmllr", "mfcc")
-#: benchmark entries: name -> the script (bench/experiments/benches.py runs and stores them)
-BENCHES = {"allreduce": "bench/allreduce.py", "scaling": "bench/scaling.py"}
+#: benchmark entries: name -> the script (bench/experiments/benches.py runs and stores them);
+#: the first two serve the seeds' claims, the others the speed plan (bench/plans/speed.toml)
+BENCHES = {"allreduce": "bench/allreduce.py", "scaling": "bench/scaling.py",
+           "feature_speed": "bench/feature_speed.py",
+           "train_throughput": "bench/train_throughput.py",
+           "rbm_throughput": "bench/rbm_throughput.py",
+           "ngsgd_overhead": "bench/ngsgd_overhead.py"}
+#: options through which the campaign points a benchmark at its output (never in a plan)
+OUTPUT_OPTIONS = ("--out-dir", "--json", "--out")
 #: a digits plan's ``include`` groups that are benchmarks, and the benchmark each one is
 INCLUDED_BENCHES = {"seed004": "allreduce", "scaling": "scaling"}
 
@@ -159,7 +166,7 @@ class BenchSpec:
 
     task: str
     bench: str                  #: a key of BENCHES
-    args: tuple[str, ...] = ()  #: the script's options (bench/allreduce.py's --out-dir is added)
+    args: tuple[str, ...] = ()  #: the script's options (the output option is the campaign's)
     name: str = ""              #: the plan's label (not part of the id)
 
     def key(self) -> dict[str, Any]:
@@ -186,8 +193,9 @@ def bench_from_dict(d: dict[str, Any], where: str = "bench entry") -> BenchSpec:
     args = d.get("args", [])
     if not isinstance(args, (list, tuple)) or not all(isinstance(a, str) for a in args):
         raise PlanError(f"{where}: args must be a list of strings (the script's options)")
-    if any(a == "--out-dir" or a.startswith("--out-dir=") for a in args):
-        raise PlanError(f"{where}: args: --out-dir is the campaign's (the output is stored)")
+    for opt in OUTPUT_OPTIONS:
+        if any(a == opt or a.startswith(opt + "=") for a in args):
+            raise PlanError(f"{where}: args: {opt} is the campaign's (the output is stored)")
     if not isinstance(d.get("name", ""), str):
         raise PlanError(f"{where}: name must be a string")
     return BenchSpec(d["task"], d["bench"], tuple(args), d.get("name", ""))

@@ -149,6 +149,10 @@ TASKS = {
                     _harbour_sizes()),
     "digits": Task("digits", "egs/digits/s5", ((0, 5),), (6, 7), ("decode_test",), ("mfcc",),
                    ("dnn",), _digits_sizes()),
+    # The speed benchmarks (bench/plans/speed.toml): [[bench]] entries only, no recipe and no
+    # runs; their tables are bench/RESULTS.md (bench/experiments/speed_tables.py).
+    "speed": Task("speed", "", (), (0, 0), (), (), (),
+                  {"full": Size("full", (), 0, "the speed benchmarks (no recipe)")}),
 }
 
 

@@ -14,8 +14,12 @@ The calibration table lists the runs kept in ``--calibration`` (JSON lines, one 
 the commands that made it), then the run in exp/ when it is not among them; ``--record`` adds
 the run in exp/ to that file. Nothing here is typed by hand: rerun it after run.sh.
 
+With ``--plot FILE`` it also draws the ladder (each system's WER with its interval, from the
+rows it wrote: local/plot_ladder.py), e.g. ``--plot ../../../docs/img/harbour_ladder.png``, the
+chart docs/recipes.md shows.
+
 Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md] [--calibration FILE] [--record]
-[--note TEXT]``; files are written to a temporary name and renamed.
+[--note TEXT] [--plot FILE]``; files are written to a temporary name and renamed.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from nnetmix.train.recipe_report import (best_wer_line, compare_systems, compari
                                          machine_line, stage_seconds, wer_ci)
 
 from local_script import run_script, script_parser
+from plot_ladder import draw, ladder
 
 __all__ = ["STAGES", "LMS", "read_options", "run_options", "systems", "run_summary", "results"]
 
@@ -420,6 +425,8 @@ def get_args(argv=None) -> argparse.Namespace:
     p.add_argument("--record", action="store_true",
                    help="add the run in --exp to --calibration (unless recorded already)")
     p.add_argument("--note", default="", help="a sentence after the machine line (e.g. the load)")
+    p.add_argument("--plot", default="", help="also draw the ladder's WERs into this PNG "
+                   "(local/plot_ladder.py; matplotlib)")
     return p.parse_args(argv)
 
 
@@ -435,8 +442,12 @@ def main(args: argparse.Namespace) -> None:
                 for r in rows + [now]:
                     fh.write(json.dumps(r, sort_keys=True) + "\n")
             print(f"{args.prog}: recorded the run in {exp} in {cal}")
-    write_lines(args.out, results(exp, cal, args.note))
+    lines = results(exp, cal, args.note)
+    write_lines(args.out, lines)
     print(f"{args.prog}: wrote {args.out}")
+    points = ladder("\n".join(lines).splitlines())
+    if args.plot and points and draw(points, Path(args.plot)):
+        print(f"{args.prog}: wrote {args.plot}")
 
 
 if __name__ == "__main__":

@@ -233,10 +233,12 @@ def compression_report(rows: list[dict]) -> list[str]:
     return out + [""]
 
 
-def report(rows: list[dict], algs: list[str], ranks: list[int]) -> str:
+def report(rows: list[dict], algs: list[str], ranks: list[int], cores: int | None = None) -> str:
+    """The tables of a run's rows; ``cores``: the cores of the machine that ran it (default:
+    this one's), so a stored run renders the same on any machine."""
     compressed = [r for r in rows if r.get("kind") == "compression"]
     rows = [r for r in rows if r.get("kind") != "compression"]
-    cores = os.cpu_count() or 1
+    cores = cores or os.cpu_count() or 1
     out = [f"# All-reduce time against message size (nnetmix.parallel, {cores} cores)", "",
            "Median of the slowest rank's time per call, ms (average of a float32 buffer). "
            "memcpy: np.copyto of the same size on every rank at once (local limit); sendrecv: one "
@@ -292,7 +294,8 @@ def _bytes_tick(b: float, _pos=None) -> str:
     return _fmt_bytes(int(round(b))).replace(" ", "\u2009")
 
 
-def plot(rows: list[dict], algs: list[str], ranks: list[int], path: Path) -> None:
+def plot(rows: list[dict], algs: list[str], ranks: list[int], path: Path,
+         cores: int | None = None) -> None:
     """One log-log panel per N: ms per call against message size, a line per algorithm and
     reference, error bars from the 25th to the 75th percentile of the repetitions."""
     series = algs + ["memcpy", "sendrecv"]
@@ -304,7 +307,7 @@ def plot(rows: list[dict], algs: list[str], ranks: list[int], path: Path) -> Non
         return
     from matplotlib.ticker import FuncFormatter, LogLocator  # matplotlib is there (new_figure)
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
-    cores = os.cpu_count() or 1
+    cores = cores or os.cpu_count() or 1
     for ax, n in zip(axes, panels):
         sub = sorted((r for r in rows if r["ranks"] == n), key=lambda r: r["bytes"])
         for s in series:

@@ -362,7 +362,7 @@ def _bench_section(store: Store, benches: list[BenchRecord]) -> list[str]:
                       "", where + " Median of the slowest rank's time per call, float32 buffers.",
                       "", claims_markdown(seed004.claims(rows, m["cores"]))]
             lines += [("##" + ln if ln.startswith("#") else ln)      # under this ###
-                      for ln in report(rows, algs, ranks).splitlines()[1:]] + [""]
+                      for ln in report(rows, algs, ranks, m["cores"]).splitlines()[1:]] + [""]
         elif b.spec.bench == "scaling":
             ar = _allreduce(benches)
             lines += ["### Scaling model", "", where, ""]

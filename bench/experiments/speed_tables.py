@@ -73,7 +73,7 @@ def _section(b: BenchRecord) -> list[str]:
         from bench.allreduce import ALGS, report
         rows = json.loads(b.text("allreduce.json"))
         algs = [a for a in ALGS if any(a in r for r in rows)]
-        text = report(rows, algs, sorted({r["ranks"] for r in rows}))
+        text = report(rows, algs, sorted({r["ranks"] for r in rows}), b.result["machine"]["cores"])
         # under this section's "##": the report's title and blank line go, its "##" become "###"
         return [("#" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[2:]]
     return b.text("scaling.txt").splitlines()
@@ -143,7 +143,7 @@ def _allreduce_chart(b: BenchRecord, path: Path) -> None:
     from bench.allreduce import ALGS, plot
     rows = [r for r in json.loads(b.text("allreduce.json")) if r.get("kind") != "compression"]
     plot(rows, [a for a in ALGS if any(a in r for r in rows)], sorted({r["ranks"] for r in rows}),
-         path)
+         path, b.result["machine"]["cores"])
 
 
 def draw(store: Store) -> list[Path]:

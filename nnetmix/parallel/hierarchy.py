@@ -33,7 +33,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer
+from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer, Reducer
 from nnetmix.parallel.buffers import BufferAccess, ParallelError
 
 __all__ = ["HierarchicalReducer", "host_communicator", "make_reducer"]
@@ -47,11 +47,11 @@ def host_communicator(comm: Any) -> Any:
     return comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
 
 
-class HierarchicalReducer:
+class HierarchicalReducer(Reducer):
     """Sum or average one flat buffer over ``comm`` host by host (module docstring).
 
-    The interface of :class:`~nnetmix.parallel.allreduce.AllReducer` (``sum``, ``average``,
-    ``free``, ``seconds``, ``calls``, ``access``): the mixer and BMUF take either.
+    A :class:`~nnetmix.parallel.allreduce.Reducer` with AllReducer's ``seconds``, ``calls`` and
+    ``access``: the mixer and BMUF take either.
     ``node_comm``: the ranks taken as one host (default :func:`host_communicator`; a test may
     split one machine's ranks, e.g. by rank parity).
     """
@@ -100,17 +100,6 @@ class HierarchicalReducer:
         return (f"{len(self.hosts)} hosts ({hosts}): sum inside each host, --allreduce="
                 f"{self.algorithm} among the {len(self.hosts)} leaders, broadcast inside the host")
 
-    def sum(self, buf) -> None:
-        """buf <- sum over all ranks of buf, in place, bitwise identical on every rank."""
-        self._run(buf, average=False)
-
-    def average(self, buf) -> None:
-        """buf <- (1/N) * sum over all ranks of buf, in place, bitwise identical on every rank."""
-        self._run(buf, average=True)
-
-    def __call__(self, buf, average: bool = True) -> None:
-        self._run(buf, average)
-
     def _run(self, buf, average: bool) -> None:
         if self.comm is None:
             raise ParallelError("HierarchicalReducer used after free()")
@@ -147,12 +136,6 @@ class HierarchicalReducer:
             if c is not None and c != _null():
                 c.Free()
         self.comm = None
-
-    def __enter__(self) -> "HierarchicalReducer":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.free()
 
 
 def _null() -> Any:

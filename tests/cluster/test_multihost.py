@@ -24,7 +24,8 @@ import time
 
 import numpy as np
 import pytest
-from helpers import MPI_TOOL, ROOT, mpi_env, mpi_net, mpi_utts, mpiexec, run_mpiexec, write_data
+from helpers import (MPI_TOOL, ROOT, mpi_env, mpi_task, mpi_utts, mpiexec, run_mpiexec,
+                     write_data)
 from netns_hosts import NetnsHosts, NetnsUnavailable
 
 from nnetmix.utils.rankstatus import summarise_mpi_failure
@@ -56,11 +57,7 @@ def hosts():
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("multihost")
-    rng = np.random.default_rng(11)
-    data = write_data(d, mpi_utts(rng, num_utts=32))
-    init = d / "init.nnet"
-    mpi_net(rng).write(str(init))
-    return d, data, init
+    return (d, *mpi_task(d, 11, num_utts=32))
 
 
 def _tool(data, init, out, *extra):

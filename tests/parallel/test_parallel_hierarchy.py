@@ -5,7 +5,7 @@ import pytest
 
 import parallel_hierarchy_checks as H
 from nnetmix.parallel import MpiTrainOptions, ParallelError
-from parallel_testutil import HERE, run_mpi, world
+from parallel_testutil import run_checks, world
 
 
 @pytest.mark.parametrize("check", H.CHECKS, ids=lambda c: c.__name__)
@@ -15,10 +15,7 @@ def test_hierarchy_check_at_world_size(check):
 
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_hierarchy_checks_under_mpiexec(n):
-    proc, secs = run_mpi(n, [str(HERE / "parallel_hierarchy_checks.py")], timeout=300)
-    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
-    assert proc.returncode == 0, f"mpiexec -n {n} failed ({proc.returncode}, {secs:.0f} s):\n{tail}"
-    assert f"{n} ranks: all {len(H.CHECKS)} checks passed" in proc.stdout, tail
+    run_checks("parallel_hierarchy_checks.py", n, len(H.CHECKS))
 
 
 @pytest.mark.parametrize("opts, match", [

@@ -1,9 +1,10 @@
 """nnet-train-mpi.py across two hosts: network namespaces of this machine (netns_hosts.py), two
 ranks on each, Open MPI over TCP between them.
 
-- A training epoch with ``--mixing=hierarchical`` on 2 hosts x 2 ranks writes the same model
-  file, byte for byte, as the same epoch on 4 ranks of one host (where hierarchical mixing is
-  the plain all-reduce). Bitwise, not to a tolerance, because ``--allreduce=recursive-doubling``
+- A training epoch with ``--mixing=hierarchical`` (model averaging, and BMUF) on 2 hosts x 2
+  ranks writes the same model file, byte for byte, as the same epoch on 4 ranks of one host
+  (where hierarchical mixing is the plain all-reduce, itself checked against
+  ``--mixing=allreduce``). Bitwise, not to a tolerance, because ``--allreduce=recursive-doubling``
   brackets the 4-rank sum as (t0 + t1) + (t2 + t3), which is exactly the hierarchical sum (each
   host's two ranks, then the two leaders), every rank reads the same shard and seeds its
   randomizer the same in both runs, and ``--bind-to none`` in both keeps OpenBLAS's rounding
@@ -30,7 +31,7 @@ from netns_hosts import NetnsHosts, NetnsUnavailable
 
 from nnetmix.utils.rankstatus import summarise_mpi_failure
 
-pytestmark = pytest.mark.xdist_group("netns")
+pytestmark = [pytest.mark.xdist_group("netns"), pytest.mark.slow]
 
 HOSTS = ("hosta", "hostb")
 BOUND_S = 60
@@ -65,25 +66,30 @@ def _tool(data, init, out, *extra):
             data["feats"], data["targets"], str(init), str(out)]
 
 
-def test_two_hosts_equal_one_host(hosts, task):
+@pytest.mark.parametrize("extra", [(), ("--bmuf=true",)], ids=["averaging", "bmuf"])
+def test_two_hosts_equal_one_host(hosts, task, extra):
     d, data, init = task
-    mpi = mpiexec()
+    mpi, name = mpiexec(), "bmuf" if extra else "avg"
     one = run_mpiexec([mpi, "-n", "4", "--oversubscribe", "--bind-to", "none",
-                       *_tool(data, init, d / "one.nnet")], cwd=ROOT, env=mpi_env(), timeout=180)
+                       *_tool(data, init, d / f"{name}.one.nnet", *extra)], cwd=ROOT,
+                      env=mpi_env(), timeout=180)
     assert one.returncode == 0, one.stderr[-3000:]
     assert "--mixing=hierarchical: one host (" in one.stderr, one.stderr[-3000:]
-    flat = run_mpiexec([mpi, "-n", "4", "--oversubscribe", "--bind-to", "none",
-                        *_tool(data, init, d / "flat.nnet", "--mixing=allreduce")], cwd=ROOT,
-                       env=mpi_env(), timeout=180)
-    assert flat.returncode == 0, flat.stderr[-3000:]
-    two = run_mpiexec(hosts.mpiexec(mpi, 2, _tool(data, init, d / "two.nnet")), cwd=ROOT,
-                      env=mpi_env(), timeout=180)
+    two = run_mpiexec(hosts.mpiexec(mpi, 2, _tool(data, init, d / f"{name}.two.nnet", *extra)),
+                      cwd=ROOT, env=mpi_env(), timeout=180)
     assert two.returncode == 0, two.stderr[-3000:]
     assert ("--mixing=hierarchical: 2 hosts (hosta: 2 ranks, hostb: 2 ranks): sum inside each "
             "host, --allreduce=recursive-doubling among the 2 leaders") in two.stderr, two.stderr
-    assert "MPI summary: 4 ranks, hierarchical mixing every 4" in two.stderr, two.stderr
-    assert (d / "one.nnet").read_bytes() == (d / "flat.nnet").read_bytes()
-    assert (d / "two.nnet").read_bytes() == (d / "one.nnet").read_bytes()
+    what = "BMUF (hierarchical averages)" if extra else "hierarchical mixing"
+    assert f"MPI summary: 4 ranks, {what} every 4" in two.stderr, two.stderr
+    assert (d / f"{name}.two.nnet").read_bytes() == (d / f"{name}.one.nnet").read_bytes()
+    assert (d / f"{name}.two.nnet").read_bytes() != init.read_bytes()
+    if not extra:  # and on one host, hierarchical mixing is allreduce mixing
+        flat = run_mpiexec([mpi, "-n", "4", "--oversubscribe", "--bind-to", "none",
+                            *_tool(data, init, d / "avg.flat.nnet", "--mixing=allreduce")],
+                           cwd=ROOT, env=mpi_env(), timeout=180)
+        assert flat.returncode == 0, flat.stderr[-3000:]
+        assert (d / "avg.flat.nnet").read_bytes() == (d / "avg.one.nnet").read_bytes()
 
 
 def _wait_for(path, text, proc, timeout):

@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 def host_communicator(comm: Any) -> Any:
     """The ranks of ``comm`` that share this rank's host (``MPI.COMM_TYPE_SHARED``); free it."""
-    from mpi4py import MPI
+    from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
     return comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
 
 
@@ -58,7 +58,7 @@ class HierarchicalReducer(Reducer):
 
     def __init__(self, comm: Any, algorithm: str = "mpi", count: int = 0, dtype=np.float32,
                  backend=None, cuda_aware: Optional[bool] = None, node_comm: Any = None):
-        from mpi4py import MPI
+        from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
         if algorithm not in ALGORITHMS:
             raise ParallelError(f"unknown all-reduce algorithm '{algorithm}' "
                                 f"(expected one of {', '.join(ALGORITHMS)})")
@@ -107,7 +107,7 @@ class HierarchicalReducer(Reducer):
             self.across(buf, average)
             self.seconds, self.calls = self.across.seconds, self.across.calls
             return
-        from mpi4py import MPI
+        from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
         self.access.check(buf, "hierarchical all-reduce")
         if self.count == 0:
             return
@@ -128,19 +128,15 @@ class HierarchicalReducer(Reducer):
         self.calls += 1
 
     def free(self) -> None:
+        from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
         if self.comm is None:
             return
         if self.across is not None:
             self.across.free()
         for c in (self.leaders, self.node, self.comm):
-            if c is not None and c != _null():
+            if c != MPI.COMM_NULL:
                 c.Free()
         self.comm = None
-
-
-def _null() -> Any:
-    from mpi4py import MPI
-    return MPI.COMM_NULL
 
 
 def make_reducer(comm: Any, mixing: str, algorithm: str, count: int, dtype, backend=None,

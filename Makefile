@@ -6,8 +6,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.nnetmix-installed
 BENCH_STAMP := $(VENV)/.nnetmix-bench-installed
 DEBIAN := espeak-ng sox
-# make test only: tests/cluster starts a one-node Slurm with these (skipped without them)
-DEBIAN_TEST := slurm-wlm munge
+# make test only: tests/cluster starts a one-node Slurm (slurm-wlm, munge) and two network-namespace
+# hosts (iproute2, util-linux: ip, unshare) with these (skipped without them)
+DEBIAN_TEST := slurm-wlm munge iproute2 util-linux
 # make test's pytest processes (pytest-xdist); each test file stays in one (tests/conftest.py)
 TEST_JOBS ?= 2
 
@@ -36,7 +37,7 @@ demo: install
 	cd egs/digits/s5 && ./run.sh
 
 test: install
-	@utils/install_debian_deps.sh $(DEBIAN_TEST) || echo "make: the Slurm tests will be skipped"
+	@utils/install_debian_deps.sh $(DEBIAN_TEST) || echo "make: the Slurm and multi-host tests will be skipped"
 	$(PY) -m pytest -q -rs -n $(TEST_JOBS) --dist loadgroup tests
 
 # the CUDA checks against a real GPU (make test runs them on numba's simulator)

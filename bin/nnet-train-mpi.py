@@ -33,7 +33,9 @@ from nnetmix.parallel import MpiTrainOptions
 
 USAGE = """Perform one iteration (epoch) of Neural Network training with mini-batch Stochastic
 Gradient Descent on N MPI ranks with model averaging (every --average-every minibatches:
-allreduce, butterfly or ring mixing) or blockwise model-update filtering (--bmuf=true).
+allreduce, butterfly, ring or hierarchical mixing) or blockwise model-update filtering
+(--bmuf=true). Hierarchical mixing averages inside each host (the ranks MPI places on one
+node), then among one leader per host, so only the leaders' messages cross the network.
 A recurrent network (LSTM, BLSTM) trains in multi-stream steps (--num-streams, --batch-size),
 or with --stream-mode=perutt on whole utterances or CSC-BPTT chunks (--chunk-size, ...).
 The training targets are usually pdf-posteriors, prepared by ali-to-post.

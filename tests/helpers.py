@@ -625,6 +625,16 @@ def mpi_net(rng: np.random.Generator, dim: int = 5, hid: int = 6, num_classes: i
     return tiny_net(rng, dim, hid, num_classes, out_coefs=(1.0, 1.0))
 
 
+def mpi_task(d: Path, seed: int, num_utts: int = 24, **net) -> tuple[dict, Path]:
+    """The MPI tests' task written under ``d``: (:func:`write_data` of :func:`mpi_utts`, the
+    initial :func:`mpi_net` ``init.nnet``), both from one generator seeded ``seed``."""
+    rng = np.random.default_rng(seed)
+    data = write_data(d, mpi_utts(rng, num_utts=num_utts))
+    init = d / "init.nnet"
+    mpi_net(rng, **net).write(str(init))
+    return data, init
+
+
 def write_data(d: Path, utts, name: str = "tr") -> dict:
     """feats ark+scp, pdf posteriors ark and utt2num_frames; returns the paths/rspecifiers."""
     feats = write_feats(d, [(k, f) for k, f, _ in utts], name)

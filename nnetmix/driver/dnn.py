@@ -102,7 +102,9 @@ class EpochResult:
 
     def summary(self, opts: MpiTrainOptions, cross_validate: bool) -> str:
         what = "cross-validation" if cross_validate else (
-            f"{'BMUF' if opts.bmuf else opts.mixing + ' mixing'} every {opts.average_every} "
+            f"{'BMUF' if opts.bmuf else opts.mixing + ' mixing'}"
+            f"{' (hierarchical averages)' if opts.bmuf and opts.mixing == 'hierarchical' else ''}"
+            f" every {opts.average_every} "
             f"minibatches ({opts.allreduce} all-reduce"
             + (f", {opts.mix_compression} updates" if opts.mix_compression != "none" else "")
             + ")")
@@ -312,7 +314,7 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     resumed = False
     if w.parallel and not cv and mopts.bmuf:
         bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, be, nnet.velocity,
-                    feedback=fb)
+                    feedback=fb, mixing=mopts.mixing)
         resumed = _load_bmuf_state(bmuf, mopts.bmuf_state, files.model_in, log)
     if fb is not None:
         _load_mix_state(fb, _beside(files.model_in, MIX_STATE_SUFFIX), model_digest,

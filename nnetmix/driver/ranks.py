@@ -46,7 +46,7 @@ from nnetmix.parallel.buffers import ParallelError, mpi_cuda_aware
 from nnetmix.parallel.compress import ErrorFeedback
 from nnetmix.parallel.failure import Watchdog, open_rank_status
 from nnetmix.utils.rankstatus import status_path
-from nnetmix.parallel.mixing import Mixer, check_mixing
+from nnetmix.parallel.mixing import EXACT, Mixer, check_mixing
 from nnetmix.parallel.options import MixingOptions
 from nnetmix.parallel.partition import Partition, partition_utterances
 
@@ -187,7 +187,7 @@ class MixingHook:
         elif self.feedback is not None:
             if steps % self.every:
                 self.mixer.mix(self.mixes)  # compressed too: the residual carries on
-        elif self.mixing != "allreduce" or steps % self.every:
+        elif self.mixing not in EXACT or steps % self.every:
             self.mixer.exact_average()
         self.time += time.perf_counter() - t0
 

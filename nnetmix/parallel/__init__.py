@@ -20,7 +20,7 @@ Whole epochs on N ranks (partition, agreement, mixing or BMUF, summed statistics
 together one layer up, in :mod:`nnetmix.driver`.
 
 Semantics: docs/parallel.md "Semantics"; algorithms: allreduce.py; device buffers: buffers.py;
-compressed mixing: compress.py.
+compressed mixing: compress.py; mixing host by host: hierarchy.py.
 """
 from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
                                     params_digest, value_digest)
@@ -31,7 +31,8 @@ from nnetmix.parallel.compress import (COMPRESSIONS, ErrorFeedback, check_compre
                                        make_codec, read_mix_state)
 from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, launcher_rank,
                                       rank_error_line, run_job, run_ranks)
-from nnetmix.parallel.mixing import (STRATEGIES, Mixer, butterfly_partner, check_mixing,
+from nnetmix.parallel.hierarchy import HierarchicalReducer, host_communicator, make_reducer
+from nnetmix.parallel.mixing import (EXACT, STRATEGIES, Mixer, butterfly_partner, check_mixing,
                                      exact_average)
 from nnetmix.parallel.partition import (Partition, partition_utterances, rank_utterances,
                                         shuffled_utterances)
@@ -39,7 +40,8 @@ from nnetmix.parallel.options import MixingOptions, MpiTrainOptions
 
 __all__ = [
     "ALGORITHMS", "AllReducer", "allreduce",
-    "STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average",
+    "HierarchicalReducer", "host_communicator", "make_reducer",
+    "EXACT", "STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average",
     "BMUF", "BmufOptions", "read_bmuf_state",
     "COMPRESSIONS", "ErrorFeedback", "check_compression", "make_codec", "read_mix_state",
     "Partition", "partition_utterances", "rank_utterances", "shuffled_utterances",

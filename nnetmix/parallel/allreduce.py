@@ -41,7 +41,7 @@ import numpy as np
 
 from nnetmix.parallel.buffers import BufferAccess, ParallelError
 
-__all__ = ["ALGORITHMS", "AllReducer", "allreduce"]
+__all__ = ["ALGORITHMS", "Reducer", "AllReducer", "allreduce"]
 
 ALGORITHMS = ("mpi", "ring", "ring-async", "recursive-doubling", "tree")
 
@@ -56,7 +56,35 @@ def _chunk_bounds(n: int, parts: int) -> list[int]:
     return [(i * n) // parts for i in range(parts + 1)]
 
 
-class AllReducer:
+class Reducer:
+    """What the mixer and BMUF call on a reducer: ``sum``/``average`` of one flat buffer in
+    place (each subclass's ``_run``), ``free`` and the context manager."""
+
+    def sum(self, buf) -> None:
+        """buf <- sum over ranks of buf, in place, identical on every rank."""
+        self._run(buf, average=False)
+
+    def average(self, buf) -> None:
+        """buf <- (1/N) * sum over ranks of buf, in place, identical on every rank."""
+        self._run(buf, average=True)
+
+    def __call__(self, buf, average: bool = True) -> None:
+        self._run(buf, average)
+
+    def _run(self, buf, average: bool) -> None:
+        raise NotImplementedError  # each reducer its own
+
+    def free(self) -> None:
+        raise NotImplementedError  # each reducer its own
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.free()
+
+
+class AllReducer(Reducer):
     """Sum or average one flat buffer over ``comm`` with a chosen algorithm.
 
     ``AllReducer(comm, "ring", count, np.float32)`` then ``reducer.average(params)`` (or
@@ -99,27 +127,10 @@ class AllReducer:
                                   for k in range(self.nseg)])
 
     # -- public ----------------------------------------------------------------------------------
-    def sum(self, buf) -> None:
-        """buf <- sum over ranks of buf, in place, identical on every rank."""
-        self._run(buf, average=False)
-
-    def average(self, buf) -> None:
-        """buf <- (1/N) * sum over ranks of buf, in place, identical on every rank."""
-        self._run(buf, average=True)
-
-    def __call__(self, buf, average: bool = True) -> None:
-        self._run(buf, average)
-
     def free(self) -> None:
         if self.comm is not None:
             self.comm.Free()
             self.comm = None
-
-    def __enter__(self) -> "AllReducer":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.free()
 
     def __repr__(self) -> str:
         return (f"AllReducer({self.algorithm}, {self.count} x {self.dtype}, {self.size} ranks, "

@@ -29,7 +29,10 @@ above; the residuals e_r are checkpointed beside the model, not in the BMUF stat
 
 The state (W, W_g, Delta, hyper-parameters, block count) is exposed for checkpoints and saved
 atomically to an ``.npz``. All arithmetic is on the network's backend (axpy/scale/copy), so a GPU
-buffer stays on the GPU; the average W_bar goes through an :class:`AllReducer`.
+buffer stays on the GPU; the average W_bar goes through an :class:`AllReducer`, or with
+``mixing="hierarchical"`` (``--mixing=hierarchical --bmuf=true``) a
+:class:`~nnetmix.parallel.hierarchy.HierarchicalReducer`: the same exact average computed host
+by host, filtered as above on every rank.
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ from typing import Any, Optional
 import numpy as np
 
 from nnetmix.options import option
-from nnetmix.parallel.allreduce import AllReducer
+from nnetmix.parallel.hierarchy import make_reducer
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.kernels import get_backend
 from nnetmix.utils.state import Array, read_npz, write_npz
@@ -88,7 +91,8 @@ class BMUF:
 
     def __init__(self, comm: Any, params: Any, opts: Optional[BmufOptions] = None,
                  allreduce_algorithm: str = "mpi", backend=None, velocity: Any = None,
-                 cuda_aware: Optional[bool] = None, feedback: Any = None):
+                 cuda_aware: Optional[bool] = None, feedback: Any = None,
+                 mixing: str = "allreduce"):
         self.opts = opts if opts is not None else BmufOptions()
         self.feedback = feedback
         self.num_ranks = comm.Get_size()
@@ -108,8 +112,8 @@ class BMUF:
         self.velocity = velocity
         self.count = int(params.shape[0])
         self.dtype = np.dtype(params.dtype)
-        self.reducer = AllReducer(comm, allreduce_algorithm, self.count, self.dtype, backend,
-                                  cuda_aware)
+        self.reducer = make_reducer(comm, mixing, allreduce_algorithm, self.count, self.dtype,
+                                    backend, cuda_aware)
         self.reducer.access.check(params, "BMUF")
         self.W = be.empty(self.count, dtype=self.dtype)
         self.W_g = be.empty(self.count, dtype=self.dtype) if self.nesterov else self.W

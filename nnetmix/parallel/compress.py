@@ -80,6 +80,10 @@ def check_compression(name: str, topk_fraction: float, strategy: str = "allreduc
     if not 0.0 < topk_fraction <= 1.0:
         raise ParallelError(f"--mix-compression-topk-fraction={topk_fraction:g}: expected a "
                             "fraction in (0, 1]")
+    if name != "none" and strategy == "hierarchical":
+        raise ParallelError(f"--mix-compression={name} with --mixing=hierarchical: compressed "
+                            "mixing is built for the flat all-reduce only (use "
+                            "--mixing=allreduce, or --mix-compression=none)")
     if name != "none" and strategy != "allreduce":
         raise ParallelError(f"--mix-compression={name} with --mixing={strategy}: compression "
                             "sends each rank's update since the last model all ranks share, and "

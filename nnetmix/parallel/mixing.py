@@ -10,6 +10,9 @@ mixing) define them, for rank i of N with flat parameters theta_i:
   holds the exact average. N must be a power of two.
 - ``ring``: rank i sends theta_i to i+1 and receives theta_{i-1}: theta_i <- (theta_i + theta_{i-1})/2.
   Information needs N steps to go round.
+- ``hierarchical``: the exact average of ``allreduce``, computed host by host (a sum inside each
+  host, the ``--allreduce`` algorithm among one leader per host, a broadcast inside the host;
+  hierarchy.py). On one host it is ``allreduce``, bit for bit.
 
 At the end of every epoch :meth:`Mixer.exact_average` makes the ranks one model again, so
 validation and the saved model are one model. The mixing step counter belongs to the caller
@@ -28,13 +31,16 @@ from __future__ import annotations
 import time
 from typing import Any, Optional
 
-from nnetmix.parallel.allreduce import ALGORITHMS, AllReducer
+from nnetmix.parallel.allreduce import ALGORITHMS
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.compress import ErrorFeedback
+from nnetmix.parallel.hierarchy import make_reducer
 
-__all__ = ["STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average"]
+__all__ = ["STRATEGIES", "EXACT", "Mixer", "butterfly_partner", "check_mixing", "exact_average"]
 
-STRATEGIES = ("allreduce", "butterfly", "ring")
+STRATEGIES = ("allreduce", "butterfly", "ring", "hierarchical")
+#: the strategies whose every mix is the exact average (no end-of-epoch average needed)
+EXACT = ("allreduce", "hierarchical")
 
 _TAG = 11
 
@@ -92,13 +98,13 @@ class Mixer:
         self.strategy = strategy
         self.buffer = buffer
         count = int(buffer.shape[0]) if len(buffer.shape) == 1 else -1
-        self.reducer = AllReducer(comm, allreduce_algorithm, max(count, 0), buffer.dtype, backend,
-                                  cuda_aware)
+        self.reducer = make_reducer(comm, strategy, allreduce_algorithm, max(count, 0),
+                                    buffer.dtype, backend, cuda_aware)
         self.reducer.access.check(buffer, "Mixer")
         self.comm, self.size, self.rank = self.reducer.comm, size, comm.Get_rank()
         self.access, self.ops = self.reducer.access, self.reducer.ops
         self._tmp = None
-        if strategy != "allreduce" and size > 1:
+        if strategy not in EXACT and size > 1:
             s = self.reducer.scratch
             self._tmp = (s[:count] if s is not None and s.shape[0] >= count
                          else self.ops.empty(count, self.reducer.dtype))
@@ -118,7 +124,7 @@ class Mixer:
         t0 = time.perf_counter()
         if self.feedback is not None:
             self.feedback.average(self.buffer)
-        elif self.strategy == "allreduce":
+        elif self.strategy in EXACT:
             self.reducer.average(self.buffer)
         else:
             if self.strategy == "butterfly":

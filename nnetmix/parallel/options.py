@@ -9,7 +9,7 @@ from nnetmix.options import option
 from nnetmix.parallel.bmuf import BmufOptions
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.compress import check_compression
-from nnetmix.parallel.mixing import check_mixing
+from nnetmix.parallel.mixing import EXACT, check_mixing
 
 __all__ = ["MixingOptions", "MpiTrainOptions"]
 
@@ -21,7 +21,8 @@ class MixingOptions:
 
     average_every: int = option(10, "Minibatches between model mixes (BMUF: the block size tau)")
     mixing: str = option("allreduce", "Model mixing: allreduce (exact average) | butterfly "
-                         "(power-of-two ranks) | ring")
+                         "(power-of-two ranks) | ring | hierarchical (the exact average host by "
+                         "host: inside each host, then --allreduce among one leader per host)")
     allreduce: str = option("mpi", "All-reduce algorithm: mpi | ring | ring-async | "
                             "recursive-doubling | tree")
     utt2num_frames: str = option("", "utt2num_frames of the data (frame counts for the partition; "
@@ -70,9 +71,10 @@ class MpiTrainOptions(MixingOptions):
 
     def check(self) -> None:
         super().check()
-        if self.bmuf and self.mixing != "allreduce":
+        if self.bmuf and self.mixing not in EXACT:
             raise ParallelError(f"--bmuf=true with --mixing={self.mixing}: BMUF filters the "
-                                "exact average of the local models (use --mixing=allreduce)")
+                                "exact average of the local models (use --mixing=allreduce or "
+                                "hierarchical)")
         check_compression(self.mix_compression, self.mix_compression_topk_fraction, self.mixing)
         self.lr_factor(1)
 

@@ -62,7 +62,7 @@ scheduler_opts=       # more nnet-train-scheduler.py options, e.g. "--dropout-sc
 num_workers=1         # MPI ranks per epoch (1: the single-worker nnet-train-frmshuff.py, in-process)
 use_mpi=false         # true: run the MPI tool even with --num-workers 1
 average_every=10      # minibatches between model mixes (BMUF: the block size)
-mixing=allreduce      # model mixing: allreduce | butterfly | ring
+mixing=allreduce      # model mixing: allreduce | butterfly | ring | hierarchical (exact average inside each host, then among one leader per host; BMUF too)
 mix_compression=none  # what a mix sends: none | fp16 | bf16 | 1bit | topk (each rank's update, with error feedback; allreduce mixing or BMUF)
 allreduce=mpi         # all-reduce algorithm: mpi | ring | ring-async | recursive-doubling | tree
 bmuf=false            # blockwise model-update filtering instead of plain model averaging
@@ -115,7 +115,7 @@ main options (for others, see top of script file)
   --num-workers <n>               # MPI ranks per epoch (default: $num_workers; >1 runs nnet-train-mpi.py)
   --optimizer <sgd|ngsgd>         # update rule (default: $optimizer; ngsgd = natural-gradient SGD)
   --average-every <n>             # minibatches between model mixes (default: $average_every)
-  --mixing <allreduce|butterfly|ring> # model mixing (default: $mixing)
+  --mixing <allreduce|butterfly|ring|hierarchical> # model mixing (default: $mixing)
   --mix-compression <none|fp16|bf16|1bit|topk> # compressed updates at a mix (default: $mix_compression)
   --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
   --watchdog-timeout <seconds>    # end an MPI epoch whose rank hangs (default: $watchdog_timeout = adaptive; 0: off)

@@ -33,6 +33,16 @@ def mpiexec_path() -> str:
     return found
 
 
+def run_checks(script: str, n: int, num_checks: int = 0) -> None:
+    """Run a ``*_checks.py`` script of this folder under ``mpiexec -n N``; it must end with its
+    ``N ranks: all K checks passed`` line (parallel_mpi_checks.main)."""
+    proc, secs = run_mpi(n, [str(HERE / script)], timeout=300)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-40:])
+    assert proc.returncode == 0, f"mpiexec -n {n} failed ({proc.returncode}, {secs:.0f} s):\n{tail}"
+    want = f"{n} ranks: all {num_checks} checks passed" if num_checks else f"{n} ranks: all "
+    assert want in proc.stdout, tail
+
+
 def run_mpi(n: int, args: list[str], timeout: float = 300) -> tuple[subprocess.CompletedProcess, float]:
     """``mpiexec -n N --oversubscribe python ARGS`` from the repository root; (process, seconds)."""
     if under_mpiexec():

@@ -8,8 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from helpers import (mpi_net, mpi_utts, read_params, run_frmshuff, run_mpi, separable_utts,
-                     tiny_net, write_data)
+from helpers import mpi_task, read_params, run_frmshuff, run_mpi, separable_utts, tiny_net
 
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import NnetTrainOptions
@@ -26,11 +25,7 @@ NGSGD = ["--optimizer=ngsgd", "--ngsgd-rank-in=3", "--ngsgd-rank-out=2"]
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("ptrain_cuda")
-    rng = np.random.default_rng(11)
-    data = write_data(d, mpi_utts(rng, num_utts=40))
-    init = d / "init.nnet"
-    mpi_net(rng, hid=40).write(str(init))
-    return d, data, init
+    return (d, *mpi_task(d, 11, num_utts=40, hid=40))
 
 
 def _losses(stderr: str) -> list[float]:

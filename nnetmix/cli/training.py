@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
-from nnetmix.parallel.mpi_init import MPI  # MPI_Init under a deadline
+from nnetmix.utils.mpi_init import MPI  # MPI_Init under a deadline
 
 from nnetmix.cli.binary import OptionParser, run_tool
 from nnetmix.driver import EpochFiles, EpochSpec, setup_rank_logging

@@ -32,7 +32,7 @@ import time
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
-from nnetmix.parallel.mpi_init import MPI  # MPI_Init under a deadline
+from nnetmix.utils.mpi_init import MPI  # MPI_Init under a deadline
 
 from nnetmix.data.io import read_utt2num_frames
 from nnetmix.errors import UsageError

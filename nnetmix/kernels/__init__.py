@@ -77,7 +77,7 @@ def local_rank(comm=None) -> int:
         if value is not None and value.strip().isdigit():
             return int(value)
     if comm is not None:
-        from nnetmix.parallel.mpi_init import MPI
+        from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when MPI is used
         node = comm.Split_type(MPI.COMM_TYPE_SHARED)
         try:
             return node.Get_rank()

@@ -25,7 +25,7 @@ _DESC_LEN = 120
 
 
 def _allreduce_int(comm: Any, value: int, op_name: str) -> int:
-    from nnetmix.parallel.mpi_init import MPI
+    from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when MPI is used
     send = np.array([int(value)], dtype=np.int64)
     recv = np.empty(1, dtype=np.int64)
     comm.Allreduce(send, recv, op=getattr(MPI, op_name))
@@ -116,7 +116,7 @@ def check_same(comm: Any, name: str, value: Any) -> None:
     comm.Allgather(np.array([desc.size], dtype=np.int32), lens)
     displs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int32)
     alldesc = np.empty(int(lens.sum()), dtype=np.uint8)
-    from nnetmix.parallel.mpi_init import MPI
+    from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when MPI is used
     comm.Allgatherv([desc, MPI.BYTE], [alldesc, (lens.tolist(), displs.tolist()), MPI.BYTE])
     descs = [alldesc[o:o + n].tobytes().decode("utf-8", "replace") for o, n in zip(displs, lens)]
     raise RankMismatchError(mismatch_message(name, [bytes(d) for d in alld], descs))

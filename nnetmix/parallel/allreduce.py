@@ -147,7 +147,7 @@ class AllReducer(Reducer):
         x = self.access.begin(buf)
         if self.algorithm == "mpi":
             self.ops.sync()
-            from nnetmix.parallel.mpi_init import MPI
+            from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when MPI is used
             self.comm.Allreduce(MPI.IN_PLACE, x, op=MPI.SUM)
         elif self.algorithm == "ring":
             self._ring(x)
@@ -197,7 +197,7 @@ class AllReducer(Reducer):
         arrives. One tag throughout: MPI's non-overtaking rule keeps the order of the messages
         between two ranks, and receives are posted in the order the neighbour sends.
         """
-        from nnetmix.parallel.mpi_init import MPI
+        from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when MPI is used
         comm, ops, b, N, r = self.comm, self.ops, self.bounds, self.size, self.rank
         right, left, segs = (r + 1) % N, (r - 1) % N, self.segs
         half = self.scratch.shape[0] // 2

@@ -47,7 +47,7 @@ def mpi_cuda_aware(comm: Any = None) -> bool:
         return True
     if env in ("0", "false", "no"):
         return False
-    from nnetmix.parallel.mpi_init import MPI
+    from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when MPI is used
     query = getattr(MPI, "Query_cuda_support", None)
     if query is not None:
         try:

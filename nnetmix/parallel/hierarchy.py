@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 def host_communicator(comm: Any) -> Any:
     """The ranks of ``comm`` that share this rank's host (``MPI.COMM_TYPE_SHARED``); free it."""
-    from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
+    from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
     return comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
 
 
@@ -58,7 +58,7 @@ class HierarchicalReducer(Reducer):
 
     def __init__(self, comm: Any, algorithm: str = "mpi", count: int = 0, dtype=np.float32,
                  backend=None, cuda_aware: Optional[bool] = None, node_comm: Any = None):
-        from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
+        from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
         if algorithm not in ALGORITHMS:
             raise ParallelError(f"unknown all-reduce algorithm '{algorithm}' "
                                 f"(expected one of {', '.join(ALGORITHMS)})")
@@ -107,7 +107,7 @@ class HierarchicalReducer(Reducer):
             self.across(buf, average)
             self.seconds, self.calls = self.across.seconds, self.across.calls
             return
-        from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
+        from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
         self.access.check(buf, "hierarchical all-reduce")
         if self.count == 0:
             return
@@ -128,7 +128,7 @@ class HierarchicalReducer(Reducer):
         self.calls += 1
 
     def free(self) -> None:
-        from nnetmix.parallel.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
+        from nnetmix.utils.mpi_init import MPI  # optional: MPI_Init only when a rank mixes
         if self.comm is None:
             return
         if self.across is not None:

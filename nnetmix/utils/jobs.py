@@ -56,7 +56,7 @@ from typing import Sequence
 
 from nnetmix.errors import UsageError
 from nnetmix.log import setup_logging
-from nnetmix.parallel.mpi_init import init_timeout
+from nnetmix.utils.mpi_init import init_timeout
 from nnetmix.utils.mpistart import nothing_ran, start_failure, start_retries
 from nnetmix.utils.rankstatus import summarise_mpi_failure
 

@@ -1,4 +1,4 @@
-"""MPI_Init under a deadline (nnetmix.parallel.mpi_init): a rank whose MPI_Init never returns
+"""MPI_Init under a deadline (nnetmix.utils.mpi_init): a rank whose MPI_Init never returns
 ends with one ERROR line instead of hanging, and a healthy start is untouched.
 
 The hang is real: the rank is told (through PMIx's environment) that its launcher listens on a
@@ -15,7 +15,7 @@ import pytest
 from helpers import MPI_TOOL, ROOT, mpi_env, mpiexec, run_mpiexec
 
 from nnetmix.errors import UsageError
-from nnetmix.parallel.mpi_init import (DEFAULT_TIMEOUT_S, GRACE_S, TIMEOUT_ENV, init_timeout,
+from nnetmix.utils.mpi_init import (DEFAULT_TIMEOUT_S, GRACE_S, TIMEOUT_ENV, init_timeout,
                                        launcher_rank_env)
 
 MARK = "nnetmix-mpi-init-test"
@@ -80,7 +80,7 @@ def test_launcher_rank_env():
 
 def test_hung_mpi_init_ends_with_one_line(silent_launcher):
     env = {**silent_launcher, TIMEOUT_ENV: "3"}
-    code = f"from nnetmix.parallel.mpi_init import MPI; print('initialised')  # {MARK}"
+    code = f"from nnetmix.utils.mpi_init import MPI; print('initialised')  # {MARK}"
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, text=True,
                        capture_output=True, timeout=60)
@@ -115,7 +115,7 @@ def test_the_training_tool_ends_on_a_hung_mpi_init(silent_launcher, tmp_path):
 def test_healthy_start_is_untouched(n):
     """Under mpiexec, with a deadline well above a start's time: every rank runs, the job ends
     0, and no watcher outlives its rank."""
-    code = ("from nnetmix.parallel.mpi_init import MPI, import_mpi; c = MPI.COMM_WORLD; "
+    code = ("from nnetmix.utils.mpi_init import MPI, import_mpi; c = MPI.COMM_WORLD; "
             "assert import_mpi() is MPI; print('rank', c.Get_rank(), 'of', c.Get_size(), "
             f"c.allreduce(1), flush=True)  # {MARK}")
     env = {**mpi_env(), TIMEOUT_ENV: "120"}

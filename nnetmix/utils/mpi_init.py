@@ -27,6 +27,7 @@ import socket
 import sys
 from typing import Any, Mapping, Optional
 
+from nnetmix import __version__
 from nnetmix.options import env_number
 
 __all__ = ["TIMEOUT_ENV", "DEFAULT_TIMEOUT_S", "GRACE_S", "init_timeout", "launcher_rank_env",
@@ -81,8 +82,6 @@ def _watch(rfd: int, rank_pid: int, timeout: float, line: str) -> None:
 
 def _start_watcher(timeout: float) -> int:
     """Fork the watcher; returns the write end of the pipe that tells it MPI_Init returned."""
-    from nnetmix import __version__
-
     rank_pid = os.getpid()
     line = (f"ERROR ({_prog()}[{__version__}]:import_mpi():mpi_init.py) rank "
             f"{launcher_rank_env()} (pid {rank_pid} on {socket.gethostname()}): MPI_Init did "
@@ -131,7 +130,7 @@ def import_mpi() -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    """``from nnetmix.parallel.mpi_init import MPI``: :func:`import_mpi` (PEP 562)."""
+    """``from nnetmix.utils.mpi_init import MPI``: :func:`import_mpi` (PEP 562)."""
     if name == "MPI":
         return import_mpi()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

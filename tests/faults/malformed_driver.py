@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import traceback
@@ -25,6 +26,13 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 
 from helpers import load_bin  # noqa: E402
 from malformed_world import build_world  # noqa: E402
+
+
+CASE_SECONDS = 120  # a tool that waits (on stdin, a lock) fails its case, not the whole sweep
+
+
+def _hung(signum, frame):
+    raise TimeoutError(f"no exit after {CASE_SECONDS} s")
 
 
 def damage(src: Path, how: str, dst: Path) -> None:
@@ -61,6 +69,7 @@ def run_case(world: Path, case: dict, scratch: Path) -> dict:
     with open(scratch / "stdout", "wb") as o, open(scratch / "stderr", "wb") as e:
         os.dup2(o.fileno(), 1)
         os.dup2(e.fileno(), 2)
+        signal.alarm(CASE_SECONDS)
         try:
             rc = load_bin(case["tool"]).main(["--print-args=false", *argv]
                                              if case["print_args"] else argv)
@@ -69,6 +78,7 @@ def run_case(world: Path, case: dict, scratch: Path) -> dict:
         except BaseException:  # noqa: B036 (whatever escapes main is what the test reports)
             rc, escaped = 1, traceback.format_exc()
         finally:
+            signal.alarm(0)
             sys.stdout.flush()
             sys.stderr.flush()
             os.dup2(saved[0], 1)
@@ -87,6 +97,7 @@ def main(argv: list[str]) -> int:
         build_world(world)
         (world / "done").write_text("")
     scratch = Path(tempfile.mkdtemp(prefix="case", dir=world.parent))
+    signal.signal(signal.SIGALRM, _hung)
     with open(results, "a") as log:
         for case in cases:
             log.write(json.dumps({"id": case["id"], "started": True}) + "\n")

@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from malformed_table import (EMPTY_OK, GARBAGE_OK, ROWS, SCRIPT_TOOLS, SRILM_TOOLS, TEXT,
-                             TRUNCATED_OK)
+from malformed_table import (EMPTY_OK, GARBAGE_OK, LEFT_OUT, ROWS, SCRIPT_TOOLS, SRILM_TOOLS,
+                             TEXT, TRUNCATED_OK)
 
 from helpers import ROOT
 
@@ -100,3 +100,12 @@ def _check(case: dict, r: dict) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c["id"].rsplit(":", 1)[0] for c in CASES])
 def test_malformed_input(results, case):
     _check(case, results[case["id"]])
+
+
+def test_every_tool_is_swept():
+    """A new bin/ tool gets a row (or a reason in LEFT_OUT) before this passes."""
+    tools = {p.name for p in (ROOT / "bin").glob("*.py")}
+    swept = {row[0] for row in ROWS}
+    assert sorted(tools - swept - set(LEFT_OUT)) == []
+    assert sorted((swept | set(LEFT_OUT)) - tools) == []
+    assert not swept & set(LEFT_OUT)

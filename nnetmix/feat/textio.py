@@ -50,7 +50,6 @@ def read_token_table(rspecifier: str) -> Iterator[tuple[str, list[str]]]:
     except OSError as e:
         raise UsageError(f"cannot open {path}: {e.strerror}") from None
     with contextlib.nullcontext(fh) if path == "-" else fh:
-        n = 0
         try:
             for n, line in enumerate(fh, 1):
                 parts = line.split()
@@ -60,9 +59,8 @@ def read_token_table(rspecifier: str) -> Iterator[tuple[str, list[str]]]:
                     raise FormatError(f"{path}:{n}: expected '<key> <value> ...', "
                                       f"got '{line.strip()}'")
                 yield parts[0], parts[1:]
-        except UnicodeDecodeError:
-            raise FormatError(f"{path}:{n + 1}: not UTF-8 text (a binary or damaged file?)") \
-                from None
+        except UnicodeDecodeError:  # decoded a block at a time: no line number to give
+            raise FormatError(f"{path}: not UTF-8 text (a binary or damaged file?)") from None
 
 
 def read_utt2spk(rspecifier: str) -> dict[str, str]:

@@ -135,7 +135,10 @@ ROWS = [
     ("copy-feats.py", "ark:{bad} ark:{o}/x.ark", "feats.ark"),
     ("copy-feats.py", "scp:{bad} ark:{o}/x.ark", "feats.scp"),
     ("copy-feats.py", "scp:{badscp} ark,scp:{o}/x.ark,{o}/x.scp", "feats2.ark"),
+    ("copy-feats.py", "ark:{bad} ark:{o}/x.ark", "featsc.ark"),  # compressed
+    ("copy-feats.py", "ark:{bad} ark:{o}/x.ark", "featst.ark"),  # text form
     ("copy-int-vector.py", "ark:{bad} ark:{o}/x.ark", "ali.ark"),
+    ("copy-int-vector.py", "'ark:gunzip -c {bad}|' ark:{o}/x.ark", "ali.gz"),
     ("copy-matrix.py", "ark:{bad} ark:{o}/x.ark", "cmvn.ark"),
     ("copy-post.py", "ark:{bad} ark:{o}/x.ark", "post.ark"),
     ("copy-transition-model.py", "{bad} {o}/x.mdl", "0.tm"),
@@ -213,6 +216,7 @@ ROWS = [
      "probs.ark"),
     ("lattice-add-penalty.py", "ark:{bad} ark:{o}/x.lat", "lat.ark"),
     ("lattice-best-path.py", "ark:{bad} ark:{o}/x.tra ark:{o}/x.ali", "lat.ark"),
+    ("lattice-best-path.py", "'ark:gunzip -c {bad}|' ark:{o}/x.tra ark:{o}/x.ali", "lat.gz"),
     ("lattice-copy.py", "ark:{bad} ark:{o}/x.lat", "lat.ark"),
     ("lattice-determinize-phone-pruned.py", "{bad} ark:{w}/lat.ark ark:{o}/x.lat", "0.tm"),
     ("lattice-determinize-phone-pruned.py", "%s ark:{bad} ark:{o}/x.lat" % M, "lat.ark"),

@@ -49,6 +49,8 @@ def build_world(d: Path) -> Path:
     rng = np.random.default_rng(34)
     write_feats_ark(d / "feats.ark", UTTS, dim=DIM)
     _run("copy-feats.py", f"ark:{d}/feats.ark", f"ark,scp:{d}/feats2.ark,{d}/feats.scp")
+    _run("copy-feats.py", "--compress=true", f"ark:{d}/feats.ark", f"ark:{d}/featsc.ark")
+    _run("copy-feats.py", f"ark:{d}/feats.ark", f"ark,t:{d}/featst.ark")
     (d / "utt2spk").write_text("".join(f"{k} {k.split('-')[0]}\n" for k, _ in UTTS))
     spk = sorted({k.split("-")[0] for k, _ in UTTS})
     (d / "spk2utt").write_text("".join(
@@ -76,6 +78,7 @@ def build_world(d: Path) -> Path:
          d / "0.mdl", d / "L.fst", f"ark:{d}/text.int", f"ark:{d}/fsts.ark")
     _run("align-equal-compiled.py", f"ark:{d}/fsts.ark", f"ark:{d}/feats.ark", f"ark:{d}/ali.ark")
     _run("ali-to-post.py", f"ark:{d}/ali.ark", f"ark:{d}/post.ark")
+    _run("copy-int-vector.py", f"ark:{d}/ali.ark", f"ark:|gzip -c >{d}/ali.gz")
     _run("ali-to-pdf.py", d / "0.mdl", f"ark:{d}/ali.ark", f"ark:{d}/pdf.ark")
     _run("ali-to-post.py", f"ark:{d}/pdf.ark", f"ark:{d}/pdfpost.ark")  # nnet targets
     _run("post-to-weights.py", f"ark:{d}/post.ark", f"ark:{d}/weights.ark")
@@ -91,6 +94,7 @@ def build_world(d: Path) -> Path:
          d / "HCLG.fst")
     _run("gmm-latgen-faster.py", "--beam=20", "--lattice-beam=8", d / "0.mdl", d / "HCLG.fst",
          f"ark:{d}/feats.ark", f"ark:{d}/lat.ark")
+    _run("lattice-copy.py", f"ark:{d}/lat.ark", f"ark:|gzip -c >{d}/lat.gz")
     # statistics and transforms
     _run("gmm-acc-stats-ali.py", d / "0.mdl", f"ark:{d}/feats.ark", f"ark:{d}/ali.ark",
          d / "0.acc")

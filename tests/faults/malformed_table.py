@@ -17,9 +17,6 @@ LEFT_OUT = {
                          "its readers are nnet-train-frmshuff.py's, swept here",
     "rbm-train-cd1-mpi.py": "MPI ranks, as nnet-train-mpi.py; its readers are "
                             "rbm-train-cd1-frmshuff.py's, swept here",
-    "nnet-train-multistream.py": "needs an LSTM model; reads features, targets and the model "
-                                 "through nnet-train-frmshuff.py's readers, swept here",
-    "nnet-train-multistream-perutt.py": "as nnet-train-multistream.py",
     "best-wer.py": "reads WER lines on stdin, no Kaldi file",
     "lock-dir.py": "reads no file (a directory's lock)",
     "fingerprint-recipe.py": "reads a directory of scripts",
@@ -246,6 +243,12 @@ ROWS = [
     ("nnet-train-frmshuff.py", "ark:{bad} %s {w}/final.nnet {o}/x.nnet" % Q, "feats.ark"),
     ("nnet-train-frmshuff.py", "%s ark:{bad} {w}/final.nnet {o}/x.nnet" % F, "pdfpost.ark"),
     ("nnet-train-frmshuff.py", "%s %s {bad} {o}/x.nnet" % (F, Q), "final.nnet"),
+    ("nnet-train-multistream.py", "ark:{bad} %s {w}/lstm.nnet {o}/x.nnet" % Q, "feats.ark"),
+    ("nnet-train-multistream.py", "%s ark:{bad} {w}/lstm.nnet {o}/x.nnet" % F, "pdfpost.ark"),
+    ("nnet-train-multistream.py", "%s %s {bad} {o}/x.nnet" % (F, Q), "lstm.nnet"),
+    ("nnet-train-multistream-perutt.py", "ark:{bad} %s {w}/blstm.nnet {o}/x.nnet" % Q,
+     "feats.ark"),
+    ("nnet-train-multistream-perutt.py", "%s %s {bad} {o}/x.nnet" % (F, Q), "blstm.nnet"),
     ("nnet-train-scheduler.py", "--max-iters=1 {bad} %s %s %s %s {o}/exp" % (F, F, Q, Q),
      "final.nnet"),
     # the same damaged features for training and CV: the first CV fails; bad training data

@@ -124,6 +124,12 @@ def build_world(d: Path) -> Path:
     (d / "nnet.proto").write_text(
         f"<NnetProto>\n<AffineTransform> <InputDim> {DIM} <OutputDim> 4 <BiasMean> 0 "
         "<BiasRange> 0 <ParamStddev> 0.1\n<Softmax> <InputDim> 4 <OutputDim> 4\n</NnetProto>\n")
+    for name, layer in (("lstm", "<LstmProjected> <InputDim> 13 <OutputDim> 6 <CellDim> 8"),
+                        ("blstm", "<BlstmProjected> <InputDim> 13 <OutputDim> 6 <CellDim> 4")):
+        (d / f"{name}.proto").write_text(
+            f"{layer}\n<AffineTransform> <InputDim> 6 <OutputDim> {tm.num_pdfs} <BiasMean> 0 "
+            f"<BiasRange> 0\n<Softmax> <InputDim> {tm.num_pdfs} <OutputDim> {tm.num_pdfs}\n")
+        _run("nnet-initialize.py", d / f"{name}.proto", d / f"{name}.nnet")
     (d / "segments").write_text(f"seg1 {UTTS[0][0]} 0.0 0.1\nseg2 {UTTS[1][0]} 0.05 0.2\n")
     data = d / "data"
     data.mkdir()

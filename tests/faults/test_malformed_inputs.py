@@ -42,7 +42,7 @@ def results(tmp_path_factory, request) -> dict:
     d = tmp_path_factory.mktemp("malformed")
     done: dict = {}
     selected = {item.callspec.params["case"]["id"] for item in request.session.items
-                if item.get_closest_marker("parametrize") and "case" in item.callspec.params}
+                if item.path == Path(__file__) and hasattr(item, "callspec")}
     todo = [c for c in CASES if c["id"] in selected]
     while todo:
         (d / "cases.json").write_text(json.dumps(todo))

@@ -5,6 +5,7 @@ import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a
 import sys
 
 from nnetmix.cli import OptionParser, run_tool
+from nnetmix.errors import FormatError
 from nnetmix.hmm.tree_stats import AccTreeStatsOptions
 
 USAGE = """
@@ -28,6 +29,9 @@ def main(argv=None) -> int:
         log = logging.getLogger("acc-tree-stats")
         stats, n = acc_tree_stats_tables(args[0], args[1], args[2],
                                          parser.group(AccTreeStatsOptions, opts))
+        if not n["done"]:
+            raise FormatError(f"no utterance of {args[1]} had an alignment in {args[2]}, so "
+                              f"{args[3]} is not written")
         write_tree_stats(args[3], stats, opts.binary)
         log.info("Accumulated stats for %d files, %d failed due to no alignment, %d failed for "
                  "other reasons.", n["done"], n["no_ali"], n["other"])

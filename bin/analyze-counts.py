@@ -31,10 +31,13 @@ def make_parser() -> OptionParser:
 
 def body(opts, args) -> int:
     import logging
+    from nnetmix.errors import FormatError
     from nnetmix.kaldi import write_object
     from nnetmix.kaldi.transition_model import analyze_counts
     log = logging.getLogger("analyze-counts")
     counts, done = analyze_counts(args[0], opts.counts_dim)
+    if not done:  # counts of nothing would be a prior of zeros (nnet-forward --class-frame-counts)
+        raise FormatError(f"{args[0]}: no alignment to count, so {args[1]} is not written")
     for i in (counts == 0).nonzero()[0].tolist():
         log.warning("Zero count for label %d, this is suspicious.", i)
     write_object(args[1], counts + 0.5, "vec", binary=opts.binary)

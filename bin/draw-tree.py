@@ -21,6 +21,7 @@ def main(argv=None) -> int:
     parser.register("gen-html", False, "generates HTML boilerplate(useful with SVG)")
 
     def body(opts, args):
+        from nnetmix.errors import FormatError
         from nnetmix.hmm.draw_tree import parse_query, render_tree
         from nnetmix.kaldi.context_dep import read_tree
         from nnetmix.lang.symbols import read_symbol_table
@@ -29,7 +30,11 @@ def main(argv=None) -> int:
         tree = read_tree(args[1])
         query = (parse_query(opts.query, {s: i for s, i in syms}, tree.N) if opts.query
                  else None)
-        sys.stdout.write(render_tree(tree, {i: s for s, i in syms}, query, opts.use_tooltips))
+        try:
+            text = render_tree(tree, {i: s for s, i in syms}, query, opts.use_tooltips)
+        except FormatError as e:  # a phone of the tree missing from the symbol table
+            raise FormatError(f"{args[0]}: {e}") from None
+        sys.stdout.write(text)
         return 0
 
     if argv is None:

@@ -15,6 +15,7 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from nnetmix.cli import OptionParser, run_tool
+from nnetmix.errors import FormatError
 
 USAGE = """
 Accumulate stats for GMM training.
@@ -36,6 +37,9 @@ def main(argv=None) -> int:
 
         model = read_model(args[0])
         accs, counts = acc_stats_ali_tables(model, args[1], args[2], opts.utt2spk)
+        if not counts.done:
+            raise FormatError(f"no utterance of {args[1]} had an alignment in {args[2]}, so "
+                              f"{args[3]} is not written")
         write_accs(args[3], accs)
         import logging
         logging.getLogger("nnetmix.hmm.gmm_tools").info("Written accs.")

@@ -11,6 +11,7 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread per job (gmm-acc-stats-ali.py)
 
 from nnetmix.cli import OptionParser, run_tool
+from nnetmix.errors import FormatError
 
 USAGE = """
 Accumulate stats for GMM training, computing the Gaussian-level posteriors
@@ -33,6 +34,9 @@ def main(argv=None) -> int:
 
         model = read_model(args[0])
         accs, counts = acc_stats_twofeats_tables(model, args[1], args[2], args[3])
+        if not counts.done:
+            raise FormatError(f"no utterance of {args[1]} had features in {args[2]} and "
+                              f"posteriors in {args[3]}, so {args[4]} is not written")
         write_accs(args[4], accs)
         logging.getLogger("nnetmix.hmm.gmm_tools").info("Written accs.")
         return 0 if counts.done else 1

@@ -32,7 +32,7 @@ def main(argv=None) -> int:
 
         net = read_nnet(args[0]).to_backend(get_backend(opts.backend))
         with open_features(args[1], first_keys(args[1], opts.max_utts)) as feats:
-            cmvn = activation_cmvn((m for _, m in feats), net, opts.max_utts)
+            cmvn = activation_cmvn((m for _, m in feats), net, opts.max_utts, args[1])
         cmvn.write(args[2], binary=opts.binary)
         logging.getLogger("nnet-activation-cmvn").info(
             "Written the activation stats of %s (dim %d) to %s", args[0], cmvn.input_dim, args[2])

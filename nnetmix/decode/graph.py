@@ -200,14 +200,15 @@ def write_ilabel_info(path: str, ilabel_info: Sequence[Sequence[int]]) -> None:
 def read_ilabel_info(path: str) -> list[list[int]]:
     with open(path, "rb") as fh:
         data = fh.read()
-    if data[:2] != b"\0B" or data[2] != 4:
+    if data[:3] != b"\0B\x04" or len(data) < 7:
         raise GraphError(f"{path}: not a binary ilabel_info file (as fstcomposecontext writes)")
     n = int.from_bytes(data[3:7], "little", signed=True)
     pos, out = 7, []
     for _ in range(n):
-        if data[pos] != 4:
-            raise GraphError(f"{path}: bad integer vector at byte {pos}")
         k = int.from_bytes(data[pos + 1:pos + 5], "little", signed=True)
+        if data[pos:pos + 1] != b"\x04" or k < 0 or pos + 5 + 4 * k > len(data):
+            raise GraphError(f"{path}: bad or cut-short integer vector at byte {pos} "
+                             f"(vector {len(out)} of {n})")
         out.append(np.frombuffer(data, "<i4", k, pos + 5).tolist())
         pos += 5 + 4 * k
     return out

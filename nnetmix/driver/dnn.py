@@ -72,7 +72,7 @@ from nnetmix.driver.spec import EpochFiles, EpochSpec
 from nnetmix.train.loop import Hook
 from nnetmix.train.data import TARGET_KINDS, posterior_to_targets, read_utterances
 from nnetmix.train.ngsgd import setup_optimizer, state_path
-from nnetmix.train.options import TrainError
+from nnetmix.train.options import NoDataError, TrainError
 from nnetmix.train.stats import EpochStats
 from nnetmix.utils.state import read_json, write_json
 
@@ -328,8 +328,11 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
             utts = read_utterances(files.feats, files.targets, spec.targets_kind)
         else:
             utts = _with_targets(shards.read(0), tgt, wd.kick)
-        st = train_pass(nnet, utts, opts, upd, streams=streams, feature_transform=transform,
-                        hook=mix if w.parallel else hook, limit=n_agreed, log=log)
+        try:
+            st = train_pass(nnet, utts, opts, upd, streams=streams, feature_transform=transform,
+                            hook=mix if w.parallel else hook, limit=n_agreed, log=log)
+        except NoDataError as e:  # empty tables, or no key in both: name them
+            raise NoDataError(f"{files.feats}, {files.targets}: {e}") from None
         if mix is not None:
             mix.finish(n_agreed, nnet.params)
         t_aggregate = mix.time if mix is not None else 0.0

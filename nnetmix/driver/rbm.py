@@ -37,7 +37,7 @@ from nnetmix.driver.ranks import Workers
 from nnetmix.options import option
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.options import MixingOptions
-from nnetmix.rbm.options import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
+from nnetmix.rbm.options import Cd1Options, RbmNoDataError, RbmRandomizerOptions, RbmTrainOptions
 from nnetmix.rbm.stats import RbmStats
 from nnetmix.rbm.trainer import read_features, train_rbm
 from nnetmix.nnet import read_nnet
@@ -133,9 +133,12 @@ def rbm_train(comm: Any, model_in: str, feats: str, model_out: Optional[str],
         return _kicked(shards.read(it - 1), wd.kick)
 
     with wd, w.mixing(nnet.params, be, mopts, wd) as hook:
-        st = train_rbm(nnet, features, my_opts, my_cd1, my_rnd, feature_transform=transform,
-                       hook=hook, num_minibatches=n_agreed, frame_count_scale=w.size,
-                       log=log)
+        try:
+            st = train_rbm(nnet, features, my_opts, my_cd1, my_rnd, feature_transform=transform,
+                           hook=hook, num_minibatches=n_agreed, frame_count_scale=w.size,
+                           log=log)
+        except RbmNoDataError as e:  # an empty table: name it
+            raise RbmNoDataError(f"{feats}: {e}") from None
         if hook is not None and w.size > 1:
             hook.finish(n_agreed, nnet.params)
         mixes, t_mix = (hook.mixes, hook.time) if hook is not None else (0, 0.0)

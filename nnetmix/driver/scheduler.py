@@ -367,9 +367,18 @@ def run_schedule(mlp_init: str, feats_tr: str, feats_cv: str, labels_tr: str, la
     """
     sched.check()
     spec.check()
-    with DirLock(exp_dir):  # one job per directory; re-entrant under steps/nnet/train.sh's
-        return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, spec, sched,
-                    hook, verbose, command).run()
+    fresh, made = not Path(exp_dir).exists(), False
+    try:
+        with DirLock(exp_dir):  # one job per directory; re-entrant under steps/nnet/train.sh's
+            made = fresh  # (not when another job holds the directory)
+            return _Run(mlp_init, feats_tr, feats_cv, labels_tr, labels_cv, exp_dir, spec,
+                        sched, hook, verbose, command).run()
+    except BaseException:
+        # a run that made exp_dir and failed before its first state was saved (a bad initial
+        # model or CV data) leaves nothing; once a state is saved, the run can be resumed
+        if made and not (Path(exp_dir) / STATE).exists():
+            shutil.rmtree(exp_dir, ignore_errors=True)
+        raise
 
 
 def _run_command(wrapper: list[str], log: str, tool: list[str], it: int, which: str) -> int:

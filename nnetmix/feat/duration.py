@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 
+from nnetmix.errors import FormatError
+from nnetmix.feat.audio import AudioReadError
 from nnetmix.feat.textio import TextTableWriter
 from nnetmix.feat.wavetable import iter_wave_table
 
@@ -21,12 +23,18 @@ def wav_to_duration(wav_rspecifier: str, duration_wspecifier: str) -> int:
     total, shortest, longest, num_done = 0.0, float("inf"), 0.0, 0
     with TextTableWriter(duration_wspecifier) as writer:
         for entry in iter_wave_table(wav_rspecifier):
-            duration = float(entry.load().duration)
+            try:
+                duration = float(entry.load().duration)
+            except AudioReadError as e:  # Kaldi's wav-to-duration stops at a bad recording too
+                raise AudioReadError(f"{wav_rspecifier}: recording {entry.key}: {e}") from None
             writer.write(entry.key, duration)
             total += duration
             shortest, longest = min(shortest, duration), max(longest, duration)
             num_done += 1
-    logger.info("Printed duration for %d audio files.", num_done)
+        logger.info("Printed duration for %d audio files.", num_done)
+        if not num_done:
+            raise FormatError(f"{wav_rspecifier}: no recording, so {duration_wspecifier} is "
+                              "not written")
     if num_done:
         logger.info("Mean duration was %g, min and max durations were %g, %g",
                     total / num_done, shortest, longest)

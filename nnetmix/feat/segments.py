@@ -155,6 +155,10 @@ def extract_segments(wav_rspecifier: str, segments_rxfilename: str, wav_wspecifi
             ok = True
         finally:
             src.close(check=ok)
-    logger.info("Successfully processed %d lines out of %d in the segments file. ",
-                num_success, num_lines)
+        logger.info("Successfully processed %d lines out of %d in the segments file. ",
+                    num_success, num_lines)
+        if not num_success:  # before the writer closes: no empty archive is left
+            raise SegmentsError(f"{segments_rxfilename}: none of its {num_lines} lines is a "
+                                f"segment of a recording of {wav_rspecifier} (see the "
+                                f"warnings), so {wav_wspecifier} is not written")
     return num_success, num_lines

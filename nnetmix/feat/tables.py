@@ -23,6 +23,7 @@ from nnetmix.feat.textio import (TextTableWriter, is_rspecifier, is_wspecifier,
 from nnetmix.kaldi import RandomAccessReader, TableWriter, read_object, write_object
 from nnetmix.kaldi.compressed import METHODS, Compressed
 from nnetmix.kaldi.copy import Counts, map_table
+from nnetmix.kaldi.writer import EmptyTableError
 
 __all__ = ["Counts", "copy_feats", "transform_feats", "add_deltas_table", "splice_feats_table",
            "apply_transform", "transform_feats_table", "compose_transforms",
@@ -271,10 +272,13 @@ def feat_to_len(rspecifier: str, wspecifier: str = "") -> int:
     total = 0
     with open_features(rspecifier) as reader, \
             TextTableWriter(wspecifier) if wspecifier else contextlib.nullcontext() as w:
-        for key, feats in reader:
+        n = 0
+        for n, (key, feats) in enumerate(reader, 1):
             if w is not None:
                 w.write(key, feats.shape[0])
             total += feats.shape[0]
+        if w is not None and not n:  # as copy-feats: a table of nothing is not written
+            raise EmptyTableError(f"{rspecifier}: no features, so {wspecifier} is not written")
     return total
 
 

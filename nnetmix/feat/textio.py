@@ -50,13 +50,17 @@ def read_token_table(rspecifier: str) -> Iterator[tuple[str, list[str]]]:
     except OSError as e:
         raise UsageError(f"cannot open {path}: {e.strerror}") from None
     with contextlib.nullcontext(fh) if path == "-" else fh:
-        for n, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) < 2:
-                raise FormatError(f"{path}:{n}: expected '<key> <value> ...', got '{line.strip()}'")
-            yield parts[0], parts[1:]
+        try:
+            for n, line in enumerate(fh, 1):
+                parts = line.split()
+                if not parts:
+                    continue
+                if len(parts) < 2:
+                    raise FormatError(f"{path}:{n}: expected '<key> <value> ...', "
+                                      f"got '{line.strip()}'")
+                yield parts[0], parts[1:]
+        except UnicodeDecodeError:  # decoded a block at a time: no line number to give
+            raise FormatError(f"{path}: not UTF-8 text (a binary or damaged file?)") from None
 
 
 def read_utt2spk(rspecifier: str) -> dict[str, str]:

@@ -28,7 +28,8 @@ __all__ = ["global_mean_var", "init_mono_gmms", "TrainMonoSchedule", "kaldi_stri
 REALIGN_ITERS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 23, 26, 29, 32, 35, 38)
 
 
-def global_mean_var(feats: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray, int]:
+def global_mean_var(feats: Iterable[np.ndarray], source: str = "gmm-init-mono"
+                    ) -> tuple[np.ndarray, np.ndarray, int]:
     """Mean, variance (float64) and frame count over feature matrices (gmm-init-mono)."""
     count, s1, s2 = 0, None, None
     for m in feats:
@@ -39,7 +40,7 @@ def global_mean_var(feats: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray
         s2 += (m * m).sum(0)
         count += len(m)
     if count == 0:
-        raise FormatError("gmm-init-mono: no features were seen")
+        raise FormatError(f"{source}: no features were seen")
     mean = s1 / count
     var = s2 / count - mean * mean
     if var.min() <= 0.0:

@@ -124,7 +124,7 @@ def init_mono(topo_rx: str, dim: int, model_wx: str, tree_wx: str, train_feats: 
                     raise FormatError(f"features of utterance {key} in {train_feats} have "
                                       f"dimension {m.shape[1]}, expected {dim}")
                 mats.append(m)
-        mean, var, count = global_mean_var(mats)
+        mean, var, count = global_mean_var(mats, train_feats)
         logger.info("Global mean and variance from %d frames of %d utterances", count, len(mats))
     else:
         mean, var = np.ones(dim), np.ones(dim)

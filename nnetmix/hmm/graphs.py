@@ -240,6 +240,9 @@ def compile_train_graphs(tree_rx: str, model_rx: str, lex_rx: str, transcripts_r
                 continue
             writer.write(key, graph)
             counts.succeeded += 1
+        if not counts.succeeded:  # before the writer closes: no empty archive is left
+            raise FormatError(f"{transcripts_rspecifier}: no graph was compiled (an empty "
+                              f"transcription table?), so {graphs_wspecifier} is not written")
     logger.info("compile-train-graphs: succeeded for %d graphs, failed for %d",
                 counts.succeeded, counts.failed)
     return counts

@@ -179,6 +179,9 @@ def open_input(rx: str | RxFile, context: str = "") -> InputStream:
         fh = open(f.path, "rb")
     except OSError as e:
         raise KaldiIOError(f"{where}cannot open {f.path}: {e.strerror}") from None
+    except ValueError:  # a NUL in the name: an scp or a list that is not text
+        raise KaldiIOError(f"{where}cannot open {f.path!r}: a file name cannot hold a NUL byte "
+                           "(a damaged or binary scp?)") from None
     stream = InputStream(fh, f.name)
     if f.kind == "offset":
         stream.seek(f.offset)

@@ -62,7 +62,8 @@ def splice_nnet(feat_dim: int, splice: int = 5) -> Nnet:
 
 
 def build_feature_transform(feats: Iterable[np.ndarray], splice: int = 5, std_dev: float = 1.0,
-                            var_floor: float = 1e-10, max_utts: int = 10000) -> Nnet:
+                            var_floor: float = 1e-10, max_utts: int = 10000,
+                            source: str = "build_feature_transform") -> Nnet:
     """Splice +/-``splice`` then global CMVN estimated on the spliced frames of up to
     ``max_utts`` utterances (train.sh's train.scp.10k), as one network."""
     stats = None
@@ -85,7 +86,7 @@ def build_feature_transform(feats: Iterable[np.ndarray], splice: int = 5, std_de
         stats = acc_cmvn_stats(spliced, stats)
         n += 1
     if stats is None:
-        raise NnetError("build_feature_transform: no features to estimate the CMVN from")
+        raise NnetError(f"{source}: no features to estimate the CMVN from")
     logger.info("Global CMVN of the spliced features from %d utterances, %d frames", n,
                 int(stats[0, -1]))
     return splice_nnet(dim, splice).concat(cmvn_to_nnet(stats, std_dev, var_floor))
@@ -98,4 +99,4 @@ def feature_transform_from_table(rspecifier: str, splice: int = 5, std_dev: floa
     known, as train.sh's ``head -n 10000`` list was, so the others are never read."""
     with open_features(rspecifier, first_keys(rspecifier, max_utts)) as reader:
         return build_feature_transform((m for _, m in reader), splice, std_dev, var_floor,
-                                       max_utts)
+                                       max_utts, rspecifier)

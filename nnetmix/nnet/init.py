@@ -270,4 +270,6 @@ def init_nnet(proto_rxfilename: str, seed: int = 777) -> Nnet:
         src.close(check=False)
         raise
     src.close(check=True)
+    if not data.strip():
+        raise FormatError(f"{proto_rxfilename}: empty prototype (no components to initialize)")
     return Nnet(init_components(data.decode("utf-8", errors="replace"), seed, proto_rxfilename))

@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from nnetmix.errors import FormatError
 from nnetmix.kaldi.specifier import classify_rxfilename
 from nnetmix.kaldi.stream import open_input, open_output
 from nnetmix.nnet.components import COMPONENT_TYPES, Component, Rbm, component_type
@@ -80,6 +81,10 @@ def read_components(rxfilename: str, rbm_to_affine: bool = False) -> list[Compon
     name = f.path if f.kind in ("file", "offset") else f.name
     src = open_input(f)
     try:
+        # Kaldi writes even a network of no components as <Nnet> </Nnet>: 0 bytes is damage
+        # (a pipe's empty output is left to its exit status)
+        if f.kind != "pipe" and not src.peek(1):
+            raise FormatError(f"{name}: empty file, not an nnet1 network")
         binary = src.peek(2) == b"\0B"
         if binary:
             src.read(2)

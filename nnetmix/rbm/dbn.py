@@ -45,7 +45,7 @@ def append_rbm(dbn: Optional[Nnet], rbm: Nnet) -> Nnet:
 
 
 def activation_cmvn(feats: Iterable[np.ndarray], network: Optional[Nnet] = None,
-                    max_utts: int = 10000) -> Nnet:
+                    max_utts: int = 10000, source: str = "activation_cmvn") -> Nnet:
     """cmvn-to-nnet of the global stats of ``network``'s outputs (the feature transform and the
     DBN so far) over up to ``max_utts`` utterances; its <AddShift> is minus the mean activation."""
     stats = None
@@ -62,7 +62,7 @@ def activation_cmvn(feats: Iterable[np.ndarray], network: Optional[Nnet] = None,
         stats = acc_cmvn_stats(x, stats)
         n += 1
     if stats is None:
-        raise RbmError("activation_cmvn: no features to estimate the mean activation from")
+        raise RbmError(f"{source}: no features to estimate the mean activation from")
     return cmvn_to_nnet(stats, name="activation stats")
 
 

@@ -12,12 +12,16 @@ from nnetmix.errors import NnetmixError
 from nnetmix.options import option
 from nnetmix.train.options import RandomizerOptions
 
-__all__ = ["RbmError", "RbmTrainOptions", "RbmRandomizerOptions", "Cd1Options",
+__all__ = ["RbmError", "RbmNoDataError", "RbmTrainOptions", "RbmRandomizerOptions", "Cd1Options",
            "register_cd1_options"]
 
 
 class RbmError(NnetmixError):
     """RBM training cannot go on (NaN/Inf, bad dims, no data, not an RBM)."""
+
+
+class RbmNoDataError(RbmError):
+    """No utterance could be used: the callers that read the features name them."""
 
 
 @dataclasses.dataclass

@@ -35,7 +35,8 @@ from nnetmix.feat.pipeline import open_features
 from nnetmix.log import vlog
 from nnetmix.nnet import Nnet
 from nnetmix.rbm.cd1 import Cd1
-from nnetmix.rbm.options import Cd1Options, RbmError, RbmRandomizerOptions, RbmTrainOptions
+from nnetmix.rbm.options import (Cd1Options, RbmError, RbmNoDataError, RbmRandomizerOptions,
+                                 RbmTrainOptions)
 from nnetmix.rbm.schedule import MomentumSchedule
 from nnetmix.rbm.stats import RbmStats
 from nnetmix.train.loop import Hook, MinibatchLoop
@@ -133,8 +134,8 @@ class _Cd1Rule:
         st.time_total = time.perf_counter() - self.t_start
         self.check_params()
         if st.num_done == 0:
-            raise RbmError(f"no utterance could be used ({st.num_other_error} skipped as longer "
-                           "than --max-frames)")
+            raise RbmNoDataError(f"no utterance could be used ({st.num_other_error} skipped as "
+                                 "longer than --max-frames)")
         loop.check_done(RbmError, minibatch_size, "trained", self.log)
         return st
 

@@ -12,13 +12,18 @@ import dataclasses
 from nnetmix.errors import NnetmixError
 from nnetmix.options import option
 
-__all__ = ["RandomizerOptions", "TrainOptions", "TrainError", "OptimizerOptions", "OPTIMIZERS"]
+__all__ = ["RandomizerOptions", "TrainOptions", "TrainError", "NoDataError", "OptimizerOptions",
+           "OPTIMIZERS"]
 
 OPTIMIZERS = ("sgd", "ngsgd")
 
 
 class TrainError(NnetmixError):
     """An epoch that cannot run or must not be kept (NaN/Inf, dims, targets, empty data)."""
+
+
+class NoDataError(TrainError):
+    """No utterance could be used: the callers that read the tables name them."""
 
 
 @dataclasses.dataclass

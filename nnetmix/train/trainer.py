@@ -50,7 +50,7 @@ from nnetmix.log import vlog
 from nnetmix.nnet import MultistreamComponent, Nnet, NnetTrainOptions, Softmax
 from nnetmix.train.data import Utterance
 from nnetmix.train.loop import Hook, MinibatchLoop
-from nnetmix.train.options import TrainError, TrainOptions
+from nnetmix.train.options import NoDataError, TrainError, TrainOptions
 from nnetmix.train.randomizer import FrameRandomizer
 from nnetmix.train.stats import PROGRESS_FRAMES, EpochStats, kaldi_float
 
@@ -247,7 +247,7 @@ class DnnRule:
             self.check_params()
         dropped = st.num_no_tgt + st.num_other_error
         if st.num_done == 0:
-            raise TrainError(f"no utterance could be used ({st.num_no_tgt} without targets, "
+            raise NoDataError(f"no utterance could be used ({st.num_no_tgt} without targets, "
                              f"{st.num_other_error} with other errors; do the feature and target "
                              "tables have the same keys?)")
         if dropped > opts.max_dropped_fraction * (st.num_done + dropped):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnetmix.errors import FormatError
 from nnetmix.feat.audio import AudioReadError
 from nnetmix.feat.compute import Extractor, TooShortError
 from nnetmix.feat.options import FeatureConfig
@@ -88,6 +89,9 @@ def compute_feats_table(config, wav_rspecifier: str, feats_wspecifier: str,
                 vlog(logger, 2, "Processed features for key %s", key)
             # before the writer closes: it refuses an empty table, after this line
             logger.info(" Done %d out of %d utterances.", num_done, num_utts)
+            if num_utts and not num_done:  # name the input, not only the empty output
+                raise FormatError(f"{wav_rspecifier}: none of its {num_utts} utterances could "
+                                  "be read (see the warnings above), so no output was made")
         ok = True
     finally:
         for w in (dur_writer, len_writer):

@@ -18,6 +18,7 @@ import signal
 import sys
 import tempfile
 import traceback
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,9 @@ def damage(src: Path, how: str, dst: Path) -> None:
     elif how == "empty":
         data = b""
     else:
-        data = np.random.default_rng(len(data)).integers(0, 256, 200, dtype=np.uint8).tobytes()
+        # seeded by the file's name, not its bytes: they hold the run's temporary paths
+        seed = zlib.crc32(src.name.encode())
+        data = np.random.default_rng(seed).integers(0, 256, 200, dtype=np.uint8).tobytes()
     dst.write_bytes(data)
 
 

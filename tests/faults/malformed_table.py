@@ -57,6 +57,8 @@ EMPTY_OK = {
 GARBAGE_OK = {
     ("compute-wer.py", "text"): "any bytes are words; none of the keys is in the hypothesis",
     ("filter-scp.py", "utt2spk"): "any bytes are ids; none is in the scp",
+    ("utt2spk-to-spk2utt.py", "utt2spk"): "a line of two fields is an utterance and its "
+                                          "speaker, whatever its bytes (as utt2spk_to_spk2utt.pl)",
 }
 # feat-to-dim reads the first matrix only, as Kaldi's does; a wav with fewer samples than its header says: Kaldi warns and uses the samples there are
 TRUNCATED_OK = {("feat-to-dim.py", "feats.ark"),

@@ -115,7 +115,7 @@ def test_write_together_is_all_or_none_model_last(tmp_path):
 # A limit set after MPI_Init (Open MPI's start-up writes its own shared-memory files, which a
 # small limit breaks): each rank imports MPI, then limits its files, then runs the tool.
 _RANK = """import os, resource, runpy, signal, sys
-from nnetmix.parallel.mpi_init import MPI
+from nnetmix.utils.mpi_init import MPI
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
 sys.argv = sys.argv[1:]

@@ -34,6 +34,7 @@ with each other only to rounding.
 """
 from __future__ import annotations
 
+import abc
 import time
 from typing import Any, Optional
 
@@ -56,7 +57,7 @@ def _chunk_bounds(n: int, parts: int) -> list[int]:
     return [(i * n) // parts for i in range(parts + 1)]
 
 
-class Reducer:
+class Reducer(abc.ABC):
     """What the mixer and BMUF call on a reducer: ``sum``/``average`` of one flat buffer in
     place (each subclass's ``_run``), ``free`` and the context manager."""
 
@@ -71,11 +72,13 @@ class Reducer:
     def __call__(self, buf, average: bool = True) -> None:
         self._run(buf, average)
 
+    @abc.abstractmethod
     def _run(self, buf, average: bool) -> None:
-        raise NotImplementedError  # each reducer its own
+        """The reduction itself (each reducer its own)."""
 
+    @abc.abstractmethod
     def free(self) -> None:
-        raise NotImplementedError  # each reducer its own
+        """Release the reducer's buffers and communicators."""
 
     def __enter__(self):
         return self

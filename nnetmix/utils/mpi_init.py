@@ -16,7 +16,8 @@ rank's stderr (the job log) naming the rank, its pid and host and the deadline, 
 rank (SIGTERM, SIGKILL :data:`GRACE_S` seconds later). mpiexec ends a job whose rank exited
 before MPI_Init completed, and the job wrapper (utils/run.py) names the rank from its log. A
 rank that dies on its own closes the pipe, and the watcher leaves quietly. The watcher is a
-grandchild (double fork), so no zombie is left for the rank to reap.
+grandchild (double fork), so no zombie is left for the rank to reap, and it ignores Ctrl-C,
+which the terminal sends to the rank's whole process group: the rank reports it, once.
 """
 from __future__ import annotations
 
@@ -88,12 +89,24 @@ def _start_watcher(timeout: float) -> int:
             f"not complete in {timeout:g} s (the launcher or Open MPI's start-up failed; see "
             f"the lines above; {TIMEOUT_ENV} sets the deadline); ending this rank")
     rfd, wfd = os.pipe()
-    pid = os.fork()
+    # Ctrl-C reaches the whole process group: the watcher ignores it (the rank's handler would
+    # print the rank's interrupt line a second time); blocked around the forks, so one that
+    # comes meanwhile is the rank's alone
+    quiet = {signal.SIGINT, signal.SIGQUIT}
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, quiet)
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        raise
     if pid == 0:  # child: fork the watcher and leave at once, so the rank reaps us now
         code = 0
         try:
             if os.fork() == 0:
                 try:
+                    for sig in quiet:
+                        signal.signal(sig, signal.SIG_IGN)
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
                     os.close(wfd)
                     os.closerange(3, rfd)
                     os.closerange(rfd + 1, 1 << 16)
@@ -103,6 +116,7 @@ def _start_watcher(timeout: float) -> int:
         except BaseException:
             code = 1
         os._exit(code)
+    signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     os.close(rfd)
     os.waitpid(pid, 0)
     return wfd

@@ -95,6 +95,35 @@ def test_hung_mpi_init_ends_with_one_line(silent_launcher):
     assert _gone() == []  # the watcher left with the rank
 
 
+def test_ctrl_c_reaches_the_rank_not_its_watcher():
+    """Ctrl-C reaches the rank's whole process group, its watcher too (the watcher is forked
+    while MPI_Init is still to come): the rank's handler reports it once, the watcher ignores
+    it and leaves when the rank ends."""
+    code = ("import os, signal, sys, time\n"
+            "from nnetmix.utils import mpi_init\n"
+            "def said(*_):\n"
+            "    sys.stderr.write('interrupted\\n'); sys.stderr.flush()\n"
+            "    signal.signal(signal.SIGINT, signal.SIG_DFL); signal.raise_signal(signal.SIGINT)\n"
+            "signal.signal(signal.SIGINT, said)\n"
+            "wfd = mpi_init._start_watcher(60.0)\n"
+            "print('watching', flush=True)\n"
+            f"time.sleep(60)  # {MARK}\n")
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert p.stdout.readline() == "watching\n"
+        assert len(_leftovers()) == 2  # the rank and its watcher
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == -signal.SIGINT, err
+    assert err == "interrupted\n"
+    assert _gone() == []
+
+
 def test_the_training_tool_ends_on_a_hung_mpi_init(silent_launcher, tmp_path):
     """The real tool (bin/nnet-train-mpi.py imports MPI through import_mpi): one ERROR line,
     no output written."""

@@ -47,7 +47,7 @@ test-gpu: install
 	  tests/nnet/lstm_cuda_checks.py tests/nnet/prelu_dropout_cuda_checks.py
 
 bench: install $(BENCH_STAMP)
-	$(PY) bench/feature_speed.py
+	$(PY) bench/campaign.py --plan bench/plans/speed.toml --commit false
 
 # the experiment campaign (docs/experiments.md): make campaign PLAN=bench/plans/harbour.toml
 PLAN ?= bench/plans/harbour.toml

@@ -7,8 +7,9 @@ are decided from the store like the others.
 
 The speed plan (bench/plans/speed.toml) runs bench/feature_speed.py, bench/train_throughput.py,
 bench/rbm_throughput.py and bench/ngsgd_overhead.py the same way, each writing its JSON into its
-directory and its printed tables kept beside (bench/experiments/speed_tables.py renders
-bench/RESULTS.md from them).
+directory and its printed tables kept beside, and bench/decode_speed.py and
+bench/determinize_speed.py, whose printed tables are kept (bench/experiments/speed_tables.py
+renders bench/RESULTS.md from them).
 
 A benchmark runs in ``<work>/benches/<id>/`` (its :data:`OUTPUTS` entry says how it is pointed
 there), its log in ``<work>/logs/<id>.log``; what is stored is ``result.json`` (the entry,
@@ -51,7 +52,11 @@ OUTPUTS = {"allreduce": Outputs(("--out-dir", "{out}"), None, ("allreduce.json",
            "rbm_throughput": Outputs(("--json", "{out}/rbm_throughput.json"), "rbm_throughput.md",
                                      ("rbm_throughput.json", "rbm_throughput.md")),
            "ngsgd_overhead": Outputs(("--out", "{out}/ngsgd_overhead"), None,
-                                     ("ngsgd_overhead.json", "ngsgd_overhead.md"))}
+                                     ("ngsgd_overhead.json", "ngsgd_overhead.md")),
+           # these print their tables only: the printed text is what is kept and rendered
+           "decode_speed": Outputs((), "decode_speed.txt", ("decode_speed.txt",)),
+           "determinize_speed": Outputs((), "determinize_speed.txt",
+                                        ("determinize_speed.txt",))}
 
 
 def command(spec: BenchSpec, repo: Path, out: Path) -> list[str]:

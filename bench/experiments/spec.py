@@ -50,7 +50,9 @@ BENCHES = {"allreduce": "bench/allreduce.py", "scaling": "bench/scaling.py",
            "feature_speed": "bench/feature_speed.py",
            "train_throughput": "bench/train_throughput.py",
            "rbm_throughput": "bench/rbm_throughput.py",
-           "ngsgd_overhead": "bench/ngsgd_overhead.py"}
+           "ngsgd_overhead": "bench/ngsgd_overhead.py",
+           "decode_speed": "bench/decode_speed.py",
+           "determinize_speed": "bench/determinize_speed.py"}
 #: options through which the campaign points a benchmark at its output (never in a plan)
 OUTPUT_OPTIONS = ("--out-dir", "--json", "--out")
 #: a digits plan's ``include`` groups that are benchmarks, and the benchmark each one is

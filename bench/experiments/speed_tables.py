@@ -34,6 +34,8 @@ TITLES = {"feature_speed": "Feature extraction: MFCC and PLP against kaldi-nativ
           "rbm_throughput": "RBM pretraining (CD-1) throughput against PyTorch",
           "ngsgd_overhead": "NG-SGD's cost per training step against plain SGD",
           "allreduce": "All-reduce time against message size",
+          "decode_speed": "Decoding real-time factor against Kaldi's C++ decoder",
+          "determinize_speed": "Lattice determinization: compiled against the Python reference",
           "scaling": "Data-parallel training throughput against one rank"}
 
 
@@ -76,7 +78,7 @@ def _section(b: BenchRecord) -> list[str]:
         text = report(rows, algs, sorted({r["ranks"] for r in rows}), b.result["machine"]["cores"])
         # under this section's "##": the report's title and blank line go, its "##" become "###"
         return [("#" + ln if ln.startswith("#") else ln) for ln in text.splitlines()[2:]]
-    return b.text("scaling.txt").splitlines()
+    return b.text(f"{name}.txt").splitlines()  # scaling, decode_speed, determinize_speed
 
 
 def render(store: Store) -> str:

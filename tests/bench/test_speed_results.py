@@ -46,6 +46,11 @@ NGSGD = {"net": "440-512-500", "minibatch": 256, "backend": "cpu", "threads_numb
          "sgd_step_min_s": 0.09, "ngsgd_step_min_s": 0.1, "overhead_step": 0.1,
          "plain_grad_s": 0.03, "ngsgd_hook_s": 0.04, "overhead_hook": 0.1,
          "loadavg_before": 1.0, "loadavg_after": 1.1, "ngsgd_updates_limited": 0, "cores": 2}
+# what the two text-only benchmarks print (their tables are kept as printed)
+DECODE = ("| max-active | beam | decoder | seconds | RTF | x C++ (CPU) |\n| --- | --- | --- | --- "
+          "| --- | --- |\n| 7000 | 13 | nnetmix faster | 1.708 | 0.0148 | 0.66 |\n")
+DETERMINIZE = "| step | seconds |\n| --- | --- |\n| determinize, compiled | 0.676 |\n" \
+              "\ncompiled over python: 35.1x faster\n"
 
 
 def _store(root, rows):
@@ -55,7 +60,9 @@ def _store(root, rows):
                "train_throughput": {"train_throughput.json": json.dumps(THROUGHPUT)},
                "rbm_throughput": {"rbm_throughput.json": json.dumps(RBM)},
                "ngsgd_overhead": {"ngsgd_overhead.json": json.dumps(NGSGD)},
-               "allreduce": {"allreduce.json": json.dumps(rows)}}
+               "allreduce": {"allreduce.json": json.dumps(rows)},
+               "decode_speed": {"decode_speed.txt": DECODE},
+               "determinize_speed": {"determinize_speed.txt": DETERMINIZE}}
     for bench, files in outputs.items():
         spec = BenchSpec("speed", bench, ("--quick",))
         store.write_bench({"run_id": bench_id(spec), "kind": "bench", "bench": spec.key(),
@@ -72,7 +79,7 @@ def test_tables_are_the_scripts_own_with_machine_and_load(tmp_path):
     text = speed_tables.render(store)
     assert text.startswith("# Speed benchmarks\n")
     assert text.count("Machine: Test CPU 9000, 2 cores; load average 1.50 1.20 1.00 -> "
-                      "2.00 1.40 1.10; 12 s.") == 5
+                      "2.00 1.40 1.10; 12 s.") == 7
     # each benchmark's tables as the script prints them, ratios against its reference included
     assert feature_speed.report(FEATURES) in text
     assert "| 1 | 1000 | 2,000 | 5,000 | 4,000 | 0.50 | 1.25 |" in text
@@ -84,10 +91,12 @@ def test_tables_are_the_scripts_own_with_machine_and_load(tmp_path):
     assert "\n### NG-SGD overhead, cpu backend, 440-512-500, minibatch 256, 2 threads\n" in text
     assert "| 0.100 | 0.110 | 10.0% |" in text
     assert "\n### 2 ranks\n" in text and "\n### alpha-beta fits\n" in text
+    assert DECODE in text and DETERMINIZE in text  # printed tables, kept as printed
     # sections in a fixed order, each record linked relative to bench/RESULTS.md, charts named
     assert text.index("## Feature extraction") < text.index("## DNN training throughput") \
         < text.index("## RBM pretraining") < text.index("## NG-SGD's cost") \
-        < text.index("## All-reduce time")
+        < text.index("## All-reduce time") < text.index("## Decoding real-time factor") \
+        < text.index("## Lattice determinization")
     bid = bench_id(BenchSpec("speed", "allreduce", ("--quick",)))
     assert f"[{bid}](results/speed/{bid}/result.json): `bench/allreduce.py --quick`" in text
     for bench in speed_tables.CHARTED:

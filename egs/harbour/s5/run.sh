@@ -155,6 +155,15 @@ need() {
   [ -e "$2" ] || { echo "$0: stage $1 needs $2 ($3)" >&2; exit 1; }
 }
 
+decode_inputs() {
+  # decode_inputs <exp-dir> <graph-dir>: what a decode of data/test reads, for
+  # utils/run_once.sh (a restarted stage skips the decodes that finished with the same inputs)
+  local f
+  echo $2/HCLG.fst $2/words.txt data/test/feats.scp data/test/cmvn.scp data/test/text
+  for f in final.mdl final.mat final.alimdl; do [ -f $1/$f ] && echo $1/$f; done
+  return 0
+}
+
 scaled() {
   # scaled <full-size value> <count> <full-size count>: the value times sqrt(count / full-size
   # count), rounded, at most the value itself, at least 2 (the header's "Sizes")
@@ -293,12 +302,14 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   log "Stage 4: monophone graphs ($lms), decoding of data/test and WER scoring"
   t0=$SECONDS
   # One HCLG per grammar (exp/mono/graph_wp, graph_tg); lattices at acwt 0.083333 and the beams
-  # above; local/score.sh sweeps LM weight 7-17 and insertion penalty 0, 0.5, 1.
+  # above; local/score.sh sweeps LM weight 7-17 and insertion penalty 0, 0.5, 1. A decode that
+  # finished with the same graph, model, features and options is not run again (run_once.sh).
   for lm in $lms; do
     need 4 data/lang_$lm/G.fst "the grammars: run stage 1"
     need 4 exp/mono/final.mdl "the monophone GMM: run stage 3"
     utils/mkgraph.sh data/lang_$lm exp/mono exp/mono/graph_$lm
-    steps/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder --beam $beam --lattice-beam $lattice_beam \
+    utils/run_once.sh exp/mono/decode_test_$lm $(decode_inputs exp/mono exp/mono/graph_$lm) -- \
+      steps/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder --beam $beam --lattice-beam $lattice_beam \
       --max-active $max_active exp/mono/graph_$lm data/test exp/mono/decode_test_$lm
     grep -H WER exp/mono/decode_test_$lm/wer_* | utils/best_wer.sh
   done
@@ -355,7 +366,8 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
       utils/mkgraph.sh data/lang_$lm exp/$sys exp/$sys/graph_$lm
       decode=steps/decode.sh
       [ $sys == tri3 ] && decode=steps/decode_fmllr.sh
-      $decode --nj $nj --cmd "$decode_cmd" --decoder $decoder --beam $beam --lattice-beam $lattice_beam \
+      utils/run_once.sh exp/$sys/decode_test_$lm $(decode_inputs exp/$sys exp/$sys/graph_$lm) -- \
+        $decode --nj $nj --cmd "$decode_cmd" --decoder $decoder --beam $beam --lattice-beam $lattice_beam \
         --max-active $max_active exp/$sys/graph_$lm data/test exp/$sys/decode_test_$lm
       grep -H WER exp/$sys/decode_test_$lm/wer_* | utils/best_wer.sh
     done

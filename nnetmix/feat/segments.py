@@ -29,7 +29,8 @@ from nnetmix.feat.wavetable import WaveRandomAccess, WaveWriter
 from nnetmix.kaldi.stream import open_input
 from nnetmix.options import option
 
-__all__ = ["SegmentOptions", "SegmentsError", "extract_segments", "segment_range"]
+__all__ = ["SegmentOptions", "SegmentsError", "extract_segments", "parse_segment_line",
+           "segment_range"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ def segment_range(start: float, end: float, num_samples: int, rate: float,
     return first, min(last, num_samples)
 
 
-def _parse(line: str) -> tuple[str, str, float, float, int] | None:
+def parse_segment_line(line: str) -> tuple[str, str, float, float, int] | None:
     """(segment, recording, start, end, channel or -1), or None after a warning."""
     fields = [f for f in _SPLIT.split(line) if f]
     if len(fields) not in (4, 5):
@@ -123,7 +124,7 @@ def extract_segments(wav_rspecifier: str, segments_rxfilename: str, wav_wspecifi
             for raw in iter(src.readline, b""):
                 num_lines += 1
                 line = raw.decode("utf-8", errors="surrogateescape").rstrip("\n")
-                parsed = _parse(line)
+                parsed = parse_segment_line(line)
                 if parsed is None:
                     continue
                 segment, recording, start, end, channel = parsed

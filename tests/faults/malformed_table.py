@@ -64,6 +64,7 @@ GARBAGE_OK = {
 TRUNCATED_OK = {("feat-to-dim.py", "feats.ark"),
                 ("compute-fbank-feats.py", "spk0-utt0.wav"), ("compute-mfcc-feats.py", "spk0-utt0.wav"),
                 ("compute-plp-feats.py", "spk0-utt0.wav"), ("wav-to-duration.py", "spk0-utt0.wav"),
+                ("wav-copy.py", "spk0-utt0.wav"),
                 ("compute-and-process-kaldi-pitch-feats.py", "spk0-utt0.wav"),
                 ("extract-segments.py", "spk0-utt0.wav")}
 
@@ -238,6 +239,7 @@ ROWS = [
     ("make-lg.py", "{w}/L.fst {bad} {o}/x.fst", "G.fst"),
     ("matrix-dim.py", "{bad}", "lda.mat"),
     ("matrix-sum.py", "ark:{bad} ark:{w}/cmvn.ark ark:{o}/x.ark", "cmvn.ark"),
+    ("matrix-sum-rows.py", "ark:{bad} ark:{o}/x.ark", "feats.ark"),
     ("ngram.py", "-lm {bad} -ppl {w}/lm_text", "lm.arpa"),
     ("nnet-activation-cmvn.py", "{bad} %s {o}/x.nnet" % F, "final.nnet"),
     ("nnet-activation-cmvn.py", "{w}/final.nnet ark:{bad} {o}/x.nnet", "feats.ark"),
@@ -295,6 +297,8 @@ ROWS = [
     ("validate-data-dir.py", "--no-wav {baddir}", "data/utt2spk"),
     ("vector-scale.py", "--scale=2 ark:{bad} ark:{o}/x.ark", "weights.ark"),
     ("vector-sum.py", "ark:{bad} ark:{w}/weights.ark ark:{o}/x.ark", "weights.ark"),
+    ("wav-copy.py", "scp:{bad} ark:{o}/x.ark", "wav.scp"),
+    ("wav-copy.py", "scp:{badscp} ark:{o}/x.ark", "spk0-utt0.wav"),
     ("wav-to-duration.py", "scp:{bad} ark,t:{o}/x.dur", "wav.scp"),
     ("wav-to-duration.py", "scp:{badscp} ark,t:{o}/x.dur", "spk0-utt0.wav"),
     ("weight-post.py", "ark:{bad} ark:{w}/weights.ark ark:{o}/x.ark", "post.ark"),

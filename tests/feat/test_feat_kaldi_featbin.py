@@ -188,3 +188,32 @@ def test_extract_feature_segments(tmp_path, capsys):
     (line,) = errors(capsys.readouterr().err)
     assert "none of its 1 lines is a segment" in line
     assert not (tmp_path / "o3.ark").exists()
+
+
+def test_wav_copy(tmp_path, capsys):
+    """Kaldi's wav-copy: an scp of WAV files (and pipes) becomes one archive of wave objects
+    holding the bytes Kaldi's WaveData::Write gives the same samples (encode_wave, checked in
+    tests/feat/test_feat_segments.py); an unreadable entry stops it, leaving no archive."""
+    from helpers import write_wav
+
+    from nnetmix.feat import iter_wave_table
+    from nnetmix.feat.riff import encode_wave
+    from nnetmix.feat.wav import read_audio
+
+    for i, (k, n) in enumerate([("a", 900), ("b", 1234)]):
+        write_wav(tmp_path / f"{k}.wav", n, seed=i, rate=8000)
+    (tmp_path / "wav.scp").write_text(f"a {tmp_path}/a.wav\nb cat {tmp_path}/b.wav |\n")
+    tool = load_bin("wav-copy.py")
+    assert tool.main([f"scp:{tmp_path}/wav.scp", f"ark,scp:{tmp_path}/w.ark,{tmp_path}/w.scp"]) == 0
+    assert "Copied 2 wave files" in capsys.readouterr().err
+    want = b"".join(k.encode() + b" " + encode_wave(read_audio(str(tmp_path / f"{k}.wav")),
+                                                    k)[0] for k in "ab")
+    assert (tmp_path / "w.ark").read_bytes() == want
+    got = {e.key: e.load().samples for e in iter_wave_table(f"scp:{tmp_path}/w.scp")}
+    assert list(got) == ["a", "b"]
+    np.testing.assert_array_equal(got["b"], read_audio(str(tmp_path / "b.wav")).samples)
+    (tmp_path / "bad.scp").write_text(f"a {tmp_path}/a.wav\nc {tmp_path}/missing.wav\n")
+    assert tool.main([f"scp:{tmp_path}/bad.scp", f"ark:{tmp_path}/x.ark"]) == 1
+    (line,) = errors(capsys.readouterr().err)
+    assert f"scp:{tmp_path}/bad.scp: recording c" in line
+    assert not (tmp_path / "x.ark").exists()

@@ -279,6 +279,8 @@ ROWS = [
     ("scale-post.py", "ark:{bad} 0.5 ark:{o}/x.ark", "post.ark"),
     ("select-feats.py", "0-4 ark:{bad} ark:{o}/x.ark", "feats.ark"),
     ("shift-feats.py", "--shift=1 ark:{bad} ark:{o}/x.ark", "feats.ark"),
+    ("show-transitions.py", "{bad} %s" % M, "phones.txt"),
+    ("show-transitions.py", "{w}/phones.txt {bad}", "0.tm"),
     ("show-alignments.py", "{bad} %s %s" % (M, A), "phones.txt"),
     ("show-alignments.py", "{w}/phones.txt {bad} %s" % A, "0.tm"),
     ("show-alignments.py", "{w}/phones.txt %s ark:{bad}" % M, "ali.ark"),

@@ -156,6 +156,35 @@ def test_show_alignments(alidir, kaldi_fixtures, capsys):
     assert len(errors) == 1 and "none.ark" in errors[0]
 
 
+def test_show_transitions(alidir, kaldi_fixtures, capsys):
+    """Kaldi's show-transitions on the yesno model Kaldi trained: TransitionModel::Print's
+    lines, the probabilities float32 exp of the model's log-probs (each state's sum to one),
+    each pdf's count from 40.occs, and [from -> to] as the topology says."""
+    tool = load_bin("show-transitions.py")
+    phones = str(kaldi_fixtures / "yesno" / "phones.txt")
+    assert tool.main([phones, str(alidir / "final.mdl"), str(alidir / "40.occs")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    assert len(out) == len(tm.tuples) + tm.num_transition_ids
+    assert out[0] == "Transition-state 1: phone = SIL hmm-state = 0 pdf = 0"
+    p1 = "{:.6g}".format(float(np.exp(np.float32(tm.log_probs[1]))))
+    assert out[1] == f" Transition-id = 1 p = {p1} count of pdf = 779 [self-loop]"
+    assert out[2].startswith(" Transition-id = 2 p = ") and out[2].endswith(" [0 -> 1]")
+    heads = [i for i, line in enumerate(out) if line.startswith("Transition-state")]
+    for n, (i, j) in enumerate(zip(heads, heads[1:] + [len(out)]), start=1):
+        phone, hmm_state, pdf, _ = tm.tuples[n - 1]
+        assert out[i].endswith(f"hmm-state = {hmm_state} pdf = {pdf}")
+        probs = [float(line.split(" p = ")[1].split()[0]) for line in out[i + 1:j]]
+        assert abs(sum(probs) - 1.0) < 1e-4
+        assert sum(line.endswith("[self-loop]") for line in out[i + 1:j]) == 1
+    assert tool.main([phones, str(alidir / "final.mdl")]) == 0
+    assert "count of pdf" not in capsys.readouterr().out
+    (alidir / "short.occs").write_text(" [ 1 2 3 ]\n")
+    assert tool.main([phones, str(alidir / "final.mdl"), str(alidir / "short.occs")]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "short.occs: 3 occupation counts" in errors[0]
+
+
 def test_copy_tree_text_and_binary(kaldi_fixtures, tmp_path, capsys):
     tool = load_bin("copy-tree.py")
     tree = kaldi_fixtures / "yesno" / "tree"

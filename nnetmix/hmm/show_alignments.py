@@ -54,8 +54,8 @@ def transition_lines(tm: TransitionModel, phones: SymbolTable,
     is_hmm = tm.topo.is_hmm()
     out = []
     for ts, (phone, hmm_state, fwd, loop) in enumerate(tm.tuples.tolist(), start=1):
-        head = (f"Transition-state {ts}: phone = {phones.symbol(phone, f'transition-state {ts}: phone')} "
-                f"hmm-state = {hmm_state}")
+        name = phones.symbol(phone, f"transition-state {ts}: phone")
+        head = f"Transition-state {ts}: phone = {name} hmm-state = {hmm_state}"
         out.append(head + (f" pdf = {fwd}" if is_hmm else
                            f" forward-pdf = {fwd} self-loop-pdf = {loop}"))
         entry = tm.topo.topology_for_phone(phone)

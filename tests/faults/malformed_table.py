@@ -110,6 +110,8 @@ ROWS = [
     ("cmvn-to-nnet.py", "{bad} {o}/x.nnet", "cmvn_global.mat"),
     ("compare-feats.py", "ark:{bad} %s" % F, "feats.ark"),
     ("compare-feats.py", "%s ark:{bad}" % F, "feats.ark"),
+    ("compare-int-vector.py", "ark:{bad} %s" % A, "ali.ark"),
+    ("compare-int-vector.py", "%s ark:{bad}" % A, "ali.ark"),
     ("compare-wer.py", "ark:{bad} ark:{w}/text ark:{w}/text", "text"),
     ("compile-questions.py", "{bad} {w}/questions.int {o}/x.qst", "topo"),
     ("compile-questions.py", "{w}/topo {bad} {o}/x.qst", "questions.int"),

@@ -16,22 +16,20 @@ rather than transition-ids (c.f. post-to-pdf-post)
 the same distribution, other draws.)"""
 
 
-def make_parser() -> OptionParser:
-    p = OptionParser(USAGE, prog="prob-to-post.py")
-    p.register("min-post", 0.01, "Minimum posterior we will output (smaller ones are pruned).  "
-               "Also see --random-prune")
-    p.register("random-prune", True, "If true, prune posteriors with a randomized method that "
-               "preserves expectations.")
-    return p
-
-
-def body(opts, args) -> int:
-    from nnetmix.hmm.post_tables import prob_to_post
-    return 0 if prob_to_post(args[0], args[1], opts.min_post, opts.random_prune).ok else 1
-
-
 def main(argv=None) -> int:
-    return run_tool(make_parser(), (2, 2), body, argv)
+    from nnetmix.hmm.post_tables import PostPruneOptions
+
+    parser = OptionParser(USAGE, prog="prob-to-post.py")
+    parser.register_group(PostPruneOptions)
+
+    def body(opts, args) -> int:
+        from nnetmix.hmm.post_tables import prob_to_post
+
+        o = parser.group(PostPruneOptions, opts)
+        return 0 if prob_to_post(args[0], args[1], o.min_post, o.random_prune,
+                                 log=False).ok else 1
+
+    return run_tool(parser, (2, 2), body, argv)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Posterior tables made, scaled, summed and weighted: Kaldi's prob-to-post, post-to-weights,
-scale-post, sum-post and weight-post (src/bin/, hmm/posterior.cc).
+"""Posterior tables made, scaled, summed and weighted: Kaldi's prob-to-post, logprob-to-post,
+post-to-weights, scale-post, sum-post and weight-post (src/bin/, hmm/posterior.cc).
 
 A posterior is a list of frames, each a list of (id, weight) pairs (nnetmix.kaldi.codec);
 weights are float32 (BaseFloat) and the arithmetic is done in float32 as Kaldi's. Each function
@@ -9,6 +9,7 @@ is one binary's loop: a key it cannot do is warned about and counted, and it ret
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -17,16 +18,28 @@ from nnetmix.errors import UsageError
 from nnetmix.kaldi.copy import Counts, is_rspecifier, map_table
 from nnetmix.kaldi.table import RandomAccessReader
 from nnetmix.kaldi.vector_ops import scale_posterior
+from nnetmix.options import option
 
-__all__ = ["prob_to_post", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
+__all__ = ["PostPruneOptions", "prob_to_post", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
            "weight_post"]
 
 logger = logging.getLogger(__name__)
 
 
+@dataclass
+class PostPruneOptions:
+    """prob-to-post's and logprob-to-post's options (Kaldi's names, defaults and help)."""
+
+    min_post: float = option(0.01, "Minimum posterior we will output (smaller ones are "
+                             "pruned).  Also see --random-prune")
+    random_prune: bool = option(True, "If true, prune posteriors with a randomized method that "
+                                "preserves expectations.")
+
+
 def prob_to_post(rspecifier: str, wspecifier: str, min_post: float = 0.01,
-                 random_prune: bool = True, seed: int = 0) -> Counts:
-    """Kaldi's prob-to-post: each row's entries of at least ``min_post``; with
+                 random_prune: bool = True, seed: int = 0, log: bool = False) -> Counts:
+    """Kaldi's prob-to-post (``log``: logprob-to-post, the entries exponentiated in float32
+    first, as its Exp(BaseFloat)): each row's entries of at least ``min_post``; with
     ``random_prune`` a smaller p is kept as ``min_post`` with probability p / min_post (which
     keeps expectations). The draws come from numpy's generator seeded with ``seed``, one per
     smaller entry in row order, where Kaldi's come from the C library's rand(): the same
@@ -36,6 +49,8 @@ def prob_to_post(rspecifier: str, wspecifier: str, min_post: float = 0.01,
 
     def one(key: str, probs: np.ndarray) -> list:
         probs = np.asarray(probs, np.float32)
+        if log:
+            probs = np.exp(probs)
         keep = probs >= floor
         value = probs.copy()
         if random_prune:

@@ -274,6 +274,7 @@ ROWS = [
     ("paste-vectors.py", "ark:{bad} ark:{w}/weights.ark ark:{o}/x.ark", "weights.ark"),
     ("post-to-weights.py", "ark:{bad} ark:{o}/x.ark", "post.ark"),
     ("prob-to-post.py", "ark:{bad} ark:{o}/x.ark", "probs.ark"),
+    ("logprob-to-post.py", "ark:{bad} ark:{o}/x.ark", "probs.ark"),
     ("rbm-convert-to-nnet.py", "{bad} {o}/x.nnet", "rbm.nnet"),
     ("rbm-train-cd1-frmshuff.py", "{bad} %s {o}/x.nnet" % F, "rbm.nnet"),
     ("rbm-train-cd1-frmshuff.py", "{w}/rbm.nnet ark:{bad} {o}/x.nnet", "feats.ark"),

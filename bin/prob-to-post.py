@@ -4,8 +4,6 @@
 import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
-
 USAGE = """Convert a matrix of probabilities (e.g. from nnet-logprob2) to posteriors
 Usage:  prob-to-post.py [options] <prob-matrix-rspecifier> <posteriors-wspecifier>
 e.g.:
@@ -17,19 +15,9 @@ the same distribution, other draws.)"""
 
 
 def main(argv=None) -> int:
-    from nnetmix.hmm.post_tables import PostPruneOptions
+    from nnetmix.cli.posteriors import prob_to_post_main
 
-    parser = OptionParser(USAGE, prog="prob-to-post.py")
-    parser.register_group(PostPruneOptions)
-
-    def body(opts, args) -> int:
-        from nnetmix.hmm.post_tables import prob_to_post
-
-        o = parser.group(PostPruneOptions, opts)
-        return 0 if prob_to_post(args[0], args[1], o.min_post, o.random_prune,
-                                 log=False).ok else 1
-
-    return run_tool(parser, (2, 2), body, argv)
+    return prob_to_post_main("prob-to-post.py", USAGE, False, argv)
 
 
 if __name__ == "__main__":

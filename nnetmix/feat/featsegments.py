@@ -19,9 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnetmix.errors import NnetmixError
-from nnetmix.feat.segments import parse_segment_line
+from nnetmix.feat.segments import iter_segment_lines
 from nnetmix.kaldi import RandomAccessReader, TableWriter
-from nnetmix.kaldi.stream import open_input
 from nnetmix.options import option
 
 __all__ = ["FeatureSegmentOptions", "FeatureSegmentsError", "extract_feature_segments",
@@ -90,33 +89,25 @@ def extract_feature_segments(rspecifier: str, segments_rxfilename: str, wspecifi
                                    "> 0")
     num_lines = num_success = 0
     with RandomAccessReader(rspecifier) as feats, TableWriter(wspecifier) as writer:
-        src = open_input(segments_rxfilename)
-        ok = False
-        try:
-            for raw in iter(src.readline, b""):
-                num_lines += 1
-                line = raw.decode("utf-8", errors="surrogateescape").rstrip("\n")
-                parsed = parse_segment_line(line)
-                if parsed is None:
-                    continue
-                segment, utterance, start, end, _channel = parsed
-                if end <= 0:  # extract-segments' "till the end" -1 is not taken here
-                    logger.warning("Invalid line in segments file [empty or invalid segment]: "
-                                   "%s", line)
-                    continue
-                if utterance not in feats:
-                    logger.warning("Did not find features for utterance %s, skipping segment "
-                                   "%s", utterance, segment)
-                    continue
-                mat = feats[utterance]
-                span = frame_range(start, end, mat.shape[0], opts, segment, mat.shape[1])
-                if span is None:
-                    continue
-                writer.write(segment, np.ascontiguousarray(mat[span[0]:span[1]], np.float32))
-                num_success += 1
-            ok = True
-        finally:
-            src.close(check=ok)
+        for line, parsed in iter_segment_lines(segments_rxfilename):
+            num_lines += 1
+            if parsed is None:
+                continue
+            segment, utterance, start, end, _channel = parsed
+            if end <= 0:  # extract-segments' "till the end" -1 is not taken here
+                logger.warning("Invalid line in segments file [empty or invalid segment]: "
+                               "%s", line)
+                continue
+            if utterance not in feats:
+                logger.warning("Did not find features for utterance %s, skipping segment "
+                               "%s", utterance, segment)
+                continue
+            mat = feats[utterance]
+            span = frame_range(start, end, mat.shape[0], opts, segment, mat.shape[1])
+            if span is None:
+                continue
+            writer.write(segment, np.ascontiguousarray(mat[span[0]:span[1]], np.float32))
+            num_success += 1
         logger.info("Successfully processed %d lines out of %d in the segments file. ",
                     num_success, num_lines)
         if not num_success:

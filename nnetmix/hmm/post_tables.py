@@ -1,5 +1,6 @@
 """Posterior tables made, scaled, summed and weighted: Kaldi's prob-to-post, logprob-to-post,
-post-to-weights, scale-post, sum-post and weight-post (src/bin/, hmm/posterior.cc).
+post-to-weights, post-to-tacc, scale-post, sum-post and weight-post (src/bin/,
+hmm/posterior.cc).
 
 A posterior is a list of frames, each a list of (id, weight) pairs (nnetmix.kaldi.codec);
 weights are float32 (BaseFloat) and the arithmetic is done in float32 as Kaldi's. Each function
@@ -14,13 +15,15 @@ from typing import Optional
 
 import numpy as np
 
-from nnetmix.errors import UsageError
+from nnetmix.errors import FormatError, UsageError
 from nnetmix.kaldi.copy import Counts, is_rspecifier, map_table
-from nnetmix.kaldi.table import RandomAccessReader
+from nnetmix.kaldi.objects import write_object
+from nnetmix.kaldi.table import RandomAccessReader, SequentialReader
+from nnetmix.kaldi.transition_model import read_transition_model
 from nnetmix.kaldi.vector_ops import scale_posterior
 from nnetmix.options import option
 
-__all__ = ["PostPruneOptions", "prob_to_post", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
+__all__ = ["PostPruneOptions", "prob_to_post", "post_to_tacc", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
            "weight_post"]
 
 logger = logging.getLogger(__name__)
@@ -198,3 +201,37 @@ def weight_post(post_rspecifier: str, weights_rspecifier: str, wspecifier: str,
 
         return map_table(post_rspecifier, wspecifier, one, "post",
                          summary="Scaled {done} posteriors; errors on {err}")
+
+
+def post_to_tacc(model_rx: str, rspecifier: str, wxfilename: str, binary: bool = True,
+                 per_pdf: bool = False) -> int:
+    """Kaldi's post-to-tacc: the posteriors' weights summed (in double) per transition-id,
+    index 0 unused, or per pdf with ``per_pdf``; written as one float vector. A transition-id
+    outside the model is one error naming the key. ``per_pdf`` sums every transition-id, where
+    Kaldi's loop stops one short and leaves the last one's count out. Returns how many
+    posteriors were read (nothing is written when none was)."""
+    tm = read_transition_model(model_rx)
+    n = tm.num_transition_ids
+    accs = np.zeros(n + 1)
+    done = 0
+    with SequentialReader(rspecifier, "post") as reader:
+        for key, post in reader:
+            for frame in post:
+                for tid, weight in frame:
+                    if not 0 < tid <= n:
+                        raise FormatError(f"{rspecifier}: Invalid transition-id {tid} "
+                                          f"encountered for utterance {key} (the model "
+                                          f"{model_rx} has {n})")
+                    accs[tid] += weight
+            done += 1
+    if not done:
+        raise FormatError(f"{rspecifier}: no posteriors, so {wxfilename} is not written")
+    if per_pdf:
+        logger.info("accumulate counts per pdf-id")
+        pdf_accs = np.zeros(tm.num_pdfs)
+        np.add.at(pdf_accs, tm.tid2pdf[1:].astype(np.int64), accs[1:])
+        accs = pdf_accs
+    write_object(wxfilename, accs.astype(np.float32), "vec", binary)
+    logger.info("Done computing transition stats over %d utterances; wrote stats to %s", done,
+                wxfilename)
+    return done

@@ -185,6 +185,40 @@ def test_show_transitions(alidir, kaldi_fixtures, capsys):
     assert len(errors) == 1 and "short.occs: 3 occupation counts" in errors[0]
 
 
+def test_post_to_tacc(alidir, tmp_path, capsys):
+    """Kaldi's post-to-tacc on the alignments Kaldi wrote: per transition-id, the count of
+    frames with that id (index 0 unused); with --per-pdf, per pdf; a transition-id beyond the
+    model is one error naming the key."""
+    from nnetmix.kaldi import TableWriter, read_object
+
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    alis = alignments(alidir)
+    with TableWriter(f"ark:{tmp_path}/post.ark", "post") as w:
+        for k, a in alis:
+            w[k] = [[(int(t), 1.0)] for t in a]
+    tool = load_bin("post-to-tacc.py")
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/post.ark",
+                      str(tmp_path / "tacc")]) == 0
+    assert f"Done computing transition stats over {len(alis)} utterances" in \
+        capsys.readouterr().err
+    tids = np.concatenate([a for _, a in alis])
+    want = np.bincount(tids, minlength=tm.num_transition_ids + 1).astype(np.float32)
+    np.testing.assert_array_equal(read_object(str(tmp_path / "tacc"), "vec"), want)
+    assert tool.main(["--per-pdf=true", "--binary=false", str(alidir / "final.mdl"),
+                      f"ark:{tmp_path}/post.ark", str(tmp_path / "pacc")]) == 0
+    per_pdf = np.bincount(tm.tid2pdf[tids], minlength=tm.num_pdfs).astype(np.float32)
+    np.testing.assert_array_equal(read_object(str(tmp_path / "pacc"), "vec"), per_pdf)
+    assert (tmp_path / "pacc").read_text().startswith(" [ ")
+    with TableWriter(f"ark:{tmp_path}/bad.ark", "post") as w:
+        w["u1"] = [[(tm.num_transition_ids + 1, 1.0)]]
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/bad.ark",
+                      str(tmp_path / "x")]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and f"Invalid transition-id {tm.num_transition_ids + 1} " \
+        "encountered for utterance u1" in errors[0]
+    assert not (tmp_path / "x").exists()
+
+
 def test_copy_tree_text_and_binary(kaldi_fixtures, tmp_path, capsys):
     tool = load_bin("copy-tree.py")
     tree = kaldi_fixtures / "yesno" / "tree"

@@ -1,6 +1,6 @@
 """Posterior tables made, scaled, summed and weighted: Kaldi's prob-to-post, logprob-to-post,
-post-to-weights, post-to-tacc, scale-post, sum-post and weight-post (src/bin/,
-hmm/posterior.cc).
+post-to-weights, post-to-tacc, post-to-pdf-post, scale-post, sum-post and weight-post
+(src/bin/, hmm/posterior.cc).
 
 A posterior is a list of frames, each a list of (id, weight) pairs (nnetmix.kaldi.codec);
 weights are float32 (BaseFloat) and the arithmetic is done in float32 as Kaldi's. Each function
@@ -23,7 +23,7 @@ from nnetmix.kaldi.transition_model import read_transition_model
 from nnetmix.kaldi.vector_ops import scale_posterior
 from nnetmix.options import option
 
-__all__ = ["PostPruneOptions", "prob_to_post", "post_to_tacc", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
+__all__ = ["PostPruneOptions", "prob_to_post", "post_to_tacc", "post_to_pdf_post", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
            "weight_post"]
 
 logger = logging.getLogger(__name__)
@@ -235,3 +235,30 @@ def post_to_tacc(model_rx: str, rspecifier: str, wxfilename: str, binary: bool =
     logger.info("Done computing transition stats over %d utterances; wrote stats to %s", done,
                 wxfilename)
     return done
+
+
+def post_to_pdf_post(model_rx: str, rspecifier: str, wspecifier: str) -> Counts:
+    """Kaldi's post-to-pdf-post (ConvertPosteriorToPdfs): per frame, the weights of the
+    transition-ids of each pdf summed in float32 in the frame's order, the pdfs in increasing
+    order (Kaldi's std::map), pdfs whose sum is exactly 0 left out. A transition-id outside
+    the model is one error naming the key (Kaldi asserts)."""
+    tm = read_transition_model(model_rx)
+    tid2pdf = tm.tid2pdf.tolist()
+    n = tm.num_transition_ids
+
+    def one(key: str, post: list) -> list:
+        out = []
+        for frame in post:
+            sums: dict[int, np.float32] = {}
+            for tid, weight in frame:
+                if not 0 < tid <= n:
+                    raise FormatError(f"{rspecifier}: utterance {key}: transition-id {tid} is "
+                                      f"not in the model {model_rx} (1...{n})")
+                pdf = tid2pdf[tid]
+                sums[pdf] = np.float32(sums.get(pdf, np.float32(0.0)) + np.float32(weight))
+            out.append([(pdf, float(w)) for pdf, w in sorted(sums.items()) if w != 0.0])
+        return out
+
+    return map_table(rspecifier, wspecifier, one, "post", "post",
+                     summary="Done converting posteriors to pdf-level posteriors for {done} "
+                             "utterances.")

@@ -273,6 +273,8 @@ ROWS = [
     ("paste-feats.py", "ark:{bad} %s ark:{o}/x.ark" % F, "feats.ark"),
     ("paste-vectors.py", "ark:{bad} ark:{w}/weights.ark ark:{o}/x.ark", "weights.ark"),
     ("post-to-weights.py", "ark:{bad} ark:{o}/x.ark", "post.ark"),
+    ("post-to-pdf-post.py", "{bad} %s ark:{o}/x.ark" % P, "0.tm"),
+    ("post-to-pdf-post.py", "%s ark:{bad} ark:{o}/x.ark" % M, "post.ark"),
     ("post-to-tacc.py", "{bad} %s {o}/x.acc" % P, "0.tm"),
     ("post-to-tacc.py", "%s ark:{bad} {o}/x.acc" % M, "post.ark"),
     ("prob-to-post.py", "ark:{bad} ark:{o}/x.ark", "probs.ark"),

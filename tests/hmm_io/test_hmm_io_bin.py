@@ -219,6 +219,39 @@ def test_post_to_tacc(alidir, tmp_path, capsys):
     assert not (tmp_path / "x").exists()
 
 
+def test_post_to_pdf_post(alidir, tmp_path, capsys):
+    """Kaldi's post-to-pdf-post: Kaldi's yesno alignments as posteriors give ali-to-pdf's pdfs
+    with weight 1; in a frame, transition-ids of one pdf are summed (float32), pdfs come in
+    increasing order and a sum of exactly 0 is left out (ConvertPosteriorToPdfs)."""
+    from nnetmix.kaldi import TableWriter
+
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    alis = alignments(alidir)
+    with TableWriter(f"ark:{tmp_path}/post.ark", "post") as w:
+        for k, a in alis:
+            w[k] = [[(int(t), 1.0)] for t in a]
+        # tids 1 and 2 are pdf 0 (SIL's first state), 5 is pdf 1, 9 pdf 2
+        assert [tm.tid2pdf[t] for t in (1, 2, 5, 9)] == [0, 0, 1, 2]
+        w["zz"] = [[(9, 0.25), (1, 0.5), (2, 0.25), (5, 0.5), (5, -0.5)]]
+    tool = load_bin("post-to-pdf-post.py")
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/post.ark",
+                      f"ark:{tmp_path}/pdf.ark"]) == 0
+    assert "Done converting posteriors to pdf-level posteriors for " \
+        f"{len(alis) + 1} utterances." in capsys.readouterr().err
+    with SequentialReader(f"ark:{tmp_path}/pdf.ark", "post") as r:
+        got = dict(r)
+    for k, a in alis:
+        assert got[k] == [[(int(tm.tid2pdf[t]), 1.0)] for t in a]
+    assert got["zz"] == [[(0, 0.75), (2, 0.25)]]
+    with TableWriter(f"ark:{tmp_path}/bad.ark", "post") as w:
+        w["u1"] = [[(0, 1.0)]]
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/bad.ark",
+                      f"ark:{tmp_path}/x.ark"]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "utterance u1: transition-id 0 is not in the model" in errors[0]
+    assert not (tmp_path / "x.ark").exists()
+
+
 def test_copy_tree_text_and_binary(kaldi_fixtures, tmp_path, capsys):
     tool = load_bin("copy-tree.py")
     tree = kaldi_fixtures / "yesno" / "tree"

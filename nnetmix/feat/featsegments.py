@@ -57,6 +57,11 @@ def _round(x: float) -> int:
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
+def _f32(x: float) -> float:
+    """A BaseFloat option's value as Kaldi holds it (float32)."""
+    return float(np.float32(x))
+
+
 def frame_range(start: float, end: float, num_frames: int, opts: FeatureSegmentOptions,
                 segment: str, dim: int) -> tuple[int, int] | None:
     """Kaldi's [first, last) frames of a segment, or None after Kaldi's warning."""
@@ -69,12 +74,12 @@ def frame_range(start: float, end: float, num_frames: int, opts: FeatureSegmentO
                        first, num_frames, dim, segment)
         return None
     if last > num_frames:
-        if last >= num_frames + _round(opts.max_overshoot * 1000.0 / opts.frame_shift):
+        if last >= num_frames + _round(_f32(opts.max_overshoot) * 1000.0 / opts.frame_shift):
             logger.warning("End sample too far out of range %d [length:] %dx%d, skipping "
                            "segment %s", last, num_frames, dim, segment)
             return None
         last = num_frames
-    if last <= first + _round(opts.min_segment_length * 1000.0 / opts.frame_shift):
+    if last <= first + _round(_f32(opts.min_segment_length) * 1000.0 / opts.frame_shift):
         logger.warning("Segment %s too short, skipping it.", segment)
         return None
     return first, last

@@ -53,8 +53,6 @@ def compare_int_vectors(rspecifier1: str, rspecifier2: str, out: TextIO,
                         opts: CompareIntOptions | None = None) -> tuple[int, int]:
     """Write the per-key lines to ``out`` and the optional counts; return (frames, differing)."""
     opts = opts or CompareIntOptions()
-    need_counts = bool(opts.write_tot_counts or opts.write_diff_counts
-                       or opts.write_confusion_matrix)
     done = not_found = mismatched = frames = differ = 0
     tot, diff, confusion = np.zeros(0), np.zeros(0), np.zeros((0, 0))
     with SequentialReader(rspecifier1, "ivec") as first, \
@@ -70,11 +68,14 @@ def compare_int_vectors(rspecifier1: str, rspecifier2: str, out: TextIO,
                 mismatched += 1
             n = min(len(a), len(b))
             a, b = np.asarray(a[:n], np.int64), np.asarray(b[:n], np.int64)
-            if need_counts and n and min(a.min(), b.min()) < 0:
+            bad = a != b
+            counted = [a] if opts.write_tot_counts else []  # the values Kaldi adds up
+            counted += [a[bad], b[bad]] if opts.write_diff_counts else []
+            counted += [a, b] if opts.write_confusion_matrix else []
+            if any(len(c) and c.min() < 0 for c in counted):
                 raise FormatError(f"{rspecifier1}, {rspecifier2}: utterance {key}: contents of "
                                   "vectors cannot be negative if --write-tot-counts, "
                                   "--write-diff-counts or --write-confusion-matrix is given")
-            bad = a != b
             if opts.write_diff_counts and bad.any():
                 diff = _grown(diff, int(max(a[bad].max(), b[bad].max())) + 1)
                 np.add.at(diff, a[bad], 0.5)

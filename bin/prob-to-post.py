@@ -4,8 +4,6 @@
 import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import sys
 
-from nnetmix.cli import OptionParser, run_tool
-
 USAGE = """Convert a matrix of probabilities (e.g. from nnet-logprob2) to posteriors
 Usage:  prob-to-post.py [options] <prob-matrix-rspecifier> <posteriors-wspecifier>
 e.g.:
@@ -16,22 +14,10 @@ rather than transition-ids (c.f. post-to-pdf-post)
 the same distribution, other draws.)"""
 
 
-def make_parser() -> OptionParser:
-    p = OptionParser(USAGE, prog="prob-to-post.py")
-    p.register("min-post", 0.01, "Minimum posterior we will output (smaller ones are pruned).  "
-               "Also see --random-prune")
-    p.register("random-prune", True, "If true, prune posteriors with a randomized method that "
-               "preserves expectations.")
-    return p
-
-
-def body(opts, args) -> int:
-    from nnetmix.hmm.post_tables import prob_to_post
-    return 0 if prob_to_post(args[0], args[1], opts.min_post, opts.random_prune).ok else 1
-
-
 def main(argv=None) -> int:
-    return run_tool(make_parser(), (2, 2), body, argv)
+    from nnetmix.cli.posteriors import prob_to_post_main
+
+    return prob_to_post_main("prob-to-post.py", USAGE, False, argv)
 
 
 if __name__ == "__main__":

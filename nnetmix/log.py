@@ -11,7 +11,7 @@ import sys
 
 from nnetmix import __version__
 
-__all__ = ["KaldiFormatter", "setup_logging", "vlog", "get_logger"]
+__all__ = ["KaldiFormatter", "setup_logging", "vlog", "get_logger", "log_vector"]
 
 _LEVEL_NAMES = {logging.INFO: "LOG", logging.WARNING: "WARNING", logging.ERROR: "ERROR",
                 logging.CRITICAL: "ERROR"}
@@ -54,3 +54,9 @@ def vlog(logger: logging.Logger, n: int, msg: str, *args) -> None:
 
 def get_logger(name: str) -> logging.Logger:
     return logging.getLogger(name)
+
+
+def log_vector(values) -> str:
+    """A vector as Kaldi's ``KALDI_LOG << vec`` prints it (operator<<, the log stream's default
+    precision 6): `` [ a b c ]``."""
+    return " [ " + " ".join("{:.6g}".format(float(x)) for x in values) + " ]"

@@ -32,6 +32,7 @@ from nnetmix.feat.pipeline import open_features
 from nnetmix.kaldi import RandomAccessReader, write_object
 from nnetmix.kaldi.tokens import TokenReader, TokenWriter, add_objects, write_object_bytes
 from nnetmix.kaldi.transition_model import read_transition_model
+from nnetmix.log import log_vector
 
 __all__ = ["LdaStats", "LdaError", "LdaOptions", "rand_prune", "read_lda_stats",
            "write_lda_stats", "pdf_posteriors", "acc_lda", "est_lda"]
@@ -204,7 +205,7 @@ class LdaStats:
         order = np.argsort(-s, kind="stable")
         s, u = s[order], u[:, order]
         log.info("Data count is %s", _g(count))
-        log.info("LDA singular values are %s", _vec(s))
+        log.info("LDA singular values are %s", log_vector(s))
         log.info("Sum of all singular values is %s", _g(s.sum()))
         log.info("Sum of selected singular values is %s", _g(s[:target].sum()))
         full = u.T @ inv_chol
@@ -222,15 +223,6 @@ def _add_mean_offset(mean: np.ndarray, m: np.ndarray) -> np.ndarray:
     """AddMeanOffset: the column -M mean appended (in float, as Kaldi computes it)."""
     neg = -(m @ mean.astype(np.float32))
     return np.hstack([m, neg[:, None].astype(np.float32)])
-
-
-def _g(x: float) -> str:
-    return "{:.6g}".format(float(x))
-
-
-def _vec(v: np.ndarray) -> str:
-    """A vector as Kaldi's operator<< prints it: `` [ a b c ]``."""
-    return " [ " + " ".join(_g(x) for x in v) + " ]"
 
 
 def read_lda_stats(paths: list) -> LdaStats:
@@ -324,3 +316,7 @@ def est_lda(lda_out: str, acc_files: list, opts: LdaOptions, binary: bool = True
     if full_out:
         write_object(full_out, mfull, "mat", binary)
     return m
+
+
+def _g(x: float) -> str:
+    return "{:.6g}".format(float(x))

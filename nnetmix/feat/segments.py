@@ -20,6 +20,7 @@ import logging
 import math
 import re
 from dataclasses import dataclass
+from typing import Iterator, Optional
 
 import numpy as np
 
@@ -29,7 +30,8 @@ from nnetmix.feat.wavetable import WaveRandomAccess, WaveWriter
 from nnetmix.kaldi.stream import open_input
 from nnetmix.options import option
 
-__all__ = ["SegmentOptions", "SegmentsError", "extract_segments", "segment_range"]
+__all__ = ["SegmentOptions", "SegmentsError", "extract_segments", "iter_segment_lines",
+           "parse_segment_line", "segment_range"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +83,7 @@ def segment_range(start: float, end: float, num_samples: int, rate: float,
     return first, min(last, num_samples)
 
 
-def _parse(line: str) -> tuple[str, str, float, float, int] | None:
+def parse_segment_line(line: str) -> tuple[str, str, float, float, int] | None:
     """(segment, recording, start, end, channel or -1), or None after a warning."""
     fields = [f for f in _SPLIT.split(line) if f]
     if len(fields) not in (4, 5):
@@ -110,6 +112,20 @@ def _parse(line: str) -> tuple[str, str, float, float, int] | None:
     return segment, recording, start, end, channel
 
 
+def iter_segment_lines(rxfilename: str) -> Iterator[tuple[str, Optional[tuple]]]:
+    """Each line of a segments file with :func:`parse_segment_line`'s result (None after its
+    warning); the file is closed, and a failed pipe reported, when the lines run out."""
+    src = open_input(rxfilename)
+    ok = False
+    try:
+        for raw in iter(src.readline, b""):
+            line = raw.decode("utf-8", errors="surrogateescape").rstrip("\n")
+            yield line, parse_segment_line(line)
+        ok = True
+    finally:
+        src.close(check=ok)
+
+
 def extract_segments(wav_rspecifier: str, segments_rxfilename: str, wav_wspecifier: str,
                      opts: SegmentOptions | None = None) -> tuple[int, int]:
     """Write each valid segment of the recordings as a wave object; return (done, lines)."""
@@ -117,44 +133,36 @@ def extract_segments(wav_rspecifier: str, segments_rxfilename: str, wav_wspecifi
     reader = WaveRandomAccess(wav_rspecifier)
     num_lines = num_success = 0
     with WaveWriter(wav_wspecifier) as writer:
-        src = open_input(segments_rxfilename)
-        ok = False
-        try:
-            for raw in iter(src.readline, b""):
-                num_lines += 1
-                line = raw.decode("utf-8", errors="surrogateescape").rstrip("\n")
-                parsed = _parse(line)
-                if parsed is None:
-                    continue
-                segment, recording, start, end, channel = parsed
-                if not reader.has_key(recording):
-                    logger.warning("Could not find recording %s, skipping segment %s",
-                                   recording, segment)
-                    continue
-                audio = reader.value(recording)
-                span = segment_range(start, end, audio.num_samples, audio.sample_rate, opts,
-                                     segment, line)
-                if span is None:
-                    continue
-                if channel == -1:
-                    if audio.num_channels != 1:
-                        raise SegmentsError(
-                            f"{segments_rxfilename}: recording {recording} has "
-                            f"{audio.num_channels} channels: give the channel as a 5th field "
-                            f"of the segments file, or one channel per wav.scp entry "
-                            f"(sph2pipe ... -c 1). Processing segment {segment}")
-                    channel = 0
-                elif channel >= audio.num_channels:
-                    logger.warning("Invalid channel %d >= %d. Skipping segment %s", channel,
-                                   audio.num_channels, segment)
-                    continue
-                first, last = span
-                piece = audio.samples[channel:channel + 1, first:last]
-                writer.write(segment, Audio(piece, audio.sample_rate))
-                num_success += 1
-            ok = True
-        finally:
-            src.close(check=ok)
+        for line, parsed in iter_segment_lines(segments_rxfilename):
+            num_lines += 1
+            if parsed is None:
+                continue
+            segment, recording, start, end, channel = parsed
+            if not reader.has_key(recording):
+                logger.warning("Could not find recording %s, skipping segment %s",
+                               recording, segment)
+                continue
+            audio = reader.value(recording)
+            span = segment_range(start, end, audio.num_samples, audio.sample_rate, opts,
+                                 segment, line)
+            if span is None:
+                continue
+            if channel == -1:
+                if audio.num_channels != 1:
+                    raise SegmentsError(
+                        f"{segments_rxfilename}: recording {recording} has "
+                        f"{audio.num_channels} channels: give the channel as a 5th field "
+                        f"of the segments file, or one channel per wav.scp entry "
+                        f"(sph2pipe ... -c 1). Processing segment {segment}")
+                channel = 0
+            elif channel >= audio.num_channels:
+                logger.warning("Invalid channel %d >= %d. Skipping segment %s", channel,
+                               audio.num_channels, segment)
+                continue
+            first, last = span
+            piece = audio.samples[channel:channel + 1, first:last]
+            writer.write(segment, Audio(piece, audio.sample_rate))
+            num_success += 1
         logger.info("Successfully processed %d lines out of %d in the segments file. ",
                     num_success, num_lines)
         if not num_success:  # before the writer closes: no empty archive is left

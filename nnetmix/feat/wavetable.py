@@ -25,7 +25,7 @@ from nnetmix.kaldi.specifier import parse_rspecifier, parse_wspecifier
 from nnetmix.kaldi.stream import InputStream, OutputSink, open_input, open_output
 from nnetmix.kaldi.writer import ArkScpSinks
 
-__all__ = ["WaveEntry", "iter_wave_table", "WaveRandomAccess", "WaveWriter"]
+__all__ = ["WaveEntry", "iter_wave_table", "WaveRandomAccess", "WaveWriter", "copy_wave_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -185,3 +185,22 @@ class WaveWriter(ArkScpSinks):
                                                                         "surrogateescape"))
         if self.spec.flush:
             self._ark.flush()
+
+
+def copy_wave_table(rspecifier: str, wspecifier: str) -> int:
+    """Kaldi's wav-copy: every recording of a wave table written as a wave object (an scp's
+    files, pipes and SPHERE entries become one archive); an entry that cannot be read stops the
+    run, as Kaldi's sequential read does, and a table with no recording writes nothing."""
+    done = 0
+    with WaveWriter(wspecifier) as writer:
+        for entry in iter_wave_table(rspecifier):
+            try:
+                audio = entry.load()
+            except AudioReadError as e:
+                raise AudioReadError(f"{rspecifier}: recording {entry.key}: {e}") from None
+            writer.write(entry.key, audio)
+            done += 1
+        logger.info("Copied %d wave files", done)
+        if not done:
+            raise FormatError(f"{rspecifier}: no recording, so {wspecifier} is not written")
+    return done

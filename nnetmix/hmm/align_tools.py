@@ -1,4 +1,5 @@
-"""align-equal-compiled and gmm-align-compiled over Kaldi tables (src/bin, src/gmmbin).
+"""align-equal-compiled, gmm-align-compiled and align-compiled-mapped over Kaldi tables (src/bin,
+src/gmmbin); align-compiled-mapped reads the acoustics as log-likelihood matrices (a DNN's).
 
 Graphs come from compile-train-graphs (:mod:`nnetmix.hmm.graphs`: no transition probabilities
 in them); features from any rspecifier, read with random access by the graph's key as Kaldi
@@ -20,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from nnetmix.errors import FormatError
 from nnetmix.feat.pipeline import PIPELINE_PREFIX, FeaturePipeline, is_pipeline
 from nnetmix.hmm.fst_labels import compact_input_labels
 from nnetmix.hmm.gmm_align import (AlignOptions, align_utterance, equal_align_graph,
@@ -29,11 +31,12 @@ from nnetmix.hmm.gmm_tools import check_feat_dim, read_model
 from nnetmix.hmm.graphs import iter_graphs
 from nnetmix.kaldi.specifier import parse_rspecifier
 from nnetmix.kaldi.table import RandomAccessReader, SequentialReader
+from nnetmix.kaldi.transition_model import read_transition_model
 from nnetmix.kaldi.writer import TableWriter
 from nnetmix.log import vlog
 
 __all__ = ["AlignCounts", "SortedLookup", "open_lookup", "pdf_loglikes_np",
-           "align_equal_compiled", "align_compiled"]
+           "align_equal_compiled", "align_compiled", "align_compiled_mapped"]
 
 logger = logging.getLogger(__name__)
 
@@ -238,21 +241,66 @@ def align_compiled(model_rx: str, graphs_rspecifier: str, feats_rspecifier: str,
                 else:  # all pdfs: for monophones (tens of pdfs) one GEMM beats listing a graph's
                     ll = pdf_loglikes_np(stacked, m)
                     res = align_utterance(graph, ll, tid2pdf, opts, trans, None, key=key)
-                counts.retried += res.retried
-                if not res.ok:
-                    counts.errors += 1
-                    continue
-                writer.write(key, res.alignment)
-                if scores is not None:
-                    scores.write(key, np.array([res.like], dtype=np.float32))
-                counts.done += 1
-                counts.tot_like += res.like
-                counts.frames += len(m)
+                _record(res, key, len(m), writer, scores, counts)
     finally:
         if scores is not None:
             scores.close()
+    _log_viterbi_summary(counts)
+    return counts
+
+
+
+def _record(res, key: str, frames: int, writer: TableWriter, scores: Optional[TableWriter],
+            counts: AlignCounts) -> None:
+    """Write one utterance's alignment (and score) and count it, or count its failure."""
+    counts.retried += res.retried
+    if not res.ok:
+        counts.errors += 1
+        return
+    writer.write(key, res.alignment)
+    if scores is not None:
+        scores.write(key, np.array([res.like], dtype=np.float32))
+    counts.done += 1
+    counts.tot_like += res.like
+    counts.frames += frames
+
+
+def _log_viterbi_summary(counts: AlignCounts) -> None:
+    """The last lines of Kaldi's gmm-align-compiled and align-compiled-mapped."""
     logger.info("Overall log-likelihood per frame is %g over %d frames.",
                 counts.tot_like / max(counts.frames, 1), counts.frames)
     logger.info("Retried %d out of %d utterances.", counts.retried, counts.done + counts.failed)
     logger.info("Done %d, errors on %d", counts.done, counts.failed)
+
+
+def align_compiled_mapped(trans_model_rx: str, graphs_rspecifier: str, loglikes_rspecifier: str,
+                          ali_wspecifier: str, scores_wspecifier: str = "",
+                          opts: AlignOptions = AlignOptions()) -> AlignCounts:
+    """align-compiled-mapped: gmm-align-compiled's Viterbi alignment with the acoustics read as
+    a (frames, pdfs) log-likelihood matrix per utterance (nnet-forward's output less the log
+    priors); only the model's transition model is used. A matrix with another number of
+    columns than the transition model has pdfs is one error naming the key (Kaldi's
+    DecodableMatrixScaledMapped stops there too)."""
+    tm = read_transition_model(trans_model_rx)
+    tid2pdf = tm.tid2pdf.astype(np.int64)
+    trans = scaled_transition_log_probs(tm.log_probs, tm.tid2state, tm.tid_is_selfloop,
+                                        opts.transition_scale, opts.self_loop_scale)
+    counts = AlignCounts()
+    scores = TableWriter(scores_wspecifier, "vec") if scores_wspecifier else None
+    try:
+        with open_lookup(loglikes_rspecifier, "mat") as loglikes, \
+                TableWriter(ali_wspecifier, "ivec") as writer:
+            for key, graph, ll in _graphs_with_feats(graphs_rspecifier, loglikes, counts):
+                if ll.shape[1] != tm.num_pdfs:
+                    raise FormatError(f"{loglikes_rspecifier}: utterance {key}: the "
+                                      f"log-likelihood matrix has {ll.shape[1]} columns, the "
+                                      f"transition model of {trans_model_rx} {tm.num_pdfs} "
+                                      "pdfs (log-likelihoods of another model?)")
+                res = align_utterance(graph, np.asarray(ll, np.float32), tid2pdf, opts, trans,
+                                      None, key=key)
+                _record(res, key, len(ll), writer, scores, counts)
+    finally:
+        if scores is not None:
+            scores.close()
+    _log_viterbi_summary(counts)
     return counts

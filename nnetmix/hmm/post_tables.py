@@ -1,5 +1,6 @@
-"""Posterior tables made, scaled, summed and weighted: Kaldi's prob-to-post, post-to-weights,
-scale-post, sum-post and weight-post (src/bin/, hmm/posterior.cc).
+"""Posterior tables made, scaled, summed and weighted: Kaldi's prob-to-post, logprob-to-post,
+post-to-weights, post-to-tacc, post-to-pdf-post, scale-post, sum-post and weight-post
+(src/bin/, hmm/posterior.cc).
 
 A posterior is a list of frames, each a list of (id, weight) pairs (nnetmix.kaldi.codec);
 weights are float32 (BaseFloat) and the arithmetic is done in float32 as Kaldi's. Each function
@@ -9,24 +10,39 @@ is one binary's loop: a key it cannot do is warned about and counted, and it ret
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from nnetmix.errors import UsageError
+from nnetmix.errors import FormatError, UsageError
 from nnetmix.kaldi.copy import Counts, is_rspecifier, map_table
-from nnetmix.kaldi.table import RandomAccessReader
+from nnetmix.kaldi.objects import write_object
+from nnetmix.kaldi.table import RandomAccessReader, SequentialReader
+from nnetmix.kaldi.transition_model import read_transition_model
 from nnetmix.kaldi.vector_ops import scale_posterior
+from nnetmix.options import option
 
-__all__ = ["prob_to_post", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
+__all__ = ["PostPruneOptions", "prob_to_post", "post_to_tacc", "post_to_pdf_post", "post_to_weights", "scale_post", "merge_posteriors", "sum_post",
            "weight_post"]
 
 logger = logging.getLogger(__name__)
 
 
+@dataclass
+class PostPruneOptions:
+    """prob-to-post's and logprob-to-post's options (Kaldi's names, defaults and help)."""
+
+    min_post: float = option(0.01, "Minimum posterior we will output (smaller ones are "
+                             "pruned).  Also see --random-prune")
+    random_prune: bool = option(True, "If true, prune posteriors with a randomized method that "
+                                "preserves expectations.")
+
+
 def prob_to_post(rspecifier: str, wspecifier: str, min_post: float = 0.01,
-                 random_prune: bool = True, seed: int = 0) -> Counts:
-    """Kaldi's prob-to-post: each row's entries of at least ``min_post``; with
+                 random_prune: bool = True, seed: int = 0, log: bool = False) -> Counts:
+    """Kaldi's prob-to-post (``log``: logprob-to-post, the entries exponentiated in float32
+    first, as its Exp(BaseFloat)): each row's entries of at least ``min_post``; with
     ``random_prune`` a smaller p is kept as ``min_post`` with probability p / min_post (which
     keeps expectations). The draws come from numpy's generator seeded with ``seed``, one per
     smaller entry in row order, where Kaldi's come from the C library's rand(): the same
@@ -36,6 +52,8 @@ def prob_to_post(rspecifier: str, wspecifier: str, min_post: float = 0.01,
 
     def one(key: str, probs: np.ndarray) -> list:
         probs = np.asarray(probs, np.float32)
+        if log:
+            probs = np.exp(probs)
         keep = probs >= floor
         value = probs.copy()
         if random_prune:
@@ -183,3 +201,64 @@ def weight_post(post_rspecifier: str, weights_rspecifier: str, wspecifier: str,
 
         return map_table(post_rspecifier, wspecifier, one, "post",
                          summary="Scaled {done} posteriors; errors on {err}")
+
+
+def post_to_tacc(model_rx: str, rspecifier: str, wxfilename: str, binary: bool = True,
+                 per_pdf: bool = False) -> int:
+    """Kaldi's post-to-tacc: the posteriors' weights summed (in double) per transition-id,
+    index 0 unused, or per pdf with ``per_pdf``; written as one float vector. A transition-id
+    outside the model is one error naming the key. ``per_pdf`` sums every transition-id, where
+    Kaldi's loop stops one short and leaves the last one's count out. Returns how many
+    posteriors were read (nothing is written when none was)."""
+    tm = read_transition_model(model_rx)
+    n = tm.num_transition_ids
+    accs = np.zeros(n + 1)
+    done = 0
+    with SequentialReader(rspecifier, "post") as reader:
+        for key, post in reader:
+            for frame in post:
+                for tid, weight in frame:
+                    if not 0 < tid <= n:
+                        raise FormatError(f"{rspecifier}: Invalid transition-id {tid} "
+                                          f"encountered for utterance {key} (the model "
+                                          f"{model_rx} has {n})")
+                    accs[tid] += weight
+            done += 1
+    if not done:
+        raise FormatError(f"{rspecifier}: no posteriors, so {wxfilename} is not written")
+    if per_pdf:
+        logger.info("accumulate counts per pdf-id")
+        pdf_accs = np.zeros(tm.num_pdfs)
+        np.add.at(pdf_accs, tm.tid2pdf[1:].astype(np.int64), accs[1:])
+        accs = pdf_accs
+    write_object(wxfilename, accs.astype(np.float32), "vec", binary)
+    logger.info("Done computing transition stats over %d utterances; wrote stats to %s", done,
+                wxfilename)
+    return done
+
+
+def post_to_pdf_post(model_rx: str, rspecifier: str, wspecifier: str) -> Counts:
+    """Kaldi's post-to-pdf-post (ConvertPosteriorToPdfs): per frame, the weights of the
+    transition-ids of each pdf summed in float32 in the frame's order, the pdfs in increasing
+    order (Kaldi's std::map), pdfs whose sum is exactly 0 left out. A transition-id outside
+    the model is one error naming the key (Kaldi asserts)."""
+    tm = read_transition_model(model_rx)
+    tid2pdf = tm.tid2pdf.tolist()
+    n = tm.num_transition_ids
+
+    def one(key: str, post: list) -> list:
+        out = []
+        for frame in post:
+            sums: dict[int, np.float32] = {}
+            for tid, weight in frame:
+                if not 0 < tid <= n:
+                    raise FormatError(f"{rspecifier}: utterance {key}: transition-id {tid} is "
+                                      f"not in the model {model_rx} (1...{n})")
+                pdf = tid2pdf[tid]
+                sums[pdf] = np.float32(sums.get(pdf, np.float32(0.0)) + np.float32(weight))
+            out.append([(pdf, float(w)) for pdf, w in sorted(sums.items()) if w != 0.0])
+        return out
+
+    return map_table(rspecifier, wspecifier, one, "post", "post",
+                     summary="Done converting posteriors to pdf-level posteriors for {done} "
+                             "utterances.")

@@ -327,9 +327,13 @@ def const_to_vector(lay: FstLayout):
                            arcs["w"], arcs["next"], lay.final)
 
 
-def read_fst_stream(src, what: str, **check: object) -> bytes:
-    """The bytes of the binary VectorFst at an InputStream's position (an archive entry: the
-    next entry follows it), read state by state and checked by :func:`check_fst_bytes`."""
+def read_fst_stream(src, what: str, **check: object) -> tuple[bytes, FstLayout]:
+    """The bytes of the binary FST at an InputStream's position (an archive entry: the next
+    entry follows it), read state by state and checked by :func:`check_fst_bytes`, with their
+    layout. Kaldi's FST tables hold VectorFsts; an unaligned ConstFst (as ``fstconvert
+    --fst_type=const`` writes it, or a mkgraph.sh HCLG.fst an scp line names) is read too, since
+    its header gives its size. An aligned ConstFst pads to 16-byte file offsets, which an
+    archive entry does not keep, so it is refused by name, as are symbol tables."""
     parts: list[bytes] = []
 
     def take(n: int, field: str) -> bytes:
@@ -350,27 +354,37 @@ def read_fst_stream(src, what: str, **check: object) -> bytes:
         if not 0 <= n <= _MAX_NAME:
             raise FstFormatError(f"{what}: not a binary FST ({field} has length {n})")
         names.append(take(n, field).decode("ascii", "replace"))
-    _v, flags, _p, _start, num_states, _na = _HEADER.unpack(take(_HEADER.size, "the header"))
-    if names[0] != "vector" or flags & 3 or num_states < 0:
+    _v, flags, _p, _start, num_states, num_arcs = _HEADER.unpack(take(_HEADER.size,
+                                                                      "the header"))
+    if names[0] == "const" and not flags & 7 and num_states >= 0 and num_arcs >= 0:
+        take(20 * num_states + 16 * num_arcs,
+             f"the {num_states} states and {num_arcs} arcs of a const FST")
+    elif names[0] == "const" and flags & 4:
+        raise FstFormatError(f"{what}: an aligned const FST in an archive (its padding is "
+                             "relative to its own file; write it with fstconvert "
+                             "--fst_type=vector, or unaligned)")
+    elif names[0] != "vector" or flags & 3 or num_states < 0:
         check_fst_bytes(b"".join(parts), what, whole=False)  # names the type problem
-        raise FstFormatError(f"{what}: an archived FST must be a vector FST with its number of "
-                             "states and no symbol tables")
-    for s in range(num_states):
-        (k,) = _I64.unpack_from(take(12, f"state {s} of {num_states}"), 4)
-        if k < 0 or k > 1 << 40:
-            raise FstFormatError(f"{what}: bad arc count {k} in state {s}")
-        if k:
-            take(16 * k, f"the arcs of state {s} of {num_states}")
+        raise FstFormatError(f"{what}: an archived FST must be a vector or const FST with its "
+                             "number of states and no symbol tables")
+    else:
+        for s in range(num_states):
+            (k,) = _I64.unpack_from(take(12, f"state {s} of {num_states}"), 4)
+            if k < 0 or k > 1 << 40:
+                raise FstFormatError(f"{what}: bad arc count {k} in state {s}")
+            if k:
+                take(16 * k, f"the arcs of state {s} of {num_states}")
     data = b"".join(parts)
-    check_fst_bytes(data, what, **check)  # type: ignore[arg-type]
-    return data
+    return data, check_fst_bytes(data, what, **check)  # type: ignore[arg-type]
 
 
 def iter_fst_table(rspecifier: str, **check: object):
     """(key, kaldifst.StdVectorFst) from an FST archive or script (training graphs), each
-    checked before kaldifst sees it; FstFormatError naming the file and key."""
+    checked before kaldifst sees it (a ConstFst rebuilt as a VectorFst, as
+    :func:`read_checked_fst` does); FstFormatError naming the file and key."""
     def read(src, where: str):
-        return fst_from_bytes(read_fst_stream(src, where, **check))
+        data, lay = read_fst_stream(src, where, **check)
+        return const_to_vector(lay) if lay.fst_type == "const" else fst_from_bytes(data)
 
     return iter_object_table(rspecifier, read)
 

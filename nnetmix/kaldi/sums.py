@@ -31,7 +31,8 @@ from nnetmix.kaldi.table import RandomAccessReader, SequentialReader
 from nnetmix.kaldi.writer import TableWriter
 
 __all__ = ["shape_text", "printable_wxfilename", "sum_tables", "sum_table_to_object",
-           "sum_objects", "sum_any", "sum_matrices", "paste_vectors", "matrix_dim"]
+           "sum_objects", "sum_any", "sum_matrices", "paste_vectors", "matrix_dim",
+           "matrix_sum_rows"]
 
 logger = logging.getLogger(__name__)
 
@@ -240,3 +241,18 @@ def matrix_dim(source: str, out: TextIO) -> int:
     if n == 0:
         logger.warning("No features read from rspecifier '%s'", source)
     return n
+
+
+def matrix_sum_rows(rspecifier: str, wspecifier: str) -> Counts:
+    """Kaldi's matrix-sum-rows: each matrix's rows summed (in double, to keep round-off down)
+    into a float vector of the same key."""
+    rows = [0]
+
+    def one(key: str, mat: np.ndarray) -> np.ndarray:
+        rows[0] += mat.shape[0]
+        return np.asarray(mat, np.float64).sum(axis=0).astype(np.float32)
+
+    def summary(counts: Counts) -> None:
+        logger.info("Summed rows %d matrices, %d rows in total.", counts.done, rows[0])
+
+    return map_table(rspecifier, wspecifier, one, kind="mat", out_kind="vec", summary=summary)

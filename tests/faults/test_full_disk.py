@@ -61,6 +61,21 @@ def test_text_table_past_the_limit(tmp_path, tool):
     assert out.read_text() == "old 1\n" and _no_temporaries(tmp_path)
 
 
+def test_utt2dur_past_the_limit(tmp_path):
+    """compute-mfcc-feats.py --write-utt2dur, the third text table of issue 34's list."""
+    from helpers import write_wav
+
+    (tmp_path / "wav.scp").write_text("".join(
+        f"utt{i:03d} {tmp_path}/{i}.wav\n" for i in range(40)))
+    for i in range(40):
+        write_wav(tmp_path / f"{i}.wav", 800, seed=i)
+    out = tmp_path / "utt2dur"
+    out.write_text("old 1\n")
+    _one_error(_limited("compute-mfcc-feats.py", [f"--write-utt2dur=ark,t:{out}",
+                                                  f"scp:{tmp_path}/wav.scp", "ark:-"], 200), out)
+    assert out.read_text() == "old 1\n" and _no_temporaries(tmp_path)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A model with its NG-SGD state from a run, and the data to train it again."""

@@ -1,6 +1,6 @@
 """The monophone training bin tools through main(argv), on a yesno lang and synthetic features:
 gmm-init-mono, compile-train-graphs, align-equal-compiled, gmm-acc-stats-ali, gmm-sum-accs,
-gmm-est, gmm-align-compiled, gmm-boost-silence, subset-feats."""
+gmm-est, gmm-align-compiled, align-compiled-mapped, gmm-boost-silence, subset-feats."""
 from __future__ import annotations
 
 import re
@@ -166,6 +166,45 @@ def test_align_compiled(trained, setup, capfd, careful):
         if k in alis:
             want = [p for w in words for p in PRONS[w]]
             assert [p for p in check_alignment(tm, alis[k]) if p != 1] == want
+
+
+def test_align_compiled_mapped_on_the_gmm_loglikes_is_gmm_align_compiled(trained, capfd):
+    """Kaldi's align-compiled-mapped (DecodableMatrixScaledMapped) given the GMM's own pdf
+    log-likelihoods gives gmm-align-compiled's alignments and scores: only the acoustics'
+    source differs. A matrix of another number of columns is one error naming the key."""
+    from nnetmix.hmm.align_tools import pdf_loglikes_np
+    from nnetmix.hmm.gmm_tools import read_model
+
+    d = trained
+    model = read_model(str(d / "1.mdl"))
+    with SequentialReader(f"ark:{d}/feats.ark", "mat") as r, \
+            TableWriter(f"ark:{d}/loglikes.ark", "mat") as w:
+        for k, m in r:
+            w[k] = pdf_loglikes_np(model.stacked, m).astype(np.float32)
+    opts = ["--transition-scale=1.0", "--acoustic-scale=0.1", "--self-loop-scale=0.1",
+            "--beam=10", "--retry-beam=40"]
+    assert run("gmm-align-compiled.py", *opts, d / "1.mdl", f"ark:gunzip -c {d}/fsts.gz|",
+               f"ark:{d}/feats.ark", f"ark:{d}/g.ali", f"ark,t:{d}/g.scores") == 0
+    capfd.readouterr()
+    assert run("align-compiled-mapped.py", *opts, d / "1.mdl", f"ark:gunzip -c {d}/fsts.gz|",
+               f"ark:{d}/loglikes.ark", f"ark:{d}/m.ali", f"ark,t:{d}/m.scores") == 0
+    err = capfd.readouterr().err
+    assert "Done 11, errors on 1" in err and "Retried" in err
+    gmm, mapped = read_alis(d / "g.ali"), read_alis(d / "m.ali")
+    assert list(mapped) == list(gmm) and len(mapped) == 11
+    for k in gmm:
+        np.testing.assert_array_equal(mapped[k], gmm[k])
+    assert (d / "m.scores").read_text() == (d / "g.scores").read_text()
+    with SequentialReader(f"ark:{d}/loglikes.ark", "mat") as r, \
+            TableWriter(f"ark:{d}/narrow.ark", "mat") as w:
+        for k, m in r:
+            w[k] = m[:, :-1]
+    assert run("align-compiled-mapped.py", d / "1.mdl", f"ark:gunzip -c {d}/fsts.gz|",
+               f"ark:{d}/narrow.ark", f"ark:{d}/n.ali") == 1
+    err = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("ERROR")]
+    assert len(err) == 1 and f"ark:{d}/narrow.ark: utterance " in err[0]
+    assert f"columns, the transition model of {d}/1.mdl {model.tm.num_pdfs} pdfs" in err[0]
+    assert not (d / "n.ali").exists()
 
 
 def test_feature_dim_mismatch_is_one_line(trained, capfd):

@@ -1,4 +1,4 @@
-"""bin/prob-to-post.py, post-to-weights.py, scale-post.py, sum-post.py and weight-post.py behave
+"""bin/prob-to-post.py, logprob-to-post.py, post-to-weights.py, scale-post.py, sum-post.py and weight-post.py behave
 like Kaldi's (src/bin/, hmm/posterior.cc)."""
 import numpy as np
 import pytest
@@ -49,6 +49,24 @@ def test_prob_to_post(tmp_path, capsys):
     kept = [f for f in read(f"ark:{tmp_path}/q.ark")["u"] if f]
     assert all(f == [(0, pytest.approx(0.01))] for f in kept)
     assert abs(len(kept) / 4000 - 0.4) < 0.04
+
+
+def test_logprob_to_post_is_prob_to_post_of_exp(tmp_path, capsys):
+    """Kaldi's logprob-to-post: prob-to-post of Exp(log-prob) in float32, same options."""
+    probs = np.array([[0.5, 0.005, 0.495], [1e-30, 0.02, 0.98]], np.float32)
+    spec = write(tmp_path / "lp.ark", {"u": np.log(probs)}, "mat")
+    tool = load_bin("logprob-to-post.py")
+    assert tool.main(["--random-prune=false", spec, f"ark:{tmp_path}/p.ark"]) == 0
+    assert "Converted 1 log-prob matrices to posteriors." in capsys.readouterr().err
+    got = read(f"ark:{tmp_path}/p.ark")["u"]
+    want = np.exp(np.log(probs))
+    assert [[j for j, _ in f] for f in got] == [[0, 2], [1, 2]]
+    for f, row in zip(got, want):
+        for j, w in f:
+            assert np.float32(w) == row[j]
+    assert tool.main(["--min-post=0.6", "--random-prune=false", spec,
+                      f"ark,t:{tmp_path}/q.ark"]) == 0
+    assert (tmp_path / "q.ark").read_text() == "u [ ] [ 2 0.98 ] \n"
 
 
 def test_post_to_weights(tmp_path, post, capsys):

@@ -156,6 +156,102 @@ def test_show_alignments(alidir, kaldi_fixtures, capsys):
     assert len(errors) == 1 and "none.ark" in errors[0]
 
 
+def test_show_transitions(alidir, kaldi_fixtures, capsys):
+    """Kaldi's show-transitions on the yesno model Kaldi trained: TransitionModel::Print's
+    lines, the probabilities float32 exp of the model's log-probs (each state's sum to one),
+    each pdf's count from 40.occs, and [from -> to] as the topology says."""
+    tool = load_bin("show-transitions.py")
+    phones = str(kaldi_fixtures / "yesno" / "phones.txt")
+    assert tool.main([phones, str(alidir / "final.mdl"), str(alidir / "40.occs")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    assert len(out) == len(tm.tuples) + tm.num_transition_ids
+    assert out[0] == "Transition-state 1: phone = SIL hmm-state = 0 pdf = 0"
+    p1 = "{:.6g}".format(float(np.exp(np.float32(tm.log_probs[1]))))
+    assert out[1] == f" Transition-id = 1 p = {p1} count of pdf = 779 [self-loop]"
+    assert out[2].startswith(" Transition-id = 2 p = ") and out[2].endswith(" [0 -> 1]")
+    heads = [i for i, line in enumerate(out) if line.startswith("Transition-state")]
+    for n, (i, j) in enumerate(zip(heads, heads[1:] + [len(out)]), start=1):
+        phone, hmm_state, pdf, _ = tm.tuples[n - 1]
+        assert out[i].endswith(f"hmm-state = {hmm_state} pdf = {pdf}")
+        probs = [float(line.split(" p = ")[1].split()[0]) for line in out[i + 1:j]]
+        assert abs(sum(probs) - 1.0) < 1e-4
+        assert sum(line.endswith("[self-loop]") for line in out[i + 1:j]) == 1
+    assert tool.main([phones, str(alidir / "final.mdl")]) == 0
+    assert "count of pdf" not in capsys.readouterr().out
+    (alidir / "short.occs").write_text(" [ 1 2 3 ]\n")
+    assert tool.main([phones, str(alidir / "final.mdl"), str(alidir / "short.occs")]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "short.occs: 3 occupation counts" in errors[0]
+
+
+def test_post_to_tacc(alidir, tmp_path, capsys):
+    """Kaldi's post-to-tacc on the alignments Kaldi wrote: per transition-id, the count of
+    frames with that id (index 0 unused); with --per-pdf, per pdf; a transition-id beyond the
+    model is one error naming the key."""
+    from nnetmix.kaldi import TableWriter, read_object
+
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    alis = alignments(alidir)
+    with TableWriter(f"ark:{tmp_path}/post.ark", "post") as w:
+        for k, a in alis:
+            w[k] = [[(int(t), 1.0)] for t in a]
+    tool = load_bin("post-to-tacc.py")
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/post.ark",
+                      str(tmp_path / "tacc")]) == 0
+    assert f"Done computing transition stats over {len(alis)} utterances" in \
+        capsys.readouterr().err
+    tids = np.concatenate([a for _, a in alis])
+    want = np.bincount(tids, minlength=tm.num_transition_ids + 1).astype(np.float32)
+    np.testing.assert_array_equal(read_object(str(tmp_path / "tacc"), "vec"), want)
+    assert tool.main(["--per-pdf=true", "--binary=false", str(alidir / "final.mdl"),
+                      f"ark:{tmp_path}/post.ark", str(tmp_path / "pacc")]) == 0
+    per_pdf = np.bincount(tm.tid2pdf[tids], minlength=tm.num_pdfs).astype(np.float32)
+    np.testing.assert_array_equal(read_object(str(tmp_path / "pacc"), "vec"), per_pdf)
+    assert (tmp_path / "pacc").read_text().startswith(" [ ")
+    with TableWriter(f"ark:{tmp_path}/bad.ark", "post") as w:
+        w["u1"] = [[(tm.num_transition_ids + 1, 1.0)]]
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/bad.ark",
+                      str(tmp_path / "x")]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and f"Invalid transition-id {tm.num_transition_ids + 1} " \
+        "encountered for utterance u1" in errors[0]
+    assert not (tmp_path / "x").exists()
+
+
+def test_post_to_pdf_post(alidir, tmp_path, capsys):
+    """Kaldi's post-to-pdf-post: Kaldi's yesno alignments as posteriors give ali-to-pdf's pdfs
+    with weight 1; in a frame, transition-ids of one pdf are summed (float32), pdfs come in
+    increasing order and a sum of exactly 0 is left out (ConvertPosteriorToPdfs)."""
+    from nnetmix.kaldi import TableWriter
+
+    tm, _ = read_gmm_model(str(alidir / "final.mdl"))
+    alis = alignments(alidir)
+    with TableWriter(f"ark:{tmp_path}/post.ark", "post") as w:
+        for k, a in alis:
+            w[k] = [[(int(t), 1.0)] for t in a]
+        # tids 1 and 2 are pdf 0 (SIL's first state), 5 is pdf 1, 9 pdf 2
+        assert [tm.tid2pdf[t] for t in (1, 2, 5, 9)] == [0, 0, 1, 2]
+        w["zz"] = [[(9, 0.25), (1, 0.5), (2, 0.25), (5, 0.5), (5, -0.5)]]
+    tool = load_bin("post-to-pdf-post.py")
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/post.ark",
+                      f"ark:{tmp_path}/pdf.ark"]) == 0
+    assert "Done converting posteriors to pdf-level posteriors for " \
+        f"{len(alis) + 1} utterances." in capsys.readouterr().err
+    with SequentialReader(f"ark:{tmp_path}/pdf.ark", "post") as r:
+        got = dict(r)
+    for k, a in alis:
+        assert got[k] == [[(int(tm.tid2pdf[t]), 1.0)] for t in a]
+    assert got["zz"] == [[(0, 0.75), (2, 0.25)]]
+    with TableWriter(f"ark:{tmp_path}/bad.ark", "post") as w:
+        w["u1"] = [[(0, 1.0)]]
+    assert tool.main([str(alidir / "final.mdl"), f"ark:{tmp_path}/bad.ark",
+                      f"ark:{tmp_path}/x.ark"]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "utterance u1: transition-id 0 is not in the model" in errors[0]
+    assert not (tmp_path / "x.ark").exists()
+
+
 def test_copy_tree_text_and_binary(kaldi_fixtures, tmp_path, capsys):
     tool = load_bin("copy-tree.py")
     tree = kaldi_fixtures / "yesno" / "tree"

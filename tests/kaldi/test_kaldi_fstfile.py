@@ -72,6 +72,36 @@ def test_vector_and_const_read_the_same(tmp_path):
     assert check_fst_bytes((tmp_path / "c.fst").read_bytes(), "c").fst_type == "const"
 
 
+def test_const_fsts_in_archives_and_scripts(tmp_path):
+    """A ConstFst in an FST archive or behind an scp line (Kaldi's tables refuse it; its header
+    gives its size, so nnetmix reads it) gives the graph the VectorFst gives; one cut short, or
+    aligned (padding relative to its own file), is one FstFormatError naming the key."""
+    import kaldifst
+
+    from nnetmix.kaldi.fstfile import iter_fst_table
+
+    (tmp_path / "a.fst").write_bytes(GOOD)
+    kaldifst.StdConstFst(read_checked_fst(str(tmp_path / "a.fst"))).write(str(tmp_path / "c.fst"))
+    const = (tmp_path / "c.fst").read_bytes()
+    (tmp_path / "g.ark").write_bytes(b"u1 " + const + b"u2 " + GOOD + b"u3 " + const)
+    (tmp_path / "g.scp").write_text(f"u1 {tmp_path}/c.fst\nu2 {tmp_path}/g.ark:{3 + len(const) + 3}\n")
+    want = read_checked_fst(str(tmp_path / "a.fst")).to_str()
+    for spec, keys in ((f"ark:{tmp_path}/g.ark", ["u1", "u2", "u3"]),
+                       (f"scp:{tmp_path}/g.scp", ["u1", "u2"])):
+        got = list(iter_fst_table(spec))
+        assert [k for k, _ in got] == keys
+        assert all(f.to_str() == want for _, f in got)
+    (tmp_path / "cut.ark").write_bytes(b"u1 " + const[:-6])
+    with pytest.raises(FstFormatError, match=r"cut.ark \(key u1\): truncated \(cut in the 2 "
+                                             r"states and 1 arcs of a const FST\)"):
+        list(iter_fst_table(f"ark:{tmp_path}/cut.ark"))
+    flags_at = 4 + 4 + len("const") + 4 + len("standard") + 4
+    aligned = const[:flags_at] + struct.pack("<i", 4) + const[flags_at + 4:]
+    (tmp_path / "al.ark").write_bytes(b"u1 " + aligned)
+    with pytest.raises(FstFormatError, match=r"al.ark \(key u1\): an aligned const FST"):
+        list(iter_fst_table(f"ark:{tmp_path}/al.ark"))
+
+
 # -- the tools --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def yesno(tmp_path_factory):

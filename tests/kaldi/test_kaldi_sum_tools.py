@@ -1,5 +1,5 @@
-"""bin/matrix-sum.py, vector-sum.py, sum-matrices.py, vector-scale.py, paste-vectors.py and
-matrix-dim.py behave like Kaldi's binaries (src/bin/, src/featbin/paste-vectors.cc)."""
+"""bin/matrix-sum.py, vector-sum.py, sum-matrices.py, vector-scale.py, paste-vectors.py,
+matrix-dim.py and matrix-sum-rows.py behave like Kaldi's binaries (src/bin/, src/featbin/paste-vectors.cc)."""
 import numpy as np
 import pytest
 
@@ -193,3 +193,21 @@ def test_matrix_dim(tmp_path, capsys):
     assert tool.main([f"ark:{tmp_path}/garbage.ark"]) == 1
     errors = errors_of(capsys.readouterr().err)
     assert len(errors) == 1 and "garbage.ark" in errors[0] and "key a" in errors[0]
+
+
+def test_matrix_sum_rows(tmp_path, capsys):
+    """Kaldi's matrix-sum-rows: rows summed in double, written as a float vector per key
+    (1e8 + 1 - 1e8 keeps its 1 in double, which a float32 sum loses)."""
+    m = {"u1": np.array([[1e8, 2.0], [1.0, 3.0], [-1e8, 0.5]], np.float32),
+         "u2": np.zeros((0, 2), np.float32)}
+    rspec = write(tmp_path / "m.ark", m, "mat")
+    tool = load_bin("matrix-sum-rows.py")
+    assert tool.main([rspec, f"ark,t:{tmp_path}/v.ark"]) == 0
+    got = read(f"ark:{tmp_path}/v.ark", "vec")
+    np.testing.assert_array_equal(got["u1"], np.array([1.0, 5.5], np.float32))
+    np.testing.assert_array_equal(got["u2"], np.zeros(2, np.float32))
+    assert (tmp_path / "v.ark").read_text() == "u1  [ 1 5.5 ]\nu2  [ 0 0 ]\n"
+    assert "Summed rows 2 matrices, 3 rows in total." in capsys.readouterr().err
+    (tmp_path / "e.ark").write_bytes(b"")
+    assert tool.main([f"ark:{tmp_path}/e.ark", f"ark:{tmp_path}/e.vec"]) == 1
+    assert len(errors_of(capsys.readouterr().err)) == 1

@@ -117,3 +117,20 @@ def test_a_rank_without_one_minibatch_ends_every_rank(task, n, extra, keep):
     assert f"rank {n - 1} has {usable}" in p.stderr
     assert "Traceback" not in p.stderr
     assert not out.exists() and not result.exists()
+
+
+def test_more_ranks_than_utterances_refused_on_every_rank(task):
+    """Every rank needs a shard: 3 utterances at 4 ranks end every rank with the partition's
+    one line (training and cross-validation alike), before any model is read or written."""
+    d, utts, _, init = task
+    few = write_data(d, utts[:3], "three")
+    for name, extra in [("three_tr", []), ("three_cv", ["--cross-validate=true"])]:
+        out = d / f"{name}.nnet"
+        p, _ = run_mpi(4, [*OPTS, *extra, f"--utt2num-frames={few['u2nf']}", few["feats"],
+                           few["targets"], str(init)] + ([] if extra else [str(out)]),
+                       timeout=240)
+        assert p.returncode != 0
+        errors = [ln for ln in p.stderr.splitlines() if ln.startswith("ERROR")]
+        assert errors and "partition: 3 utterances for 4 ranks (every rank needs data: use " \
+            "fewer ranks)" in errors[0], p.stderr
+        assert "Traceback" not in p.stderr and not out.exists()

@@ -158,6 +158,20 @@ def test_another_count_refused_without_the_option(task, checkpoints, name, m, ex
     assert "Traceback" not in p.stderr and not out.exists()
 
 
+def test_same_count_is_untouched_by_the_option(task, checkpoints):
+    """At the checkpoint's own number of ranks --resume-workers=any changes nothing: the same
+    model, bit for bit, and one line saying there is nothing to remap."""
+    ck = checkpoints["ma2"]
+    common = ["--learn-rate=0.02", "--mix-compression=fp16", "--optimizer=ngsgd"]
+    p, a = _run(task, 2, ck, "same_any", *common, "--resume-workers=any")
+    q, b = _run(task, 2, ck, "same_same", *common)
+    assert p.returncode == 0 and q.returncode == 0, p.stderr + q.stderr
+    assert "elastic resume: no state of the checkpoint records another number of ranks than " \
+        "2: nothing to remap" in p.stderr
+    assert "elastic resume" not in q.stderr
+    assert a.read_bytes() == b.read_bytes()
+
+
 def test_resume_workers_values():
     MpiTrainOptions(resume_workers="any").check()
     with pytest.raises(ParallelError, match="--resume-workers=some: expected same"):

@@ -68,8 +68,10 @@ def _ngsgd_ranks(model):
     return json.loads(str(meta)).get("num_ranks")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [3, 4])
 def test_bmuf_and_ngsgd_resumed_at_another_count(task, checkpoints, m):
+    """BMUF + NG-SGD of 2 ranks at M: a line per item, the filter in closed form."""
     ck = checkpoints["bmuf2"]
     saved = read_bmuf_state(f"{ck.parent}/bmuf2.bmuf.npz")
     assert int(saved["num_ranks"]) == 2 and _ngsgd_ranks(ck) == 2
@@ -100,8 +102,10 @@ def test_bmuf_and_ngsgd_resumed_at_another_count(task, checkpoints, m):
     assert _ngsgd_ranks(out) == m
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [3, 4])
 def test_model_averaging_residuals_and_ngsgd_resumed(task, checkpoints, m):
+    """Model averaging + fp16 + NG-SGD of 2 ranks at M: the owed mean residual is delivered."""
     ck = checkpoints["ma2"]
     rows = read_mix_state(f"{ck}.mix.npz")["residual"]
     assert rows.shape[0] == 2
@@ -124,7 +128,9 @@ def test_model_averaging_residuals_and_ngsgd_resumed(task, checkpoints, m):
     assert _ngsgd_ranks(out) == m
 
 
+@pytest.mark.slow
 def test_four_ranks_resumed_at_two(task, checkpoints):
+    """BMUF + 1bit of 4 ranks at 2: eta 0.75 -> 0.5, 4 residual rows -> 2."""
     ck = checkpoints["bmuf4"]
     p, out = _run(task, 2, ck, "bmuf4to2", "--learn-rate=0.02", "--bmuf=true",
                   "--mix-compression=1bit", "--resume-workers=any",
@@ -139,11 +145,13 @@ def test_four_ranks_resumed_at_two(task, checkpoints):
     assert read_mix_state(f"{out}.mix.npz")["residual"].shape[0] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, m, extra, named", [
     ("bmuf2", 3, ["--bmuf=true"], "{d}/refuse0.bmuf.npz: BMUF state"),
     ("ma2", 4, ["--mix-compression=fp16"], "{ck}.mix.npz: mixing state"),
     ("ma2", 3, ["--optimizer=ngsgd"], "{ck}.ngsgd.npz: NG-SGD state")])
 def test_another_count_refused_without_the_option(task, checkpoints, name, m, extra, named):
+    """Without --resume-workers=any: one ERROR line naming the file, no model."""
     d = task[0]
     ck = checkpoints[name]
     i = ["bmuf2", "ma2"].index(name) + (1 if "--optimizer=ngsgd" in extra else 0)
@@ -158,6 +166,7 @@ def test_another_count_refused_without_the_option(task, checkpoints, name, m, ex
     assert "Traceback" not in p.stderr and not out.exists()
 
 
+@pytest.mark.slow
 def test_same_count_is_untouched_by_the_option(task, checkpoints):
     """At the checkpoint's own number of ranks --resume-workers=any changes nothing: the same
     model, bit for bit, and one line saying there is nothing to remap."""
@@ -178,6 +187,7 @@ def test_resume_workers_values():
         MpiTrainOptions(resume_workers="some").check()
 
 
+@pytest.mark.slow
 def test_bmuf_keeps_the_checkpoints_global_model(task, checkpoints):
     """In process at one rank (MPI.COMM_SELF): a 2-rank BMUF state resumed with ``any`` puts
     the checkpoint's W_g, W and Delta in place, the ranks' parameters at W_g, and M's eta."""

@@ -9,7 +9,8 @@ import re
 
 import numpy as np
 import pytest
-from helpers import mpi_net, mpi_utts, run_mpi, write_data, write_targets
+from helpers import (memory_lstm, memory_utts, mpi_net, mpi_utts, run_mpi, write_data,
+                     write_targets)
 
 from nnetmix.parallel import partition_utterances
 
@@ -134,3 +135,26 @@ def test_more_ranks_than_utterances_refused_on_every_rank(task):
         assert errors and "partition: 3 utterances for 4 ranks (every rank needs data: use " \
             "fewer ranks)" in errors[0], p.stderr
         assert "Traceback" not in p.stderr and not out.exists()
+
+
+@pytest.mark.slow
+def test_recurrent_network_steps_on_uneven_shards(tmp_path):
+    """An LSTM in multi-stream steps, BMUF at 3 ranks, one rank left with its longest
+    utterance: the ranks agree on that rank's step count (its stream source's), train exactly
+    that many and end with one model."""
+    rng = np.random.default_rng(2)
+    utts = memory_utts(rng, 30)
+    data = write_data(tmp_path, utts)
+    init = tmp_path / "lstm.init"
+    memory_lstm().write(str(init))
+    targets, _ = _uneven(tmp_path, utts, 3, "lstm", 1)
+    p, out, result, logs = _run(tmp_path, 3, data, targets, init, "lstm",
+                                ["--bmuf=true", "--batch-size=10", "--num-streams=4",
+                                 "--learn-rate=0.01"])
+    assert p.returncode == 0, p.stderr
+    counts = [re.search(r"rank %d: (\d+) minibatches agreed \((\d+) local\)" % r, text)
+              for r, text in enumerate(logs)]
+    agreed = {int(m.group(1)) for m in counts}
+    local = [int(m.group(2)) for m in counts]
+    assert agreed == {local[-1]} and local[-1] >= 1 and min(local[:-1]) > local[-1]
+    assert json.loads(result.read_text())["minibatches"] == local[-1] and out.exists()

@@ -40,8 +40,9 @@ collective; docs/parallel.md "Semantics"):
    the log. With ``--mix-compression`` (:mod:`nnetmix.parallel.compress`) every rank's
    error-feedback residual is gathered and written with them, ``<model-out>.mix.npz``, and read
    back from ``<model-in>.mix.npz`` by the next epoch (refused when it belongs to another model,
-   compression or number of ranks). A state written by another number of ranks is refused, or
-   with ``--resume-workers=any`` remapped (:mod:`nnetmix.parallel.elastic`). Without that file the residuals start at zero (the first
+   compression or number of ranks; with ``--resume-workers=any`` a state of another number of
+   ranks, the residuals as the BMUF and NG-SGD states, is remapped instead:
+   :mod:`nnetmix.parallel.elastic`). Without that file the residuals start at zero (the first
    epoch, or a model of an uncompressed run), except when the BMUF state is resumed: that
    checkpoint continues a run, whose residuals must be there too, so their absence is an
    error before anything is trained or written. At one rank there is nothing to mix and the

@@ -40,7 +40,9 @@ collective; docs/parallel.md "Semantics"):
    the log. With ``--mix-compression`` (:mod:`nnetmix.parallel.compress`) every rank's
    error-feedback residual is gathered and written with them, ``<model-out>.mix.npz``, and read
    back from ``<model-in>.mix.npz`` by the next epoch (refused when it belongs to another model,
-   compression or number of ranks). Without that file the residuals start at zero (the first
+   compression or number of ranks; with ``--resume-workers=any`` a state of another number of
+   ranks, the residuals as the BMUF and NG-SGD states, is remapped instead:
+   :mod:`nnetmix.parallel.elastic`). Without that file the residuals start at zero (the first
    epoch, or a model of an uncompressed run), except when the BMUF state is resumed: that
    checkpoint continues a run, whose residuals must be there too, so their absence is an
    error before anything is trained or written. At one rank there is nothing to mix and the
@@ -65,6 +67,7 @@ from nnetmix.parallel.bmuf import BMUF, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.compress import (MIX_STATE_SUFFIX, ErrorFeedback, read_mix_state,
                                        write_mix_state)
+from nnetmix.parallel.elastic import ElasticResume
 from nnetmix.parallel.options import MpiTrainOptions
 from nnetmix.driver.batches import describe_step, epoch_streams, stream_steps, train_pass
 from nnetmix.driver.ranks import Workers
@@ -189,9 +192,10 @@ def _beside(model: str, suffix: str = "") -> str:
     return model + suffix if suffix else state_path(model)
 
 
-def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log) -> bool:
-    """Resume the filter from ``path`` when it exists and its W is the model we start from;
-    True when it was resumed."""
+def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log,
+                     resume: ElasticResume, block_momentum: float) -> bool:
+    """Resume the filter from ``path`` when it exists and its W is the model we start from
+    (written by another number of ranks: as ``resume`` says); True when it was resumed."""
     if not path or not os.path.exists(path):
         if path:
             log.info("BMUF state %s does not exist yet: the filter starts at <model-in> with "
@@ -203,17 +207,18 @@ def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log) -> bool:
         log.warning("BMUF state %s was saved for another model than %s (its W differs): the "
                     "filter starts afresh (Delta = 0)", path, model_in)
         return False
+    resume.bmuf_state(state, path, bmuf.eta, bmuf.zeta, block_momentum)
     bmuf.load_state_dict(state, path)
     log.info("BMUF state %s resumed (block %d): the ranks start from W_g", path, bmuf.blocks)
     return True
 
 
 def _load_mix_state(fb: ErrorFeedback, path: str, model_digest: str, bmuf_state: str,
-                    log) -> None:
+                    log, resume: ElasticResume) -> None:
     """The residuals saved beside <model-in> (module docstring, 6); ``bmuf_state``: the BMUF
     checkpoint that was resumed ('' when none was)."""
     if path and os.path.exists(path):
-        fb.load_state_dict(read_mix_state(path), path, model_digest)
+        fb.load_state_dict(resume.mix_state(read_mix_state(path), path), path, model_digest)
         log.info("mixing state %s resumed: rank %d's residual RMS %g", path, fb.rank,
                  float(np.sqrt(np.mean(np.square(fb.residual, dtype=np.float64)))))
         return
@@ -299,9 +304,15 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
                      f"{'Nesterov' if mopts.bmuf_nesterov else 'classical'}"
                      if mopts.bmuf else f"; {mopts.mixing} mixing every {mopts.average_every}")
     ng = None
+    # a checkpoint written by another number of ranks: refused or remapped (--resume-workers)
+    resume = ElasticResume(mopts.resume_workers, w.size, log) if w.parallel and not cv else None
     if not cv:
-        ng = setup_optimizer(nnet, optim_opts, files.ngsgd_state_in or _beside(files.model_in),
-                             seed=opts.randomizer_seed, log=log)
+        ng_in = files.ngsgd_state_in or _beside(files.model_in)
+        if resume is not None and optim_opts.optimizer != "sgd":
+            resume.ngsgd_file(ng_in)
+        ng = setup_optimizer(nnet, optim_opts, ng_in, seed=opts.randomizer_seed, log=log)
+        if ng is not None and w.parallel:
+            ng.num_ranks = w.size  # recorded in the saved state
     fb = None
     if w.parallel and not cv and mopts.mix_compression != "none":
         if w.size > 1:
@@ -315,10 +326,13 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     if w.parallel and not cv and mopts.bmuf:
         bmuf = BMUF(comm, nnet.params, mopts.bmuf_options(), mopts.allreduce, be, nnet.velocity,
                     feedback=fb, mixing=mopts.mixing)
-        resumed = _load_bmuf_state(bmuf, mopts.bmuf_state, files.model_in, log)
+        resumed = _load_bmuf_state(bmuf, mopts.bmuf_state, files.model_in, log, resume,
+                                   mopts.block_momentum)
     if fb is not None:
         _load_mix_state(fb, _beside(files.model_in, MIX_STATE_SUFFIX), model_digest,
-                        mopts.bmuf_state if resumed else "", log)
+                        mopts.bmuf_state if resumed else "", log, resume)
+    if resume is not None:
+        resume.report(mopts.lr_factor, mopts.epoch)
 
     # the watchdog runs to the end: a rank that hangs while rank 0 writes is caught too
     wd = w.watchdog(mopts.watchdog_timeout if mopts is not None else 0.0,

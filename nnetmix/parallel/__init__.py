@@ -20,7 +20,8 @@ Whole epochs on N ranks (partition, agreement, mixing or BMUF, summed statistics
 together one layer up, in :mod:`nnetmix.driver`.
 
 Semantics: docs/parallel.md "Semantics"; algorithms: allreduce.py; device buffers: buffers.py;
-compressed mixing: compress.py; mixing host by host: hierarchy.py.
+compressed mixing: compress.py; mixing host by host: hierarchy.py; a checkpoint of another
+number of ranks: elastic.py.
 """
 from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
                                     params_digest, value_digest)
@@ -29,6 +30,7 @@ from nnetmix.parallel.bmuf import BMUF, BmufOptions, read_bmuf_state
 from nnetmix.parallel.buffers import ParallelError, RankMismatchError, mpi_cuda_aware
 from nnetmix.parallel.compress import (COMPRESSIONS, ErrorFeedback, check_compression,
                                        make_codec, read_mix_state)
+from nnetmix.parallel.elastic import RESUME_WORKERS, ElasticResume, check_resume_workers
 from nnetmix.parallel.failure import (Watchdog, abort_job, install_excepthook, launcher_rank,
                                       rank_error_line, run_job, run_ranks)
 from nnetmix.parallel.hierarchy import HierarchicalReducer, host_communicator, make_reducer
@@ -44,6 +46,7 @@ __all__ = [
     "EXACT", "STRATEGIES", "Mixer", "butterfly_partner", "check_mixing", "exact_average",
     "BMUF", "BmufOptions", "read_bmuf_state",
     "COMPRESSIONS", "ErrorFeedback", "check_compression", "make_codec", "read_mix_state",
+    "RESUME_WORKERS", "ElasticResume", "check_resume_workers",
     "Partition", "partition_utterances", "rank_utterances", "shuffled_utterances",
     "agree_minibatches", "agree_max", "check_same", "check_same_model", "params_digest",
     "value_digest",

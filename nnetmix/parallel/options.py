@@ -9,6 +9,7 @@ from nnetmix.options import option
 from nnetmix.parallel.bmuf import BmufOptions
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.compress import check_compression
+from nnetmix.parallel.elastic import check_resume_workers
 from nnetmix.parallel.mixing import EXACT, check_mixing
 
 __all__ = ["MixingOptions", "MpiTrainOptions"]
@@ -68,6 +69,11 @@ class MpiTrainOptions(MixingOptions):
     mix_compression_topk_fraction: float = option(0.01, "--mix-compression=topk: the fraction of "
                                                   "values sent (those of largest magnitude), in "
                                                   "(0, 1]")
+    resume_workers: str = option("same", "A checkpoint (the state beside <model-in>, "
+                                 "--bmuf-state) written by another number of ranks: same "
+                                 "(refuse it) | any (resume it here: BMUF's W, W_g, Delta kept, "
+                                 "block momentum and learning rate for this number, residuals "
+                                 "replaced by their mean, each change logged)")
 
     def check(self) -> None:
         super().check()
@@ -76,6 +82,7 @@ class MpiTrainOptions(MixingOptions):
                                 "exact average of the local models (use --mixing=allreduce or "
                                 "hierarchical)")
         check_compression(self.mix_compression, self.mix_compression_topk_fraction, self.mixing)
+        check_resume_workers(self.resume_workers)
         self.lr_factor(1)
 
     def lr_factor(self, num_ranks: int) -> float:

@@ -331,6 +331,9 @@ class NaturalGradient:
     def __init__(self, nnet: Nnet, opts: OptimizerOptions, seed: int = 777):
         opts.check()
         self.opts = opts
+        #: the MPI ranks of the run, recorded in the saved state (None: one worker, not recorded;
+        #: nnetmix.parallel.elastic reads it back)
+        self.num_ranks: Optional[int] = None
         self.layers: dict[int, _Layer] = {}
         self.dims: dict[int, tuple[int, int]] = {}
         for i, c in enumerate(nnet.components):
@@ -464,6 +467,8 @@ class NaturalGradient:
                 "options": {k: getattr(self.opts, k) for k in (
                     "ngsgd_rank_in", "ngsgd_rank_out", "ngsgd_update_period",
                     "ngsgd_num_samples_history", "ngsgd_alpha", "max_change_per_sample")}}
+        if self.num_ranks is not None:
+            meta["num_ranks"] = int(self.num_ranks)
         out = {"meta": np.array(json.dumps(meta, sort_keys=True))}
         for i, l in self.layers.items():
             out.update(l.inp.state(f"c{i}.in"))

@@ -70,6 +70,7 @@ block_momentum=-1     # BMUF block momentum (negative: 1 - 1/num_workers)
 block_lr=1.0          # BMUF block learning rate
 bmuf_nesterov=true    # BMUF Nesterov (NBM) or classical (CBM) block momentum
 scale_lr_by_workers=auto  # learning rate x num_workers: true | false | auto (true unless --bmuf)
+resume_workers=same   # a run restarted with another --num-workers: same (refuse its checkpoint) | any (resume it: docs/parallel.md "Elastic resume")
 watchdog_timeout=-1   # seconds a rank may make no progress before the job ends naming it; 0: off; -1: adaptive (120 s at start, then 20x the slowest step, at least 60 s)
 # the update rule
 optimizer=sgd         # sgd (nnet1 SGD) or ngsgd (online natural-gradient SGD, seed 001 section 4)
@@ -118,6 +119,7 @@ main options (for others, see top of script file)
   --mixing <allreduce|butterfly|ring|hierarchical> # model mixing (default: $mixing)
   --mix-compression <none|fp16|bf16|1bit|topk> # compressed updates at a mix (default: $mix_compression)
   --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
+  --resume-workers <same|any>     # restarted with another --num-workers: refuse or resume (default: $resume_workers)
   --watchdog-timeout <seconds>    # end an MPI epoch whose rank hangs (default: $watchdog_timeout = adaptive; 0: off)
 EOF
   exit 1
@@ -324,6 +326,7 @@ elif [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   tool="$tool --bmuf=$bmuf --block-momentum=$block_momentum --block-lr=$block_lr"
   tool="$tool --bmuf-nesterov=$bmuf_nesterov --scale-lr-by-workers=$scale_lr_by_workers"
   [ "$mix_compression" != none ] && tool="$tool --mix-compression=$mix_compression"
+  [ "$resume_workers" != same ] && tool="$tool --resume-workers=$resume_workers"
   if [ $network_type != dnn ]; then
     # the single-worker tool's stream options (--train-tool-opts) go to every epoch and CV pass
     tool="$tool --stream-mode=$stream_mode $train_tool_opts"; sched_tool_opts=

@@ -58,12 +58,8 @@ def _schedule(task, exp, max_iters):
             str(init), tr["feats"], cv["feats"], tr["targets"], cv["targets"], str(exp)]
 
 
-@pytest.mark.slow
-def test_scheduler_mpi_epochs_killed_and_resumed(task):
-    mpiexec()
-    d = task[0]
-    exp = d / "exp"
-    cmd = _schedule(task, exp, 3)
+def _kill_after_epoch_one(cmd, exp) -> None:
+    """Run the scheduler ``cmd`` and kill it (its whole session) once epoch 1 is done."""
     p = subprocess.Popen(cmd, cwd=ROOT, env=mpi_env(), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -74,6 +70,15 @@ def test_scheduler_mpi_epochs_killed_and_resumed(task):
         os.killpg(p.pid, signal.SIGKILL)  # somewhere in epoch 2
     finally:
         p.wait()
+
+
+@pytest.mark.slow
+def test_scheduler_mpi_epochs_killed_and_resumed(task):
+    mpiexec()
+    d = task[0]
+    exp = d / "exp"
+    cmd = _schedule(task, exp, 3)
+    _kill_after_epoch_one(cmd, exp)
     first = sorted(x.name for x in (exp / "nnet").iterdir())
     done1 = [n for n in first if n.startswith("nnet_iter01_") and not n.endswith(".npz")]
     assert len(done1) == 1 and f"{done1[0]}.bmuf.npz" in first
@@ -107,3 +112,30 @@ def test_scheduler_single_worker_ngsgd_epochs(task):
     head = (exp / "log" / "iter01.tr.log").read_text().splitlines()[0]
     assert "--optimizer=ngsgd" in head and "--epoch" not in head
     assert any(p.name.endswith(".ngsgd.npz") for p in (exp / "nnet").iterdir())
+
+
+@pytest.mark.slow
+def test_scheduler_run_restarted_with_more_workers(task):
+    """A BMUF run at 2 workers killed after its first epoch, restarted at 3 (steps/nnet/
+    train.sh --num-workers 3): refused, naming the epoch's BMUF state, unless the tool is given
+    --resume-workers=any (train.sh --resume-workers any), and then the epoch says what changed."""
+    mpiexec()
+    exp = task[0] / "exp_elastic"
+    _kill_after_epoch_one(_schedule(task, exp, 2), exp)
+
+    def at_three(*tool_opts):
+        cmd = [a.replace("--num-tasks 2", "--num-tasks 3") for a in _schedule(task, exp, 2)]
+        cmd = [a + "".join(f" {o}" for o in tool_opts) if a.startswith("--train-tool=") else a
+               for a in cmd]
+        return subprocess.run(cmd, cwd=ROOT, env=mpi_env(), text=True, capture_output=True,
+                              timeout=240)
+
+    q = at_three()
+    assert q.returncode != 0
+    assert "BMUF state written by 2 ranks, this run has 3 (pass --resume-workers=any" in q.stderr
+    assert not (exp / ".done_iter02").exists()
+    r = at_three("--resume-workers=any")
+    assert r.returncode == 0, r.stderr
+    assert "resuming after epoch 1" in r.stderr and (exp / ".done_iter02").exists()
+    rank2 = (exp / "log" / "iter02.tr.rank2.log").read_text()
+    assert "elastic resume: BMUF state" in rank2 and "block momentum 0.5 -> 0.666667" in rank2

@@ -10,6 +10,7 @@ from nnetmix.parallel.bmuf import BmufOptions
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.compress import check_compression
 from nnetmix.parallel.mixing import EXACT, check_mixing
+from nnetmix.parallel.overlap import check_overlap
 
 __all__ = ["MixingOptions", "MpiTrainOptions"]
 
@@ -68,6 +69,11 @@ class MpiTrainOptions(MixingOptions):
     mix_compression_topk_fraction: float = option(0.01, "--mix-compression=topk: the fraction of "
                                                   "values sent (those of largest magnitude), in "
                                                   "(0, 1]")
+    overlap_mixing: bool = option(False, "Overlap each mix's all-reduce with the next block's "
+                                  "computation and apply it one block late (delayed update: "
+                                  "theta <- avg(s_k) + (theta - s_k); BMUF filters avg(s_k)); "
+                                  "--mixing=allreduce --allreduce=mpi --mix-compression=none "
+                                  "only")
 
     def check(self) -> None:
         super().check()
@@ -76,6 +82,7 @@ class MpiTrainOptions(MixingOptions):
                                 "exact average of the local models (use --mixing=allreduce or "
                                 "hierarchical)")
         check_compression(self.mix_compression, self.mix_compression_topk_fraction, self.mixing)
+        check_overlap(self.overlap_mixing, self.mixing, self.allreduce, self.mix_compression)
         self.lr_factor(1)
 
     def lr_factor(self, num_ranks: int) -> float:

@@ -715,6 +715,26 @@ def mpi_task(d: Path, seed: int, num_utts: int = 24, **net) -> tuple[dict, Path]
     return data, init
 
 
+def mpi_cv_task(d: Path, seed: int = 5, num_utts: int = 32, num_cv: int = 8):
+    """The MPI tests' task with held-out data, written under ``d``: (the training utterances,
+    :func:`write_data` of them, of the last ``num_cv`` utterances as "cv", the initial
+    :func:`mpi_net` ``init.nnet``), all from one generator seeded ``seed``."""
+    rng = np.random.default_rng(seed)
+    utts = mpi_utts(rng, num_utts=num_utts)
+    tr, cv = write_data(d, utts[:-num_cv]), write_data(d, utts[-num_cv:], "cv")
+    init = d / "init.nnet"
+    mpi_net(rng).write(str(init))
+    return utts[:-num_cv], tr, cv, init
+
+
+def mpi_cv_loss(cv: dict, model, minibatch: int = 16) -> float:
+    """The cross-validation loss of ``model`` on ``cv`` (:func:`write_data`'s), one worker."""
+    from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch  # imports mpi4py.MPI
+    from nnetmix.train.options import TrainOptions
+    spec = EpochSpec(TrainOptions(cross_validate=True, minibatch_size=minibatch))
+    return dnn_epoch(None, spec, EpochFiles(cv["feats"], cv["targets"], str(model))).stats.avg_loss
+
+
 def write_data(d: Path, utts, name: str = "tr") -> dict:
     """feats ark+scp, pdf posteriors ark and utt2num_frames; returns the paths/rspecifiers."""
     feats = write_feats(d, [(k, f) for k, f, _ in utts], name)

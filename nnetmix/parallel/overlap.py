@@ -127,12 +127,12 @@ class OverlapAverage:
         return self.average
 
     def free(self) -> None:
-        if self.comm is not None:
-            if self._req is not None:  # never leave a request on a freed communicator
-                self._req.Wait()
-                self._req = None
+        """Release the communicator. With an all-reduce still outstanding (only when training
+        failed before the end of the epoch: :meth:`OverlapMixer.finish` completes it) both are
+        left to MPI: waiting could hang on a peer that failed too, and the job is ending."""
+        if self.comm is not None and self._req is None:
             self.comm.Free()
-            self.comm = None
+        self.comm = None
 
 
 class OverlapMixer:
@@ -156,11 +156,6 @@ class OverlapMixer:
         self.time_start = self.time_test = self.time_wait = self.time_apply = 0.0
         self._done = False
         self.log = log
-
-    @property
-    def time_exposed(self) -> float:
-        """The time the mixing took from training: start, tests, waits and applying."""
-        return self.time_start + self.time_test + self.time_wait + self.time_apply
 
     def progress(self) -> None:
         """After a minibatch inside a block: progress the outstanding all-reduce."""

@@ -4,34 +4,26 @@ gradients; one rank is a no-op; a mixing that cannot overlap is one error line a
 nothing; on a small task overlap keeps most of the blocking run's CV-loss decrease."""
 import numpy as np
 import pytest
-from helpers import (local_sgd_reference, mpi_net, mpi_utts, rank_gradients, read_params, run_mpi,
-                     write_data)
-
-from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch
-from nnetmix.train.options import TrainOptions
+from helpers import (local_sgd_reference, mpi_cv_loss, mpi_cv_task, rank_gradients, read_params,
+                     run_mpi)
 
 MB = ["--minibatch-size=16", "--randomizer-size=64"]
 #: minibatches per block at 2, 3 and 4 ranks (20, 13 and 10 minibatches): the last block full,
 #: partial, full
 EVERY, LR = {2: 4, 3: 3, 4: 2}, 0.01
-#: the tool's float32 against the float64 rule over 11-22 minibatches (as the large-minibatch
+#: the tool's float32 against the float64 rule over 10-20 minibatches (as the large-minibatch
 #: SGD reference of test_ptrain_semantics.py)
 RTOL, ATOL = 1e-4, 2e-5
 #: the share of the blocking run's CV-loss decrease overlap must keep in this one short epoch
-#: (each rank trains a block on a model one block stale); measured 0.96 (model averaging, 3
-#: ranks) and 0.98 (BMUF, 4 ranks)
+#: (each rank trains a block on a model one block stale); measured 0.91 (model averaging, 3
+#: ranks) and 1.03 (BMUF, 4 ranks)
 KEEP_SHARE = 0.85
 
 
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("poverlap")
-    rng = np.random.default_rng(5)
-    utts = mpi_utts(rng, num_utts=32)
-    tr, cv = write_data(d, utts[:24]), write_data(d, utts[24:], "cv")
-    init = d / "init.nnet"
-    mpi_net(rng).write(str(init))
-    return d, utts[:24], tr, cv, init
+    return (d, *mpi_cv_task(d))
 
 
 def _args(tr, init, out, *extra):
@@ -50,10 +42,10 @@ def _train(task, n, name, *extra):
 @pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("how", ["ma", "bmuf"])
 def test_overlap_is_the_delayed_update_rule(task, n, how):
-    """Plain SGD without shuffling, mixed every EVERY[n] minibatches, overlapped: the model written
-    equals the float64 rule of nnetmix/parallel/overlap.py on the ranks' own minibatches (model
-    averaging at learning rate x N; BMUF with eta = 1 - 1/N, Nesterov), whether the last block
-    is full or partial, and is not what blocking mixing gives."""
+    """Plain SGD without shuffling, mixed every EVERY[n] minibatches, overlapped: the model
+    written equals the float64 rule of nnetmix/parallel/overlap.py on the ranks' own minibatches
+    (model averaging at learning rate x N; BMUF with eta = 1 - 1/N, Nesterov), whether the last
+    block is full or partial, and is not what blocking mixing gives."""
     _, utts, _, _, init = task
     bmuf = ["--bmuf=true"] if how == "bmuf" else []
     out, p = _train(task, n, f"rule_{how}{n}", "--randomize=false", f"--learn-rate={LR}",
@@ -96,11 +88,6 @@ def test_bad_combination_is_one_error_line(task, extra, what):
     assert not out.exists() and not list(d.glob("bad.nnet*"))
 
 
-def _cv_loss(cv, model) -> float:
-    spec = EpochSpec(TrainOptions(cross_validate=True, minibatch_size=16))
-    return dnn_epoch(None, spec, EpochFiles(cv["feats"], cv["targets"], str(model))).stats.avg_loss
-
-
 @pytest.mark.parametrize("n, how", [(3, "ma"), (4, "bmuf")])
 def test_overlap_keeps_most_of_the_cv_loss_decrease(task, n, how):
     """One epoch with shuffling and momentum, mixed every 2 minibatches: the overlapped run's
@@ -111,7 +98,7 @@ def test_overlap_keeps_most_of_the_cv_loss_decrease(task, n, how):
         ["--bmuf=true"] if how == "bmuf" else [])
     base, _ = _train(task, n, f"blocking_{how}{n}", *mode)
     over, _ = _train(task, n, f"overlap_{how}{n}", *mode, "--overlap-mixing=true")
-    start, b, o = _cv_loss(cv, init), _cv_loss(cv, base), _cv_loss(cv, over)
+    start, b, o = mpi_cv_loss(cv, init), mpi_cv_loss(cv, base), mpi_cv_loss(cv, over)
     print(f"{n} ranks {how}: CV loss {start:.4f} -> blocking {b:.4f}, overlapped {o:.4f} "
           f"(share kept {(start - o) / (start - b):.3f})")
     assert b < start - 0.3

@@ -58,7 +58,7 @@ def test_none_and_one_rank_are_todays_mixing(task, n, extra):
 @pytest.mark.parametrize("n, how, compression", [
     (2, "allreduce", "fp16"), (2, "allreduce", "bf16"), (2, "allreduce", "1bit"),
     (2, "allreduce", "topk"), (3, "bmuf", "1bit"), (4, "bmuf", "topk")])
-def test_compressed_trainingmpi_cv_loss(task, n, how, compression):
+def test_compressed_training_cv_loss(task, n, how, compression):
     """One epoch with each compression: all ranks end with one model (the tool checks it), the
     residuals are written beside it, and the CV loss is near the uncompressed run's at the same
     ranks and mixing (CV_TOLERANCE, KEEP_SHARE)."""

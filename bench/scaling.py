@@ -27,11 +27,14 @@ With ``--overlap-mixing`` every rank count above 1 runs twice, blocking and over
 (:mod:`nnetmix.parallel.overlap`: each block's all-reduce runs while the next block computes,
 progressed by MPI_Test after each minibatch), and the mode column says which. The overlapped
 run also times, after its training, as many blocking all-reduces of the same buffer as it
-overlapped (each after a barrier, so no rank waits for another); the hidden column is the share
-of that blocking time the overlapped run did not spend in MPI_Wait,
-1 - (time in Wait) / (blocking all-reduce time), both means over ranks, measured in the same
-run. Its aggregate column is everything mixing still took (snapshot and start, tests, waits,
-applying the delayed update).
+overlapped (each after a barrier, so no rank waits for another): the blocking column. Its wait
+column is the time in MPI_Wait, and late the part of it before the last rank reached the same
+block end (from the ranks' arrival times on the one clock of the host), which a blocking mix
+waits as well: waiting for the slowest rank is not communication. The hidden column is the
+share of the blocking all-reduce time the overlapped run did not wait once all ranks were
+there, 1 - (wait - late) / blocking, all means over ranks of the same run. Its aggregate
+column is everything mixing still took (snapshot and start, tests, waits, applying the delayed
+update).
 Usage: bench/scaling.py [--ranks 1,2] [--minibatches 20] [--average-every 10] [--minibatch 1024]
                         [--dims 440,2048,2048,2048,2048,2048,2048,8806] [--mixing allreduce]
                         [--allreduce mpi] [--overlap-mixing] [--quick]
@@ -94,6 +97,13 @@ def worker(args) -> None:
     mixer = (OverlapMixer(comm, nnet.params, nnet.backend) if overlap else
              Mixer(comm, args.mixing, args.allreduce, nnet.params, backend=nnet.backend))
     t = {"start": 0.0, "agg": 0.0, "mixes": 0}
+    arrivals, waits = [], []   # overlap: when this rank reached each block end, its MPI_Wait
+
+    def block_end(end) -> None:
+        a, w0 = time.perf_counter(), mixer.time_wait
+        end()
+        arrivals.append(a - t["start"])
+        waits.append(mixer.time_wait - w0)
 
     def hook(step, _):
         if step == 1:  # end of the warm-up: start the clocks together
@@ -102,7 +112,7 @@ def worker(args) -> None:
             return
         t0 = time.perf_counter()
         if (step - 1) % args.average_every == 0:
-            mixer.block_end() if overlap else mixer.mix(t["mixes"])
+            block_end(mixer.block_end) if overlap else mixer.mix(t["mixes"])
             t["mixes"] += 1
         elif overlap:
             mixer.progress()
@@ -111,14 +121,19 @@ def worker(args) -> None:
     st = train_epoch(nnet, iter(utts), opts, upd, hook=hook, num_minibatches=n)
     t0 = time.perf_counter()
     if overlap:
-        mixer.finish(partial=bool((n - 1) % args.average_every))
+        block_end(lambda: mixer.finish(partial=bool((n - 1) % args.average_every)))
     else:
         mixer.exact_average()
     t["agg"] += time.perf_counter() - t0
     wall = time.perf_counter() - t["start"]
-    wait = blocking = 0.0
-    if overlap:  # the blocking all-reduce of the same buffer, as often, in this run
+    wait = late = blocking = 0.0
+    if overlap:
+        # the part of each wait spent before the last rank reached the same block end (one
+        # host: perf_counter is one clock for all ranks), which a blocking mix waits too
+        last = np.max(np.array(comm.allgather(arrivals)), axis=0)
+        late = float(np.minimum(waits, np.maximum(0.0, last - np.array(arrivals))).sum())
         wait = mixer.time_wait
+        # the blocking all-reduce of the same buffer, as often, in this run
         buf = nnet.backend.empty(nnet.params.shape[0], dtype=nnet.params.dtype)
         nnet.backend.copy(buf, nnet.params)
         with AllReducer(comm, "mpi", buf.shape[0], buf.dtype, nnet.backend) as red:
@@ -129,20 +144,21 @@ def worker(args) -> None:
                 blocking += time.perf_counter() - t0
     timed = st.minibatches - 1
     # optimize: everything but mixing (forward, backward, update; the in-memory randomizer)
-    vals = np.array([timed * mb, wall, wall - t["agg"], t["agg"], wait, blocking],
+    vals = np.array([timed * mb, wall, wall - t["agg"], t["agg"], wait, blocking, late],
                     dtype=np.float64)
     tot = np.empty_like(vals)
     mx = np.empty_like(vals)
     comm.Allreduce(vals, tot, op=MPI.SUM)
     comm.Allreduce(vals, mx, op=MPI.MAX)
     if rank == 0:
-        hidden = 1.0 - tot[4] / tot[5] if overlap and tot[5] > 0 else None
+        hidden = 1.0 - (tot[4] - tot[6]) / tot[5] if overlap and tot[5] > 0 else None
         print("RESULT " + json.dumps({
             "ranks": size, "frames": int(tot[0]), "wall": float(mx[1]),
             "fps": float(tot[0] / mx[1]), "optimize": float(tot[2] / size),
             "aggregate": float(tot[3] / size), "mixes": t["mixes"] + (not overlap),
             "params": int(nnet.num_params), "buffers": mixer_mode(mixer), "mode": args.mode,
-            "wait": float(tot[4] / size), "blocking": float(tot[5] / size),
+            "wait": float(tot[4] / size), "late": float(tot[6] / size),
+            "blocking": float(tot[5] / size),
             "hidden": hidden}), flush=True)
     if overlap:
         mixer.free()
@@ -218,7 +234,7 @@ def main() -> int:
             res["load"] = f"{before} -> {loadavg()}"
             rows.append(res)
     base = rows[0]["fps"]
-    ov_head = (f" {'mode':>8}", f" {'wait s':>7} {'blocking s':>11} {'hidden':>7}")
+    ov_head = (f" {'mode':>8}", f" {'wait s':>7} {'late s':>7} {'blocking s':>11} {'hidden':>7}")
     print(f"{'ranks':>5}{ov_head[0] if args.overlap_mixing else ''} {'frames/s':>10} "
           f"{'speedup':>8} {'optimize s':>11} {'aggregate s':>12}"
           f"{ov_head[1] if args.overlap_mixing else ''} {'wall s':>8} {'mixes':>6} "
@@ -230,6 +246,7 @@ def main() -> int:
             hidden = f"{100 * x['hidden']:.0f}%" if ov and x["hidden"] is not None else "-"
             cols = (f" {x['mode']:>8}",
                     f" {(format(x['wait'], '.3f') if ov else '-'):>7} "
+                    f"{(format(x['late'], '.3f') if ov else '-'):>7} "
                     f"{(format(x['blocking'], '.3f') if ov else '-'):>11} {hidden:>7}")
         print(f"{x['ranks']:>5}{cols[0]} {x['fps']:>10.1f} {x['fps'] / base:>8.2f} "
               f"{x['optimize']:>11.2f} {x['aggregate']:>12.3f}{cols[1]} {x['wall']:>8.2f} "

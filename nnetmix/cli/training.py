@@ -126,7 +126,9 @@ def run_mpi_tool(parser: OptionParser, nargs: tuple[int, int],
     command line, each rank logs to its own file (``--rank-log``, or beside the job log), and
     ``work(comm, opts, args)`` runs under :func:`run_job`, so a rank that fails ends the job at
     once, named. ``check(opts, args)`` runs first, before any rank starts work or takes a lock;
-    a command line it refuses is one ERROR line, rank 0's (the other ranks exit 1 silently).
+    a command line it refuses is one ERROR line, rank 0's (the other ranks, given the same
+    command line, exit 1 without repeating it; were rank k alone given a bad one, mpiexec names
+    it as the rank that exited).
     ``output(opts, args)``: the file the tool writes (None: nothing); rank 0 holds the lock of
     its directory (:mod:`nnetmix.utils.lock`) for the whole run, and when another job holds it
     every rank stops before any work, rank 0 with the ERROR line naming that job."""

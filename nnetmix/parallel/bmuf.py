@@ -27,6 +27,11 @@ aggregated update is computed from the ranks' compressed updates with error feed
 G(t) = (1/N) sum_r D(C(W_r(t) - W_g(t-1) + e_r)), W_bar(t) = W_g(t-1) + G(t), and filtered as
 above; the residuals e_r are checkpointed beside the model, not in the BMUF state.
 
+With ``--overlap-mixing`` (:mod:`nnetmix.parallel.overlap`) W_bar(t) is the average of the
+ranks' snapshots taken at the end of the block before, filtered by the same :meth:`BMUF.filter`,
+and each rank starts from W_g(t) plus what it trained since its snapshot
+(:meth:`BMUF.start_block`, which also resets the local velocity as configured).
+
 The state (W, W_g, Delta, hyper-parameters, block count) is exposed for checkpoints and saved
 atomically to an ``.npz``. All arithmetic is on the network's backend (axpy/scale/copy), so a GPU
 buffer stays on the GPU; the average W_bar goes through an :class:`AllReducer`, or with

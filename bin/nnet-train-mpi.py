@@ -69,7 +69,8 @@ def main(argv=None) -> int:
 
     return run_mpi_tool(parser, (3, 4), work, argv,
                         check=lambda opts, args: (check_epoch_args(parser, opts, args),
-                                                  mpi_stream_options(opts)),
+                                                  mpi_stream_options(opts),
+                                                  parser.group(MpiTrainOptions, opts).check()),
                         output=lambda opts, args: args[3] if len(args) > 3 else None)
 
 

@@ -625,6 +625,86 @@ def mpi_net(rng: np.random.Generator, dim: int = 5, hid: int = 6, num_classes: i
     return tiny_net(rng, dim, hid, num_classes, out_coefs=(1.0, 1.0))
 
 
+def mpi_net_gradient(p: np.ndarray, X: np.ndarray, Y: np.ndarray,
+                     dims=(5, 6, 4)) -> np.ndarray:
+    """float64 gradient, summed over the minibatch (nnet1's), of the cross-entropy of an
+    :func:`mpi_net` whose flat parameters are ``p`` (W1, b1, W2, b2) on frames X, labels Y."""
+    dim, hid, ncls = dims
+    o = np.cumsum([0, hid * dim, hid, ncls * hid, ncls])
+    W1, b1 = p[o[0]:o[1]].reshape(hid, dim), p[o[1]:o[2]]
+    W2, b2 = p[o[2]:o[3]].reshape(ncls, hid), p[o[3]:o[4]]
+    h = 1 / (1 + np.exp(-(X @ W1.T + b1)))
+    z = h @ W2.T + b2
+    e = np.exp(z - z.max(1, keepdims=True))
+    dz = e / e.sum(1, keepdims=True)
+    dz[np.arange(len(Y)), Y] -= 1
+    dh = (dz @ W2) * h * (1 - h)
+    return np.concatenate([(dh.T @ X).ravel(), dh.sum(0), (dz.T @ h).ravel(), dz.sum(0)])
+
+
+def rank_gradients(utts, num_ranks: int, minibatch: int, epoch: int = 0, seed: int = 777):
+    """(grad, steps) of an :func:`mpi_net` trained by nnet-train-mpi.py without shuffling
+    (--randomize=false): ``grad(rank, step, p)`` is :func:`mpi_net_gradient` on the rank's
+    minibatch ``step`` (its shard of the partition, utterances in table order), ``steps`` the
+    minibatches the ranks agree on."""
+    from nnetmix.parallel import partition_utterances
+    part = partition_utterances({k: f.shape[0] for k, f, _ in utts}, num_ranks, epoch, seed)
+    frames = []
+    for r in range(num_ranks):
+        mine = set(part.parts[r])
+        frames.append((np.concatenate([f for k, f, _ in utts if k in mine]).astype(np.float64),
+                       np.concatenate([t for k, _, t in utts if k in mine])))
+
+    def grad(rank: int, step: int, p: np.ndarray) -> np.ndarray:
+        x, y = frames[rank]
+        mb = slice(step * minibatch, (step + 1) * minibatch)
+        return mpi_net_gradient(p, x[mb], y[mb])
+
+    return grad, min(x.shape[0] // minibatch for x, _ in frames)
+
+
+def local_sgd_reference(grad, init: np.ndarray, num_ranks: int, steps: int, every: int,
+                        lr: float, bmuf=None, overlap: bool = False) -> np.ndarray:
+    """float64 reference of ``num_ranks`` ranks mixing every ``every`` steps of plain SGD
+    (``p_r -= lr * grad(r, step, p_r)``, step = 0, 1, ...): the exact average, or with
+    ``bmuf`` = (eta, zeta, nesterov) the BMUF filter of it (nnetmix/parallel/bmuf.py);
+    ``overlap``: the delayed-update rule of nnetmix/parallel/overlap.py (the average of the
+    snapshots s_k applied at the end of block k+1 as start + (p_r - s_k)). The epoch ends as
+    the tool ends it (the outstanding average applied; a partial last block mixed, blocking).
+    Returns the model written (BMUF: W)."""
+    p = [init.astype(np.float64).copy() for _ in range(num_ranks)]
+    f = {"W": p[0].copy(), "Wg": p[0].copy(), "delta": np.zeros_like(p[0])}
+
+    def start_point(avg: np.ndarray) -> np.ndarray:
+        if bmuf is None:
+            return avg
+        eta, zeta, nesterov = bmuf
+        f["delta"] = eta * f["delta"] + zeta * (avg - f["Wg"])
+        f["W"] = f["W"] + f["delta"]
+        f["Wg"] = f["W"] + eta * f["delta"] if nesterov else f["W"]
+        return f["Wg"]
+
+    def mix(snap: list) -> None:
+        start = start_point(sum(snap) / num_ranks)
+        p[:] = [start + (x - s) for x, s in zip(p, snap)]
+
+    snap = None
+    for t in range(1, steps + 1):
+        p[:] = [x - lr * grad(r, t - 1, x) for r, x in enumerate(p)]
+        if t % every == 0:
+            if overlap and snap is not None:
+                mix(snap)
+            if overlap:
+                snap = [x.copy() for x in p]
+            else:
+                mix(p)
+    if snap is not None:
+        mix(snap)
+    if steps % every:
+        mix(p)
+    return f["W"] if bmuf is not None else p[0]
+
+
 def mpi_task(d: Path, seed: int, num_utts: int = 24, **net) -> tuple[dict, Path]:
     """The MPI tests' task written under ``d``: (:func:`write_data` of :func:`mpi_utts`, the
     initial :func:`mpi_net` ``init.nnet``), both from one generator seeded ``seed``."""
@@ -633,6 +713,26 @@ def mpi_task(d: Path, seed: int, num_utts: int = 24, **net) -> tuple[dict, Path]
     init = d / "init.nnet"
     mpi_net(rng, **net).write(str(init))
     return data, init
+
+
+def mpi_cv_task(d: Path, seed: int = 5, num_utts: int = 32, num_cv: int = 8):
+    """The MPI tests' task with held-out data, written under ``d``: (the training utterances,
+    :func:`write_data` of them, of the last ``num_cv`` utterances as "cv", the initial
+    :func:`mpi_net` ``init.nnet``), all from one generator seeded ``seed``."""
+    rng = np.random.default_rng(seed)
+    utts = mpi_utts(rng, num_utts=num_utts)
+    tr, cv = write_data(d, utts[:-num_cv]), write_data(d, utts[-num_cv:], "cv")
+    init = d / "init.nnet"
+    mpi_net(rng).write(str(init))
+    return utts[:-num_cv], tr, cv, init
+
+
+def mpi_cv_loss(cv: dict, model, minibatch: int = 16) -> float:
+    """The cross-validation loss of ``model`` on ``cv`` (:func:`write_data`'s), one worker."""
+    from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch  # imports mpi4py.MPI
+    from nnetmix.train.options import TrainOptions
+    spec = EpochSpec(TrainOptions(cross_validate=True, minibatch_size=minibatch))
+    return dnn_epoch(None, spec, EpochFiles(cv["feats"], cv["targets"], str(model))).stats.avg_loss
 
 
 def write_data(d: Path, utts, name: str = "tr") -> dict:

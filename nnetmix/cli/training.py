@@ -13,7 +13,7 @@ from nnetmix.utils.mpi_init import MPI  # MPI_Init under a deadline
 
 from nnetmix.cli.binary import OptionParser, run_tool
 from nnetmix.driver import EpochFiles, EpochSpec, setup_rank_logging
-from nnetmix.errors import UsageError
+from nnetmix.errors import NnetmixError, UsageError
 from nnetmix.nnet import NnetTrainOptions
 from nnetmix.parallel.failure import launcher_rank, run_job
 from nnetmix.train.options import OptimizerOptions, TrainOptions
@@ -125,7 +125,10 @@ def run_mpi_tool(parser: OptionParser, nargs: tuple[int, int],
     """:func:`run_tool` for a tool run as ``mpiexec -n N tool ...``: only rank 0 echoes the
     command line, each rank logs to its own file (``--rank-log``, or beside the job log), and
     ``work(comm, opts, args)`` runs under :func:`run_job`, so a rank that fails ends the job at
-    once, named. ``check(opts, args)`` runs first, before any rank starts work.
+    once, named. ``check(opts, args)`` runs first, before any rank starts work or takes a lock;
+    a command line it refuses is one ERROR line, rank 0's (the other ranks, given the same
+    command line, exit 1 without repeating it; were rank k alone given a bad one, mpiexec names
+    it as the rank that exited).
     ``output(opts, args)``: the file the tool writes (None: nothing); rank 0 holds the lock of
     its directory (:mod:`nnetmix.utils.lock`) for the whole run, and when another job holds it
     every rank stops before any work, rank 0 with the ERROR line naming that job."""
@@ -135,7 +138,12 @@ def run_mpi_tool(parser: OptionParser, nargs: tuple[int, int],
 
     def body(opts, args) -> int:
         if check is not None:
-            check(opts, args)
+            try:
+                check(opts, args)
+            except NnetmixError:
+                if launcher_rank() > 0:  # rank 0 runs the same check on the same command
+                    return 1             # line and prints the one ERROR line
+                raise
         comm = MPI.COMM_WORLD
         setup_rank_logging(comm, parser.prog, opts.verbose, opts.rank_log)
         target = output(opts, args) if output is not None else None

@@ -46,7 +46,8 @@ collective; docs/parallel.md "Semantics"):
    epoch, or a model of an uncompressed run), except when the BMUF state is resumed: that
    checkpoint continues a run, whose residuals must be there too, so their absence is an
    error before anything is trained or written. At one rank there is nothing to mix and the
-   option is a no-op.
+   option is a no-op. With ``--overlap-mixing`` each block's all-reduce runs during the next
+   block and is applied one block late (:mod:`nnetmix.parallel.overlap`).
 """
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ class EpochResult:
             f" every {opts.average_every} "
             f"minibatches ({opts.allreduce} all-reduce"
             + (f", {opts.mix_compression} updates" if opts.mix_compression != "none" else "")
-            + ")")
+            + (", overlapped" if opts.overlap_mixing and self.num_ranks > 1 else "") + ")")
         return (f"MPI summary: {self.num_ranks} ranks, {what}; {self.stats.frames} frames in "
                 f"{self.wall:.2f} s = {self.frames_per_sec:.1f} frames/s over all ranks; time "
                 f"split (mean per rank): optimize {self.time_optimize:.2f} s, aggregate "
@@ -337,7 +338,8 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     # the watchdog runs to the end: a rank that hangs while rank 0 writes is caught too
     wd = w.watchdog(mopts.watchdog_timeout if mopts is not None else 0.0,
                     "no progress (training or cross-validation)").start()
-    with w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf, fb) as mix:
+    with w.mixing(nnet.params, be, None if cv else mopts, wd, bmuf, fb,
+                  overlap=mopts is not None and mopts.overlap_mixing) as mix:
         if shards is None:
             utts = read_utterances(files.feats, files.targets, spec.targets_kind)
         else:

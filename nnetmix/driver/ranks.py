@@ -48,6 +48,7 @@ from nnetmix.parallel.failure import Watchdog, open_rank_status
 from nnetmix.utils.rankstatus import status_path
 from nnetmix.parallel.mixing import EXACT, Mixer, check_mixing
 from nnetmix.parallel.options import MixingOptions
+from nnetmix.parallel.overlap import OverlapMixer, overlap_mixer
 from nnetmix.parallel.partition import Partition, partition_utterances
 
 __all__ = ["Workers", "Shards", "MixingHook", "setup_rank_logging", "frame_counts",
@@ -152,35 +153,46 @@ class MixingHook:
     """The after-minibatch hook of a rank: mix (model averaging) or sync a BMUF block every
     ``every`` minibatches, kicking the watchdog on every call; ``finish`` ends the run with
     one model on every rank (the exact average, or BMUF's W after a last partial block; with
-    ``feedback``, compressed mixing, a last compressed mix)."""
+    ``feedback``, compressed mixing, a last compressed mix). With ``overlap``
+    (``--overlap-mixing``, :mod:`nnetmix.parallel.overlap`) a block's end starts its all-reduce
+    and applies the previous one, progressed after every minibatch in between."""
 
     def __init__(self, params: Any, be: Any, mopts: MixingOptions, comm: Any, wd: Watchdog,
-                 bmuf: Optional[BMUF] = None, feedback: Optional[ErrorFeedback] = None):
+                 bmuf: Optional[BMUF] = None, feedback: Optional[ErrorFeedback] = None,
+                 overlap: Optional[OverlapMixer] = None):
         self.every = mopts.average_every
         self.mixing = mopts.mixing
         self.wd = wd
         self.bmuf = bmuf
         self.feedback = feedback
-        self.mixer = None if bmuf is not None else Mixer(comm, mopts.mixing, mopts.allreduce,
-                                                         params, backend=be, feedback=feedback)
+        self.overlap = overlap
+        self.mixer = None if bmuf is not None or overlap is not None else Mixer(
+            comm, mopts.mixing, mopts.allreduce, params, backend=be, feedback=feedback)
         self.mixes = 0
         self.time = 0.0
 
     def __call__(self, step: int, _model: Any) -> None:
         self.wd.kick(step=True)
-        if step % self.every:
+        block_end = step % self.every == 0
+        if not block_end and self.overlap is None:
             return
         t0 = time.perf_counter()
-        if self.bmuf is not None:
+        if self.overlap is not None:
+            self.overlap.block_end() if block_end else self.overlap.progress()
+        elif self.bmuf is not None:
             self.bmuf.sync()
         else:
             self.mixer.mix(self.mixes)
-        self.mixes += 1
+        self.mixes += block_end
         self.time += time.perf_counter() - t0
 
     def finish(self, steps: int, params: Any) -> None:
         t0 = time.perf_counter()
-        if self.bmuf is not None:
+        if self.overlap is not None:
+            self.overlap.finish(partial=bool(steps % self.every))
+            if self.bmuf is not None:
+                self.bmuf.copy_model(params)  # W(t): validated and saved
+        elif self.bmuf is not None:
             if steps % self.every:
                 self.bmuf.sync()  # the last, partial block
             self.bmuf.copy_model(params)  # W(t): validated and saved
@@ -195,6 +207,8 @@ class MixingHook:
         """Frees the mixer (a BMUF filter belongs to the caller, who may still save it)."""
         if self.mixer is not None:
             self.mixer.free()
+        if self.overlap is not None:
+            self.overlap.free()
 
 
 class Workers:
@@ -281,13 +295,15 @@ class Workers:
 
     @contextlib.contextmanager
     def mixing(self, params: Any, be: Any, mopts: Optional[MixingOptions], wd: Watchdog,
-               bmuf: Optional[BMUF] = None, feedback: Optional[ErrorFeedback] = None
-               ) -> Iterator[Optional[MixingHook]]:
-        """The mixing hook of this rank (None for one worker); freed at the end."""
+               bmuf: Optional[BMUF] = None, feedback: Optional[ErrorFeedback] = None,
+               overlap: bool = False) -> Iterator[Optional[MixingHook]]:
+        """The mixing hook of this rank (None for one worker); freed at the end. ``overlap``:
+        ``--overlap-mixing`` (a no-op at one rank, logged)."""
         if self.comm is None or mopts is None:
             yield None
             return
-        hook = MixingHook(params, be, mopts, self.comm, wd, bmuf, feedback)
+        hook = MixingHook(params, be, mopts, self.comm, wd, bmuf, feedback,
+                          overlap_mixer(self.comm, params, be, overlap, bmuf, self.log))
         try:
             yield hook
         finally:

@@ -15,13 +15,15 @@ What the MPI trainer uses (every function takes ``comm``; everything works at si
     ... every block: bmuf.sync(); validate/save bmuf.model (bmuf.copy_model(dst))
     # compressed updates with error feedback (either): fb = ErrorFeedback(comm, "1bit", n)
     mixer = Mixer(comm, "allreduce", "mpi", nnet.params, feedback=fb)   # or BMUF(..., feedback=fb)
+    # overlapped mixing (delayed update): om = OverlapMixer(comm, nnet.params, bmuf=None)
+    ... after each minibatch: om.progress(); every block: om.block_end(); end: om.finish(partial)
 
 Whole epochs on N ranks (partition, agreement, mixing or BMUF, summed statistics) are put
 together one layer up, in :mod:`nnetmix.driver`.
 
 Semantics: docs/parallel.md "Semantics"; algorithms: allreduce.py; device buffers: buffers.py;
-compressed mixing: compress.py; mixing host by host: hierarchy.py; a checkpoint of another
-number of ranks: elastic.py.
+compressed mixing: compress.py; mixing host by host: hierarchy.py; overlapped mixing:
+overlap.py; a checkpoint of another number of ranks: elastic.py.
 """
 from nnetmix.parallel.agree import (agree_max, agree_minibatches, check_same, check_same_model,
                                     params_digest, value_digest)
@@ -39,6 +41,7 @@ from nnetmix.parallel.mixing import (EXACT, STRATEGIES, Mixer, butterfly_partner
 from nnetmix.parallel.partition import (Partition, partition_utterances, rank_utterances,
                                         shuffled_utterances)
 from nnetmix.parallel.options import MixingOptions, MpiTrainOptions
+from nnetmix.parallel.overlap import OverlapAverage, OverlapMixer, check_overlap
 
 __all__ = [
     "ALGORITHMS", "AllReducer", "allreduce",
@@ -54,4 +57,5 @@ __all__ = [
     "rank_error_line",
     "ParallelError", "RankMismatchError", "mpi_cuda_aware",
     "MixingOptions", "MpiTrainOptions",
+    "OverlapAverage", "OverlapMixer", "check_overlap",
 ]

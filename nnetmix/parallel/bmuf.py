@@ -27,6 +27,11 @@ aggregated update is computed from the ranks' compressed updates with error feed
 G(t) = (1/N) sum_r D(C(W_r(t) - W_g(t-1) + e_r)), W_bar(t) = W_g(t-1) + G(t), and filtered as
 above; the residuals e_r are checkpointed beside the model, not in the BMUF state.
 
+With ``--overlap-mixing`` (:mod:`nnetmix.parallel.overlap`) W_bar(t) is the average of the
+ranks' snapshots taken at the end of the block before, filtered by the same :meth:`BMUF.filter`,
+and each rank starts from W_g(t) plus what it trained since its snapshot
+(:meth:`BMUF.start_block`, which also resets the local velocity as configured).
+
 The state (W, W_g, Delta, hyper-parameters, block count) is exposed for checkpoints and saved
 atomically to an ``.npz``. All arithmetic is on the network's backend (axpy/scale/copy), so a GPU
 buffer stays on the GPU; the average W_bar goes through an :class:`AllReducer`, or with
@@ -147,27 +152,46 @@ class BMUF:
     def sync(self) -> None:
         """End of a block: average the local models and apply the filter (module docstring);
         afterwards ``params`` holds W_g(t) on every rank."""
-        be, eta, zeta = self.be, self.eta, self.zeta
         if self.feedback is not None:                      # params = W_bar(t)
             self.feedback.average(self.params, self.W_g)
         else:
             self.reducer.average(self.params)
-        be.copy(self._G, self.params)                      # G = W_bar(t) - W_g(t-1)
+        self.filter(self.params)
+        self.start_block()
+
+    def filter(self, average: Any) -> None:
+        """The filter of one block, given ``average`` = W_bar(t) (a buffer of the backend; it
+        may be ``params``): G, Delta(t), W(t) and W_g(t) as in the module docstring. The
+        blocking :meth:`sync` and overlapped mixing (:mod:`nnetmix.parallel.overlap`, where
+        W_bar is the average of the ranks' snapshots) share it."""
+        be, eta, zeta = self.be, self.eta, self.zeta
+        be.copy(self._G, average)                          # G = W_bar(t) - W_g(t-1)
         be.axpy(-1.0, self.W_g, self._G)
         be.scale(self.delta, eta)                          # Delta = eta Delta + zeta G
         be.axpy(zeta, self._G, self.delta)
         if eta == 0.0 and zeta == 1.0:
-            be.copy(self.W, self.params)                   # plain model averaging, bitwise
+            be.copy(self.W, average)                       # plain model averaging, bitwise
         else:
             be.axpy(1.0, self.delta, self.W)               # W(t) = W(t-1) + Delta(t)
         if self.nesterov:
             be.copy(self.W_g, self.W)                      # W_g(t) = W(t) + eta Delta(t)
             if eta != 0.0:
                 be.axpy(eta, self.delta, self.W_g)
-        be.copy(self.params, self.W_g)
+        self.blocks += 1
+
+    def start_block(self, snapshot: Any = None) -> None:
+        """The next block starts: ``params`` <- W_g(t), or with ``snapshot`` (overlapped mixing:
+        the rank's parameters when the averaged block ended) params <- W_g(t) + (params -
+        snapshot), keeping the local progress made since; the local velocity is zeroed when
+        ``reset_momentum_after_block``."""
+        be = self.be
+        if snapshot is None:
+            be.copy(self.params, self.W_g)
+        else:
+            be.axpy(-1.0, snapshot, self.params)
+            be.axpy(1.0, self.W_g, self.params)
         if self.opts.reset_momentum_after_block and self.velocity is not None:
             be.fill(self.velocity, 0.0)
-        self.blocks += 1
 
     def copy_model(self, dst: Any) -> None:
         """dst <- W(t) (e.g. into nnet.params before validating; restore with copy_global)."""

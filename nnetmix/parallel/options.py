@@ -11,6 +11,7 @@ from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.compress import check_compression
 from nnetmix.parallel.elastic import check_resume_workers
 from nnetmix.parallel.mixing import EXACT, check_mixing
+from nnetmix.parallel.overlap import check_overlap
 
 __all__ = ["MixingOptions", "MpiTrainOptions"]
 
@@ -74,6 +75,11 @@ class MpiTrainOptions(MixingOptions):
                                  "(refuse it) | any (resume it here: BMUF's W, W_g, Delta kept, "
                                  "block momentum and learning rate for this number, residuals "
                                  "replaced by their mean, each change logged)")
+    overlap_mixing: bool = option(False, "Overlap each mix's all-reduce with the next block's "
+                                  "computation and apply it one block late (delayed update: "
+                                  "theta <- avg(s_k) + (theta - s_k); BMUF filters avg(s_k)); "
+                                  "--mixing=allreduce --allreduce=mpi --mix-compression=none "
+                                  "only")
 
     def check(self) -> None:
         super().check()
@@ -83,6 +89,7 @@ class MpiTrainOptions(MixingOptions):
                                 "hierarchical)")
         check_compression(self.mix_compression, self.mix_compression_topk_fraction, self.mixing)
         check_resume_workers(self.resume_workers)
+        check_overlap(self.overlap_mixing, self.mixing, self.allreduce, self.mix_compression)
         self.lr_factor(1)
 
     def lr_factor(self, num_ranks: int) -> float:

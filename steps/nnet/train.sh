@@ -64,6 +64,7 @@ use_mpi=false         # true: run the MPI tool even with --num-workers 1
 average_every=10      # minibatches between model mixes (BMUF: the block size)
 mixing=allreduce      # model mixing: allreduce | butterfly | ring | hierarchical (exact average inside each host, then among one leader per host; BMUF too)
 mix_compression=none  # what a mix sends: none | fp16 | bf16 | 1bit | topk (each rank's update, with error feedback; allreduce mixing or BMUF)
+overlap_mixing=false  # true: each mix's all-reduce runs during the next block, applied one block late (allreduce mixing or BMUF, --allreduce mpi)
 allreduce=mpi         # all-reduce algorithm: mpi | ring | ring-async | recursive-doubling | tree
 bmuf=false            # blockwise model-update filtering instead of plain model averaging
 block_momentum=-1     # BMUF block momentum (negative: 1 - 1/num_workers)
@@ -118,6 +119,7 @@ main options (for others, see top of script file)
   --average-every <n>             # minibatches between model mixes (default: $average_every)
   --mixing <allreduce|butterfly|ring|hierarchical> # model mixing (default: $mixing)
   --mix-compression <none|fp16|bf16|1bit|topk> # compressed updates at a mix (default: $mix_compression)
+  --overlap-mixing <true|false>   # mix's all-reduce overlapped with the next block (default: $overlap_mixing)
   --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
   --resume-workers <same|any>     # restarted with another --num-workers: refuse or resume (default: $resume_workers)
   --watchdog-timeout <seconds>    # end an MPI epoch whose rank hangs (default: $watchdog_timeout = adaptive; 0: off)
@@ -327,6 +329,7 @@ elif [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   tool="$tool --bmuf-nesterov=$bmuf_nesterov --scale-lr-by-workers=$scale_lr_by_workers"
   [ "$mix_compression" != none ] && tool="$tool --mix-compression=$mix_compression"
   [ "$resume_workers" != same ] && tool="$tool --resume-workers=$resume_workers"
+  [ "$overlap_mixing" = true ] && tool="$tool --overlap-mixing=true"
   if [ $network_type != dnn ]; then
     # the single-worker tool's stream options (--train-tool-opts) go to every epoch and CV pass
     tool="$tool --stream-mode=$stream_mode $train_tool_opts"; sched_tool_opts=

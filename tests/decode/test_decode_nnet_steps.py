@@ -71,3 +71,17 @@ def test_train_sh_refuses_options_that_are_not_whole_numbers(tmp_path):
         assert f"steps/nnet/train.sh: {option} must be an integer >= {least}, got '{value}'" \
             in proc.stderr.splitlines(), proc.stderr
         assert not (tmp_path / "exp").exists()
+
+
+def test_train_sh_passes_overlap_mixing_to_the_mpi_tool(kaldi_fixtures, tmp_path):
+    """--num-workers 2 --overlap-mixing true: each epoch's nnet-train-mpi.py gets
+    --overlap-mixing=true and mixes overlapped (its ranks' logs say so)."""
+    yesno_recipe(tmp_path, kaldi_fixtures, num_utts=8, noise=0.5)
+    proc = run_script(["steps/nnet/train.sh", "--hid-layers", "1", "--hid-dim", "16", "--splice",
+                       "2", "--max-iters", "1", "--minibatch-size", "64", "--num-workers", "2",
+                       "--average-every", "2", "--overlap-mixing", "true", "data", "data",
+                       "lang", "mono", "mono", "exp/dnn"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = tmp_path / "exp" / "dnn" / "log"
+    assert "--overlap-mixing=true" in (log / "iter01.tr.log").read_text()
+    assert "overlapped mixes" in (log / "iter01.tr.rank1.log").read_text()

@@ -11,10 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import MPI_TOOL, ROOT, mpi_env, mpi_net, mpi_utts, mpiexec, run_mpi, write_data
-
-from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch
-from nnetmix.train.options import TrainOptions
+from helpers import MPI_TOOL, ROOT, mpi_cv_loss, mpi_cv_task, mpi_env, mpiexec, run_mpi
 
 MB = ["--minibatch-size=16", "--randomizer-size=64", "--learn-rate=0.02", "--momentum=0.5"]
 #: fp16 and bf16: how far the CV loss may be above the uncompressed run's (nats per frame; it
@@ -29,22 +26,13 @@ KEEP_SHARE = 0.7
 @pytest.fixture(scope="module")
 def task(tmp_path_factory):
     d = tmp_path_factory.mktemp("pcompress")
-    rng = np.random.default_rng(5)
-    utts = mpi_utts(rng, num_utts=32)
-    tr, cv = write_data(d, utts[:24]), write_data(d, utts[24:], "cv")
-    init = d / "init.nnet"
-    mpi_net(rng).write(str(init))
+    _, tr, cv, init = mpi_cv_task(d)
     return d, tr, cv, init
 
 
 def _args(tr, init, out, *extra):
     return [*MB, f"--utt2num-frames={tr['u2nf']}", *extra, tr["feats"], tr["targets"],
             str(init), str(out)]
-
-
-def _cv_loss(cv, model) -> float:
-    spec = EpochSpec(TrainOptions(cross_validate=True, minibatch_size=16))
-    return dnn_epoch(None, spec, EpochFiles(cv["feats"], cv["targets"], str(model))).stats.avg_loss
 
 
 def _train(task, n, name, *extra):
@@ -85,7 +73,7 @@ def test_compressed_training_cv_loss(task, n, how, compression):
         assert z["residual"].shape[0] == n and np.abs(z["residual"]).max() > 0
         assert str(z["compression"]) == compression
     assert f"--mix-compression={compression}:" in p.stderr and "bytes sent" in p.stderr
-    start, base, got = _cv_loss(cv, init), _cv_loss(cv, ref), _cv_loss(cv, out)
+    start, base, got = mpi_cv_loss(cv, init), mpi_cv_loss(cv, ref), mpi_cv_loss(cv, out)
     print(f"{n} ranks {how} {compression}: CV loss {start:.4f} -> {got:.4f} "
           f"(uncompressed {base:.4f})")
     assert base < start - 0.5

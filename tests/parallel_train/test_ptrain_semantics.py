@@ -2,10 +2,8 @@
 minibatch is large-minibatch SGD; BMUF with eta = 0, zeta = 1 is model averaging."""
 import numpy as np
 import pytest
-from helpers import (FRMSHUFF, mpi_env, mpi_net, mpi_utts, mpiexec, read_params, run_frmshuff,
-                     run_mpi, run_mpiexec, write_data)
-
-from nnetmix.parallel import partition_utterances
+from helpers import (FRMSHUFF, local_sgd_reference, mpi_env, mpi_net, mpi_utts, mpiexec,
+                     rank_gradients, read_params, run_frmshuff, run_mpi, run_mpiexec, write_data)
 
 MB = ["--minibatch-size=16", "--randomizer-size=64"]
 
@@ -53,35 +51,11 @@ def test_one_rank_is_nnet_train_frmshuff_bit_exact(task):
                                rtol=0, atol=1e-6)
 
 
-def _reference_sgd(utts, init_params, n_ranks, mb, lr, dims):
-    """float64 large-minibatch SGD: each step, the average over ranks of the summed gradients."""
-    dim, hid, ncls = dims
-    u2nf = {k: f.shape[0] for k, f, _ in utts}
-    part = partition_utterances(u2nf, n_ranks, 0, 777)
-    streams = []
-    for r in range(n_ranks):
-        mine = set(part.parts[r])
-        x = np.concatenate([f for k, f, _ in utts if k in mine]).astype(np.float64)
-        y = np.concatenate([t for k, _, t in utts if k in mine])
-        streams.append((x, y))
-    steps = min(s[0].shape[0] // mb for s in streams)
-    p = init_params.astype(np.float64).copy()
-    o = np.cumsum([0, hid * dim, hid, ncls * hid, ncls])
-    for s in range(steps):
-        W1, b1 = p[o[0]:o[1]].reshape(hid, dim), p[o[1]:o[2]]
-        W2, b2 = p[o[2]:o[3]].reshape(ncls, hid), p[o[3]:o[4]]
-        g = np.zeros_like(p)
-        for x, y in streams:
-            X, Y = x[s * mb:(s + 1) * mb], y[s * mb:(s + 1) * mb]
-            h = 1 / (1 + np.exp(-(X @ W1.T + b1)))
-            z = h @ W2.T + b2
-            e = np.exp(z - z.max(1, keepdims=True))
-            dz = e / e.sum(1, keepdims=True)
-            dz[np.arange(len(Y)), Y] -= 1
-            dh = (dz @ W2) * h * (1 - h)
-            g += np.concatenate([(dh.T @ X).ravel(), dh.sum(0), (dz.T @ h).ravel(), dz.sum(0)])
-        p -= lr * g / n_ranks
-    return p, steps
+def _reference_sgd(utts, init_params, n_ranks, mb, lr):
+    """float64 large-minibatch SGD: each step, the average over ranks of the summed gradients
+    (an exact average after every step of plain SGD)."""
+    grad, steps = rank_gradients(utts, n_ranks, mb)
+    return local_sgd_reference(grad, init_params, n_ranks, steps, 1, lr), steps
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -94,7 +68,7 @@ def test_allreduce_every_minibatch_is_large_minibatch_sgd(task, n):
                             "--mixing=allreduce", "--average-every=1",
                             "--scale-lr-by-workers=false", "--allreduce=ring"))
     assert p.returncode == 0, p.stderr
-    ref, steps = _reference_sgd(utts, read_params(init), n, 16, 0.01, (5, 6, 4))
+    ref, steps = _reference_sgd(utts, read_params(init), n, 16, 0.01)
     assert f"{steps} minibatches agreed" in p.stderr
     got = read_params(out)
     assert np.abs(got - read_params(init)).max() > 1e-2  # it did train

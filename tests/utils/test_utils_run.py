@@ -78,14 +78,11 @@ def test_parallel_jobs_overlap_and_max_jobs_run(tmp_path):
     # Each job records its start and end time; with 2 at a time the 4 jobs run as 2 waves.
     cmd = ["date", "+%s.%N", ">", f"{tmp_path}/s.JOB;", "sleep", "0.5;",
            "date", "+%s.%N", ">", f"{tmp_path}/e.JOB"]
-    t0 = time.time()
     run_script([RUN, "--max-jobs-run", "2", "JOB=1:4", tmp_path / "p.JOB.log", *cmd], check=True)
-    wall = time.time() - t0
     spans = [(float((tmp_path / f"s.{j}").read_text()), float((tmp_path / f"e.{j}").read_text()))
              for j in range(1, 5)]
     most = max(sum(1 for s, e in spans if s <= t < e) for t, _ in spans)
-    assert most == 2
-    assert wall < 4 * 0.5 + 0.9  # not serial
+    assert most == 2  # two at a time, never more: the jobs overlapped (2 waves, not serial)
     run_script([RUN, "--max-jobs-run", "1", "JOB=1:3", tmp_path / "q.JOB.log", *cmd], check=True)
     spans = sorted((float((tmp_path / f"s.{j}").read_text()), float((tmp_path / f"e.{j}").read_text()))
                    for j in range(1, 4))

@@ -1,13 +1,11 @@
 """The embedded digits corpus (egs/digits/s5/local) and the recipe's run.sh skeleton."""
-import importlib.util
 import os
 import shutil
-import sys
 
 import pytest
 import soundfile as sf
 
-from helpers import ROOT, link_recipe, run_script
+from helpers import ROOT, link_recipe, load_script, run_script
 
 from nnetmix.data.synth import SynthError, tool_versions
 
@@ -18,11 +16,7 @@ pytestmark = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which(
 
 
 def load_synth():
-    spec = importlib.util.spec_from_file_location("synth_digits", RECIPE / "local" / "synth_digits.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["synth_digits"] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
+    return load_script(RECIPE / "local" / "synth_digits.py", "synth_digits")
 
 
 SMALL = dict(num_train=4, num_test=3, num_train_spk=2, num_test_spk=2, max_words=7, nj=2)

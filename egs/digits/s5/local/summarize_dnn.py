@@ -9,6 +9,7 @@ Usage: local/summarize_dnn.py <dnn-dir> [<dnn-dir> ...]
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 from pathlib import Path

@@ -2,6 +2,7 @@
 import os
 import shutil
 
+import numpy as np
 import pytest
 import soundfile as sf
 
@@ -148,23 +149,60 @@ def test_prepare_digits_writes_data_and_dict(tmp_path):
     p = run_script([RECIPE / "local" / "prepare_digits.sh", "--num-train", "3", "--num-test", "2",
                     "--num-train-spk", "2", "--num-test-spk", "1", tmp_path / "corpus",
                     tmp_path / "data"], cwd=RECIPE)
-    assert "skipping synthesis" in p.stdout and "matches" in p.stdout
+    assert "exists - skipping" in p.stdout and "matches" in p.stdout
 
 
 def test_run_sh_options_and_stages_not_written_yet(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
-    p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5", "--pretrain", "false"], cwd=s5)
+    p = run_script(["./run.sh", "--stage", "7", "--stop-stage", "7", "--pretrain", "false"], cwd=s5)
     assert p.returncode == 0, p.stderr
-    assert "Stage 5: skipped (--pretrain false)" in p.stdout
+    assert "Stage 7: skipped (--pretrain false)" in p.stdout
     assert not (s5 / "data").exists()
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
     p = run_script(["./run.sh", "--help"], cwd=s5)
     assert p.returncode == 0 and "--stage 2 --stop-stage 2" in p.stderr  # Kaldi: help to stderr
-    # stage 8 (tri1) needs the monophone's alignments of stage 3 and says so before any work
-    p = run_script(["./run.sh", "--stage", "8", "--tri1-leaves", "50"], cwd=s5)
-    assert p.returncode == 1 and "stage 8 needs exp/mono_ali/ali.1.gz (run stage 3)" in p.stderr
-    assert not (s5 / "exp" / "tri1").exists()
+    # each stage names the earlier stage it needs before any work, in Kaldi's order: tri1 the
+    # monophone's alignments, the DNN tri1's alignments (and the RBMs), its decoding tri1's graph
+    for stage, need in (("5", "exp/mono_ali/ali.1.gz (run stage 3)"),
+                        ("6", "exp/tri1/final.mdl (run stage 5)"),
+                        ("8", "exp/tri1_ali/ali.1.gz (run stage 5)"),
+                        ("9", "exp/dnn_rbm_w2/final.nnet (run stage 8)")):
+        p = run_script(["./run.sh", "--stage", stage, "--tri1-leaves", "50"], cwd=s5)
+        assert p.returncode == 1 and f"stage {stage} needs {need}" in p.stderr, p.stderr
+    assert not (s5 / "exp" / "tri1").exists() and not (s5 / "exp" / "dnn_rbm_w2").exists()
+
+
+def test_noise_at_the_drawn_snr(tmp_path):
+    """Noisy utterances are the clean corpus's speech plus noise at their utt2cond SNR (the
+    words, pitch and speed are drawn before the noise); utt2cond lists every utterance."""
+    synth = load_synth()
+    small = dict(SMALL, num_train=2, num_test=6)
+    synth.synth_digits(tmp_path / "clean", seed=777, **small)
+    synth.synth_digits(tmp_path / "noisy", seed=777, snr=(8.0, 12.0), clean_share=0.5, **small)
+    conds = dict(line.split(" ", 1) for line in
+                 (tmp_path / "noisy" / "test" / "utt2cond").read_text().splitlines())
+    assert len(conds) == 6 and read_lists(tmp_path / "noisy" / "test")["text"] == \
+        read_lists(tmp_path / "clean" / "test")["text"]
+    kinds = set()
+    for utt, cond in conds.items():
+        spk = utt.split("-")[0]
+        clean, _ = sf.read(tmp_path / "clean" / "wav" / spk / f"{utt}.wav")
+        noisy, _ = sf.read(tmp_path / "noisy" / "wav" / spk / f"{utt}.wav")
+        kind, snr = cond.split()
+        kinds.add(kind)
+        if kind == "clean":
+            assert snr == "-" and (clean == noisy).all()
+            continue
+        assert kind in synth.NOISE_KINDS and 8.0 <= float(snr) <= 12.0
+        # 16-bit rounding aside (and a scale-down where the mixture would clip)
+        scale = np.dot(noisy, clean) / np.dot(clean, clean)
+        noise = noisy / scale - clean
+        measured = 10 * np.log10(np.mean(clean ** 2) / np.mean(noise ** 2))
+        assert abs(measured - float(snr)) < 0.2, (utt, measured, snr)
+    assert "clean" in kinds and len(kinds) > 1
+    with pytest.raises(ValueError, match="--clean-share 1.5 must be in"):
+        synth.synth_digits(tmp_path / "bad", seed=777, clean_share=1.5, **small)
 
 
 def test_run_sh_stages_0_and_1(tmp_path):

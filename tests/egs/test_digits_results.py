@@ -71,7 +71,7 @@ def test_closing_table_and_results_file(tmp_path, kaldi_fixtures):
     assert closing[-1] == f"Results: {out}"
 
     text = out.read_text()
-    assert text.startswith("# egs/digits/s5 results\n") and "Run: `2026-01-01 00:00:00 [abc] ./run.sh`" in text
+    assert text.startswith("# egs/digits/s5 results\n") and "```\n2026-01-01 00:00:00 [abc] ./run.sh\n```" in text
     assert "Corpus: num_train=2000 num_test=40, 200 training and 20 test speakers (disjoint), " \
            "seed 777, SNR 5:20 dB, clean share 0.2." in text
     assert all(r in text for r in rows)

@@ -198,10 +198,12 @@ def timing(exp: Path, dnn_dir: Optional[Path]) -> list[str]:
         rows.append(f"| {n} | {STAGES.get(n, '?')} | {t.seconds} | "
                     f"{'-' if t.cpu is None else t.cpu} | {load} |")
     rows.append(f"| | all | {wall} | {cpu} | |")
-    rows += ["", f"Stages {min(times)}-{max(times)}: {wall} s wall, {cpu} s CPU; on 2 quiet cores "
-             f"the run would take about max(CPU / 2, the serial parts), at least {cpu / 2:.0f} s "
-             f"({cpu / 120:.1f} min). Wall times above include the waits for other work when the "
-             "load average is above 2."]
+    rows += ["", f"Stages {min(times)}-{max(times)}: the stages' wall times sum to {wall} s "
+             f"({wall / 60:.1f} min) and their CPU times to {cpu} s. Wall time depends on what "
+             "else the machine runs (the load averages above; on 2 cores a load above 2 means "
+             "waiting), CPU time much less: on 2 quiet cores the run takes at least its CPU time "
+             f"over 2, {cpu / 2:.0f} s ({cpu / 120:.1f} min), and more where a step keeps one "
+             "core busy only (graph building, model updates)."]
     return rows
 
 
@@ -226,7 +228,8 @@ def results(exp: Path, dnn_dir: Optional[Path], corpus: Path, out: Path) -> tupl
              "Written by `local/make_results.py` (run.sh's stage 10) from the run under `exp/`; "
              "rerun it, do not edit.", "", machine_line(Path(__file__).resolve().parent), ""]
     if commands:
-        lines += [f"Run: `{commands[-1]}`", ""]
+        lines += ["The run: `exp/commands`, every run.sh that wrote to `exp/` (date, commit, "
+                  "command line):", "", "```", *commands, "```", ""]
     if corpus_line:
         lines += [corpus_line, ""]
     lines += ["## Systems", "", "Every system decodes data/test with the same bigram G; each is "

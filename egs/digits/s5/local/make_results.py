@@ -21,6 +21,7 @@ from __future__ import annotations
 import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import json
+import os
 import re
 from pathlib import Path
 from typing import Optional
@@ -198,10 +199,13 @@ def timing(exp: Path, dnn_dir: Optional[Path]) -> list[str]:
         rows.append(f"| {n} | {STAGES.get(n, '?')} | {t.seconds} | "
                     f"{'-' if t.cpu is None else t.cpu} | {load} |")
     rows.append(f"| | all | {wall} | {cpu} | |")
+    loads = [t.load for t in times.values() if t.load is not None]
     rows += ["", f"Stages {min(times)}-{max(times)}: the stages' wall times sum to {wall} s "
-             f"({wall / 60:.1f} min) and their CPU times to {cpu} s. Wall time depends on what "
-             "else the machine runs (the load averages above; on 2 cores a load above 2 means "
-             "waiting), CPU time much less: on 2 quiet cores the run takes at least its CPU time "
+             f"({wall / 60:.1f} min) and their CPU times to {cpu} s"
+             + (f", at 1-minute load averages from {min(loads):g} to {max(loads):g} on "
+                f"{os.cpu_count()} cores" if loads else "")
+             + ". Wall time depends on what else the machine runs (on 2 cores a load above 2 "
+             "means waiting), CPU time much less: on 2 quiet cores the run takes at least its CPU time "
              f"over 2, {cpu / 2:.0f} s ({cpu / 120:.1f} min), and more where a step keeps one "
              "core busy only (graph building, model updates)."]
     return rows

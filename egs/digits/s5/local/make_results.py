@@ -187,7 +187,8 @@ def timing(exp: Path, dnn_dir: Optional[Path]) -> list[str]:
         times.update({k: v for k, v in stage_seconds(dnn_dir).items() if k in (8, 9)})
     if not times:
         return []
-    rows = ["| stage | what | wall s | CPU s (user + sys) | load average at its end (1, 5, 15 min) |",
+    rows = ["| stage | what | wall s | CPU s (user + sys) | load average at its end "
+            "(1, 5, 15 min) |",
             "|---:|---|---:|---:|---|"]
     wall = cpu = 0
     for n in sorted(times):

@@ -16,7 +16,7 @@ texts and byte-identical wavs, whatever --nj is.
 Reads nothing. Writes, under <corpus-dir>:
   wav/<spk>/<utt>.wav                    16 kHz, mono, 16-bit
   {train,test}/{wav.scp,text,utt2spk,spk2utt}   Kaldi lists, C-sorted, wav.scp with absolute paths
-  {train,test}/utt2cond                  '<utt> <noise|clean> <snr-dB|->', each utterance's condition
+  {train,test}/utt2cond                  '<utt> <noise|clean> <snr-dB|->': each utterance's noise
   params.json, .done                     the options the corpus was made with and the versions of
                                          espeak-ng and sox that made it; the done marker
 

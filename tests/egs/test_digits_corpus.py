@@ -1,4 +1,5 @@
 """The embedded digits corpus (egs/digits/s5/local) and the recipe's run.sh skeleton."""
+import json
 import os
 import shutil
 
@@ -108,8 +109,6 @@ def test_resynthesis_skips_finished_wavs(corpora, tmp_path):
 def test_corpus_records_and_checks_the_tool_versions(corpora, tmp_path, caplog):
     """espeak-ng's and sox's versions decide the audio: recorded in params.json; other versions
     are refused while wavs remain to be made, warned about when the corpus is complete."""
-    import json
-
     synth = load_synth()
     params = json.loads((corpora / "a" / "params.json").read_text())
     assert params["tools"] == tool_versions()
@@ -203,6 +202,29 @@ def test_noise_at_the_drawn_snr(tmp_path):
     assert "clean" in kinds and len(kinds) > 1
     with pytest.raises(ValueError, match="--clean-share 1.5 must be in"):
         synth.synth_digits(tmp_path / "bad", seed=777, clean_share=1.5, **small)
+
+
+def test_glottal_onset_changes_only_vowel_initial_words(tmp_path):
+    """--glottal-onset: the same texts, voices, pitch and speed; an utterance differs exactly when
+    it holds OH or EIGHT (a glottal stop before each), and params.json records it."""
+    synth = load_synth()
+    small = dict(SMALL, num_train=2, num_test=8)
+    synth.synth_digits(tmp_path / "plain", seed=777, **small)
+    synth.synth_digits(tmp_path / "glottal", seed=777, glottal_onset=True, **small)
+    assert json.loads((tmp_path / "glottal" / "params.json").read_text())["glottal_onset"] is True
+    assert "glottal_onset" not in json.loads((tmp_path / "plain" / "params.json").read_text())
+    lists = read_lists(tmp_path / "glottal" / "test")
+    assert lists["text"] == read_lists(tmp_path / "plain" / "test")["text"]
+    changed = 0
+    for line in lists["text"]:
+        utt, words = line.split(" ", 1)
+        spk = utt.split("-")[0]
+        a = (tmp_path / "plain" / "wav" / spk / f"{utt}.wav").read_bytes()
+        b = (tmp_path / "glottal" / "wav" / spk / f"{utt}.wav").read_bytes()
+        vowel_initial = bool(set(words.split()) & synth.VOWEL_INITIAL)
+        assert (a != b) == vowel_initial, line
+        changed += vowel_initial
+    assert 0 < changed < len(lists["text"])
 
 
 def test_run_sh_stages_0_and_1(tmp_path):

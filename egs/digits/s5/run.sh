@@ -62,6 +62,7 @@ num_train_spk=200      # training speakers (espeak-ng voice + variant pairs)
 num_test_spk=20        # test speakers, none of them a training speaker
 snr=5:20               # SNR range (dB) of the noisy utterances (white, pink or brown noise)
 clean_share=0.2        # share of utterances without noise (1: the clean corpus)
+glottal_onset=false    # true: a glottal stop before the vowel-initial words OH and EIGHT (the header)
 mfcc_config=conf/mfcc_dither.conf  # stage 2's MFCC options: Kaldi's --dither=1.0 (the clean parts are digital zeros)
 tri1_leaves=300        # tree leaves of tri1 (Kaldi's tidigits: 300 on 8623 utterances)
 tri1_gauss=2000        # Gaussians of tri1 (Kaldi's tidigits: 3000; the monophone has 1000)
@@ -132,7 +133,7 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   stage_start
   local/prepare_digits.sh --synth-only true --cmd "$train_cmd" --nj $nj --seed $seed \
     --num-train $num_train_utts --num-test $num_test_utts --num-train-spk $num_train_spk \
-    --num-test-spk $num_test_spk --snr $snr --clean-share $clean_share $corpus data
+    --num-test-spk $num_test_spk --snr $snr --clean-share $clean_share --glottal-onset $glottal_onset $corpus data
   stage_done 0
 fi
 
@@ -141,7 +142,7 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   stage_start
   local/prepare_digits.sh --cmd "$train_cmd" --nj $nj --seed $seed \
     --num-train $num_train_utts --num-test $num_test_utts --num-train-spk $num_train_spk \
-    --num-test-spk $num_test_spk --snr $snr --clean-share $clean_share $corpus data
+    --num-test-spk $num_test_spk --snr $snr --clean-share $clean_share --glottal-onset $glottal_onset $corpus data
   for x in train test; do
     utils/validate_data_dir.sh --no-feats data/$x
   done

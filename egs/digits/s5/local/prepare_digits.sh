@@ -15,6 +15,7 @@ num_test_spk=20      # test speakers, none of them a training speaker
 max_words=7          # longest digit string
 snr=5:20             # SNR range (dB) of the noisy utterances
 clean_share=0.2      # share of utterances without noise (1: the clean corpus)
+glottal_onset=false  # true: a glottal stop before the vowel-initial words (OH, EIGHT)
 synth_only=false     # true: make the corpus and stop (no data directories)
 # End configuration section.
 
@@ -37,6 +38,7 @@ Options:
   --num-test-spk <n>       # test speakers (default: $num_test_spk)
   --snr <low:high>         # SNR range of the noisy utterances, dB (default: $snr)
   --clean-share <x>        # share of utterances without noise (default: $clean_share)
+  --glottal-onset <bool>   # a glottal stop before OH and EIGHT (default: $glottal_onset)
   --synth-only <bool>      # only make the corpus (default: $synth_only)
 EOF
   exit 1
@@ -55,7 +57,7 @@ mkdir -p $corpus/log
 $cmd $corpus/log/synth_digits.log \
   local/synth_digits.py --seed $seed --num-train $num_train --num-test $num_test \
     --num-train-spk $num_train_spk --num-test-spk $num_test_spk --max-words $max_words \
-    --snr $snr --clean-share $clean_share --nj $nj $corpus
+    --snr $snr --clean-share $clean_share --glottal-onset $glottal_onset --nj $nj $corpus
 grep -h -o -e "exists - skipping" -e "done: .*" $corpus/log/synth_digits.log | sed "s|^|$0: |" || true
 $synth_only && exit 0
 

@@ -49,6 +49,10 @@ from nnetmix.data.synth import (SynthError, corpus_is_complete, mix_at_snr, read
 WORDS = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "OH"]
 # One letter per word for utterance ids, as TIDIGITS names its files (z for zero, o for oh).
 CODES = dict(zip(WORDS, "z123456789o"))
+# Words that start with a vowel: with --glottal-onset each is said with a glottal stop first
+# (espeak-ng's phoneme [[?]]), as careful speakers reading digits do; without it espeak-ng runs
+# "oh oh" into one long ow and ZERO's final ow into a following OH.
+VOWEL_INITIAL = {"OH", "EIGHT"}
 # Noise colours: the exponent a of the power spectrum 1/f^a (white 0, pink 1, brown 2).
 NOISE_KINDS = {"white": 0.0, "pink": 1.0, "brown": 2.0}
 
@@ -84,13 +88,15 @@ class Utterance:
     noise: str | None = None   # a NOISE_KINDS key, None: clean
     snr: float = 0.0           # dB, speech to noise power over the utterance
     noise_seed: int = 0        # seed of the utterance's noise
+    glottal_onset: bool = False  # a glottal stop before each VOWEL_INITIAL word
 
     def cond(self) -> str:
         return f"{self.noise} {self.snr:.1f}" if self.noise else "clean -"
 
     def command(self, wav: str) -> tuple[list[str], list[str]]:
         """espeak-ng and sox argument lists; piped together they write ``wav`` reproducibly."""
-        text = " ".join(w.lower() for w in self.words)
+        text = " ".join(("[[?]]" if self.glottal_onset and w in VOWEL_INITIAL else "")
+                        + w.lower() for w in self.words)
         espeak = ["espeak-ng", "-v", self.speaker.voice, "-s", str(self.speed), "-p",
                   str(self.pitch), "--stdout", text]
         sox = ["sox", "-D", "-t", "wav", "-", "-r", "16000", "-c", "1", "-b", "16", wav,
@@ -110,6 +116,8 @@ def get_args() -> argparse.Namespace:
     p.add_argument("--snr", default="0:20", help="SNR range of noisy utterances, dB (low:high)")
     p.add_argument("--clean-share", type=float, default=0.2,
                    help="share of utterances without noise (1: a clean corpus)")
+    p.add_argument("--glottal-onset", default="false", choices=("true", "false"),
+                   help="a glottal stop before the vowel-initial words (OH, EIGHT)")
     p.add_argument("--nj", type=int, default=2, help="synthesis processes run at once")
     p.add_argument("corpus_dir", type=Path, help="output directory")
     return p.parse_args()
@@ -133,7 +141,7 @@ def make_speakers(seed: int, num_train: int, num_test: int) -> tuple[list[Speake
 
 def make_utterances(seed: int, split: str, num: int, speakers: list[Speaker],
                     max_words: int, snr: tuple[float, float] = (0.0, 20.0),
-                    clean_share: float = 1.0) -> list[Utterance]:
+                    clean_share: float = 1.0, glottal_onset: bool = False) -> list[Utterance]:
     """Utterance i goes to speaker i mod #speakers; its words, pitch, speed and noise come from a
     generator of its own, so it does not change when --num-train or --num-test does (the noise
     is drawn last: the words, pitch and speed are those of the clean corpus)."""
@@ -149,7 +157,8 @@ def make_utterances(seed: int, split: str, num: int, speakers: list[Speaker],
             noise = list(NOISE_KINDS)[rng.randrange(len(NOISE_KINDS))]
         utts.append(Utterance(id=f"{spk.id}-{split}{i:05d}_{code}", speaker=spk, words=words,
                               pitch=pitch, speed=speed, noise=noise,
-                              snr=round(rng.uniform(*snr), 1), noise_seed=rng.getrandbits(63)))
+                              snr=round(rng.uniform(*snr), 1), noise_seed=rng.getrandbits(63),
+                              glottal_onset=glottal_onset))
     return sorted(utts, key=lambda u: u.id.encode())
 
 
@@ -206,7 +215,7 @@ def _write_lists(split_dir: Path, utts: list[Utterance], wav_dir: Path) -> None:
 def synth_digits(corpus_dir: Path, seed: int = 777, num_train: int = 2000, num_test: int = 300,
                  num_train_spk: int = 40, num_test_spk: int = 12, max_words: int = 7,
                  snr: tuple[float, float] = (0.0, 20.0), clean_share: float = 1.0,
-                 nj: int = 2) -> None:
+                 glottal_onset: bool = False, nj: int = 2) -> None:
     """Make (or finish making) the corpus under ``corpus_dir``; see the module docstring.
     The defaults here make the clean corpus; the command line's, the noisy one."""
     if min(num_train, num_test, num_train_spk, num_test_spk, max_words) < 1:
@@ -222,6 +231,8 @@ def synth_digits(corpus_dir: Path, seed: int = 777, num_train: int = 2000, num_t
               "max_words": max_words}
     if clean_share < 1.0:   # a clean corpus keeps the params.json it had before noise existed
         params.update(snr=list(snr), clean_share=clean_share)
+    if glottal_onset:       # so does a corpus without glottal stops
+        params.update(glottal_onset=True)
     counts = f"num_train={num_train} num_test={num_test}\n"
     done = corpus_dir / ".done"
     if corpus_is_complete(corpus_dir, params, counts):
@@ -230,7 +241,8 @@ def synth_digits(corpus_dir: Path, seed: int = 777, num_train: int = 2000, num_t
     start_corpus(corpus_dir, params)
 
     train_spk, test_spk = make_speakers(seed, num_train_spk, num_test_spk)
-    splits = {split: make_utterances(seed, split, num, spk, max_words, snr, clean_share)
+    splits = {split: make_utterances(seed, split, num, spk, max_words, snr, clean_share,
+                                     glottal_onset)
               for split, num, spk in (("train", num_train, train_spk),
                                       ("test", num_test, test_spk))}
     wav_dir = corpus_dir / "wav"
@@ -266,7 +278,8 @@ if __name__ == "__main__":
         synth_digits(args.corpus_dir, seed=args.seed, num_train=args.num_train,
                      num_test=args.num_test, num_train_spk=args.num_train_spk,
                      num_test_spk=args.num_test_spk, max_words=args.max_words,
-                     snr=(low, high), clean_share=args.clean_share, nj=args.nj)
+                     snr=(low, high), clean_share=args.clean_share,
+                     glottal_onset=args.glottal_onset == "true", nj=args.nj)
     except (ValueError, RuntimeError, OSError, SynthError) as e:
         logging.error(str(e))
         sys.exit(1)

@@ -50,8 +50,14 @@
 #   recipes. The DNN: 2 x 512 sigmoid units behind +/-5 frames of MFCCs, RBM-pretrained, NG-SGD
 #   over 2 MPI ranks averaged every 10 minibatches, Newbob from 0.008 with 10% of the training
 #   voices held out.
+# - Where that leaves the ladder (RESULTS.md's table): the DNN has the fewest errors and beats
+#   tri1 significantly, but not the monophone: nearly all of both systems' errors are the OH
+#   cases above, which neither resolves. Making the DNN significantly best needs those errors
+#   gone from the corpus (--glottal-onset true is the candidate), not a larger network.
 # - Time: RESULTS.md's timing table has each stage's wall and CPU seconds and the load average at
-#   its end; on a shared machine the CPU seconds over 2 cores are what 2 quiet cores would take.
+#   its end; on a shared machine the CPU seconds over 2 cores are what 2 quiet cores would take,
+#   about 10 minutes here, a third of it the DNN's 12 Newbob epochs (the last 6 at halved rates
+#   gain 0.8% CV frame accuracy).
 . utils/recipe_signals.sh   # a signal to run.sh ends its whole process tree
 
 # Begin configuration section.

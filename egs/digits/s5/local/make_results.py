@@ -100,10 +100,13 @@ def closing_table(systems_: list[tuple[str, str, Path]]) -> tuple[list[str], str
 
 
 def read_conditions(corpus: Path) -> dict[str, str]:
-    """Test utterance -> 'clean' or '<noise> <lo>-<hi> dB' (5 dB bands) from utt2cond."""
+    """Test utterance -> 'clean' or 'SNR <lo>-<hi> dB' (5 dB bands; the top of the corpus's --snr
+    range goes in the band below it) from utt2cond."""
     f = corpus / "test" / "utt2cond"
     if not f.is_file():
         return {}
+    params = corpus / "params.json"
+    top = json.loads(params.read_text()).get("snr", [0, 1e9])[1] if params.is_file() else 1e9
     out = {}
     for line in f.read_text().split("\n"):
         fields = line.split()
@@ -111,7 +114,8 @@ def read_conditions(corpus: Path) -> dict[str, str]:
             if fields[1] == "clean":
                 out[fields[0]] = "clean"
             else:
-                lo = int(float(fields[2]) // 5 * 5)
+                snr = float(fields[2])
+                lo = int((snr - 5 if snr >= top else snr) // 5 * 5)
                 out[fields[0]] = f"SNR {lo}-{lo + 5} dB"
     return out
 
@@ -119,7 +123,7 @@ def read_conditions(corpus: Path) -> dict[str, str]:
 def error_breakdown(systems_: list[tuple[str, str, Path]], conds: dict[str, str]) -> list[str]:
     """Per system: errors that involve OH (a reference or hypothesised OH substituted, deleted
     or inserted), and the WER by test condition (clean, SNR bands)."""
-    names = sorted(set(conds.values()), key=lambda c: (c != "clean", c))
+    names = sorted(set(conds.values()), key=lambda c: (c != "clean", len(c), c))
     head = ["| system | errors | of them involving OH |"] + [f" {c} |" for c in names]
     rows = ["".join(head), "|---|---:|---:|" + "---:|" * len(names)]
     for name, _, dec in systems_:

@@ -56,8 +56,8 @@
 #   gone from the corpus (--glottal-onset true is the candidate), not a larger network.
 # - Time: RESULTS.md's timing table has each stage's wall and CPU seconds and the load average at
 #   its end; on a shared machine the CPU seconds over 2 cores are what 2 quiet cores would take,
-#   about 10 minutes here, a third of it the DNN's 12 Newbob epochs (the last 6 at halved rates
-#   gain 0.8% CV frame accuracy).
+#   about 10 minutes here, a third of it the DNN's 12 Newbob epochs (the 7 at halved rates gain
+#   2.1 points of CV frame accuracy).
 . utils/recipe_signals.sh   # a signal to run.sh ends its whole process tree
 
 # Begin configuration section.

@@ -35,8 +35,9 @@
 #   the tail of one long vowel, so it inserts OHs (issue 17's ablation found the right-context
 #   questions to blame on the clean corpus). --glottal-onset true puts a glottal stop (espeak-ng's
 #   [[?]]) before OH and EIGHT, as careful speakers reading digits make one: the boundary becomes
-#   a dip of 10-40 dB. It is not the default yet: the run with it had not finished when this
-#   recipe was last rewritten.
+#   a dip of 10-40 dB. It is not the default: run with it, the monophone and tri1 no longer
+#   drop OHs but hear OH as FOUR in noise (the lexicon has no phone for the glottal stop, so ow's
+#   first state must take it); a lexicon that spells OH and EIGHT with it is the next step.
 # - Noise, as Aurora 2 added to TIDIGITS: all but --clean-share of the utterances, training and
 #   test alike, get white, pink or brown noise at an SNR drawn from --snr. At 5-20 dB it costs the
 #   GMMs little (RESULTS.md's WER by condition): the OH errors stay what decides the ranking.
@@ -53,7 +54,8 @@
 # - Where that leaves the ladder (RESULTS.md's table): the DNN has the fewest errors and beats
 #   tri1 significantly, but not the monophone: nearly all of both systems' errors are the OH
 #   cases above, which neither resolves. Making the DNN significantly best needs those errors
-#   gone from the corpus (--glottal-onset true is the candidate), not a larger network.
+#   gone from the task (the glottal onset above), not a larger network: a learning rate of 0.004
+#   instead of 0.008 ended within two words of it.
 # - Time: RESULTS.md's timing table has each stage's wall and CPU seconds and the load average at
 #   its end; on a shared machine the CPU seconds over 2 cores are what 2 quiet cores would take,
 #   about 10 minutes here, a third of it the DNN's 12 Newbob epochs (the 7 at halved rates gain

@@ -15,7 +15,7 @@ num_test_spk=20      # test speakers, none of them a training speaker
 max_words=7          # longest digit string
 snr=5:20             # SNR range (dB) of the noisy utterances
 clean_share=0.2      # share of utterances without noise (1: the clean corpus)
-glottal_onset=false  # true: a glottal stop before the vowel-initial words (OH, EIGHT)
+glottal_onset=true   # a glottal stop before the vowel-initial words (OH, EIGHT); false: none
 synth_only=false     # true: make the corpus and stop (no data directories)
 # End configuration section.
 

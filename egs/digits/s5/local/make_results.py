@@ -232,7 +232,8 @@ def results(exp: Path, dnn_dir: Optional[Path], corpus: Path, out: Path) -> tupl
         corpus_line = (f"Corpus: {counts}, {p['num_train_spk']} training and {p['num_test_spk']} "
                        f"test speakers (disjoint), seed {p['seed']}, SNR "
                        f"{':'.join(f'{x:g}' for x in p['snr']) if 'snr' in p else '-'} dB, "
-                       f"clean share {p.get('clean_share', 1)}.")
+                       f"clean share {p.get('clean_share', 1)}"
+                       f"{', a glottal stop before OH and EIGHT' if p.get('glottal_onset') else ''}.")
     lines = ["# egs/digits/s5 results", "",
              "Written by `local/make_results.py` (run.sh's stage 10) from the run under `exp/`; "
              "rerun it, do not edit.", "", machine_line(Path(__file__).resolve().parent), ""]

@@ -69,6 +69,19 @@ FRMSHUFF = ROOT / "bin" / "nnet-train-frmshuff.py"
 TASK_LOG_ENV = "NNETMIX_TASK_LOG"
 
 
+def load_script(path, name: str):
+    """Import a recipe's local/<script>.py as module ``name`` (registered in sys.modules: its
+    dataclasses look their module up while it loads); its folder goes on sys.path for its first
+    import, local/_require_nnetmix (a link to bin/'s), and its siblings."""
+    if str(Path(path).parent) not in sys.path:
+        sys.path.append(str(Path(path).parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def load_bin(name: str):
     """Import bin/<name> (e.g. 'copy-feats.py') as a module so tests can call its main(argv)."""
     path = ROOT / "bin" / name

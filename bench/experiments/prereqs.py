@@ -89,7 +89,7 @@ def _rows(work: Path) -> list[tuple[str, str]]:
 
 def _prereq_row(what: str) -> bool:
     """Not a run's: its exp/dnn_* directory (the RBMs are a prerequisite) or the CV split a
-    run makes of data/train (digits' stage 6)."""
+    run makes of data/train (digits' stage 8)."""
     if what.startswith("exp/dnn_"):
         return what.startswith("exp/dnn_pretrain")
     return not what.split("/")[1].endswith(("_tr90", "_cv10")) if what.startswith("data/") \

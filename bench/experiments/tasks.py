@@ -10,7 +10,8 @@ the run's options and its id as ``--dnn-tag``, so runs never share a directory.
 harbour's prerequisites are stages 0-3 and 5-9 (stage 4, the monophone's decoding, is not
 needed; stage 8's tri3 decoding gives the test speakers' fMLLR transforms and the graphs the DNN
 decodes with); its runs are stages 10-11, decoded with the word-pair grammar and the trigram.
-digits' prerequisites are stages 0-5 and its runs stages 6-7 (one test condition).
+digits' prerequisites are stages 0-7 (through tri1's alignments and the RBMs) and its runs stages
+8-9 (one test condition, tri1's graph).
 """
 from __future__ import annotations
 
@@ -134,10 +135,12 @@ def _harbour_sizes() -> dict:
 
 def _digits_sizes() -> dict:
     return {
-        "full": Size("full", (), 2000, "2000 training / 300 test utterances"),
+        "full": Size("full", (), 2000, "2000 training / 1000 test utterances"),
         "quick": Size("quick", ("--num-train-utts", "1000", "--num-test-utts", "100"), 1000,
                       "1000 training / 100 test utterances"),
-        "smoke": Size("smoke", ("--num-train-utts", "100", "--num-test-utts", "30"), 100,
+        "smoke": Size("smoke", ("--num-train-utts", "100", "--num-test-utts", "30",
+                                "--num-train-spk", "10", "--num-test-spk", "5",
+                                "--tri1-leaves", "60", "--tri1-gauss", "300"), 100,
                       "100 training / 30 test utterances (plumbing only)"),
     }
 
@@ -147,7 +150,7 @@ TASKS = {
                     ("decode_test_wp", "decode_test_tg"), ("fmllr", "mfcc"),
                     ("dnn", "relu", "blstm"),
                     _harbour_sizes()),
-    "digits": Task("digits", "egs/digits/s5", ((0, 5),), (6, 7), ("decode_test",), ("mfcc",),
+    "digits": Task("digits", "egs/digits/s5", ((0, 7),), (8, 9), ("decode_test",), ("mfcc",),
                    ("dnn",), _digits_sizes()),
     # The speed benchmarks (bench/plans/speed.toml): [[bench]] entries only, no recipe and no
     # runs; their tables are bench/RESULTS.md (bench/experiments/speed_tables.py).

@@ -28,14 +28,17 @@ __all__ = ["StageTime", "stage_seconds", "best_wer_line", "WerCi", "wer_ci", "co
 
 @dataclass
 class StageTime:
-    """One stage's wall time, and the 1-minute load average at its end when recorded."""
+    """One stage's wall time, the 1-minute load average at its end and its CPU seconds (user +
+    system, every process of the stage) when recorded."""
 
     seconds: int
     load: Optional[float] = None
+    cpu: Optional[int] = None
 
 
 def stage_seconds(d: str | os.PathLike) -> dict[int, StageTime]:
-    """Stage number -> time from ``d/stage_seconds/N`` (``{} `` when the directory is absent)."""
+    """Stage number -> time from ``d/stage_seconds/N`` (``{} `` when the directory is absent):
+    ``<wall> [<load1> <load5> <load15> [<cpu>]]``."""
     secs = Path(d) / "stage_seconds"
     if not secs.is_dir():
         return {}
@@ -44,7 +47,8 @@ def stage_seconds(d: str | os.PathLike) -> dict[int, StageTime]:
         fields = f.read_text().split()
         if fields:
             out[int(f.name)] = StageTime(int(fields[0]),
-                                         float(fields[1]) if len(fields) > 1 else None)
+                                         float(fields[1]) if len(fields) > 1 else None,
+                                         int(fields[4]) if len(fields) > 4 else None)
     return out
 
 

@@ -3,7 +3,7 @@
 steps/nnet/train.sh's and decode.sh's logs, used by egs/digits/s5/local/summarize_dnn.py and
 bench/experiments (issue 9's tables).
 
-Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, run by run.sh stages 6-7):
+Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, digits run.sh stages 8-9):
 ``log/train_scheduler.log`` (the PRERUN and ITERATION lines: epochs, CV loss and frame accuracy
 of the model kept), ``log/iterNN.tr.log`` and ``log/iterNN.{cv,initial}.log`` (the MPI trainer's
 ``MPI summary`` line: frames, wall, optimize / aggregate / validate / i/o seconds; the
@@ -66,7 +66,7 @@ class RunResult:
     wer_words: Optional[int]
     train: list                 #: EpochTiming per training epoch
     cv: list                    #: EpochTiming per CV pass after an epoch
-    seconds: Optional[int]      #: wall seconds of run.sh stages 6-7 (the driver's clock)
+    seconds: Optional[int]      #: wall seconds of the DNN stages (digits 8-9; the driver's clock)
     load: str = ""              #: load average before -> after, as the driver saw it
     wer_file: str = ""          #: the best wer_* file's name (wer_<LMWT>_<WIP>)
 

@@ -37,7 +37,7 @@ if stage <= 0 <= stop:
     Path("data/train/text").write_text("u1 one\\nu2 two\\n" + os.environ.get("FAKE_CORPUS", ""))
     Path("exp/mono").mkdir(parents=True, exist_ok=True)
     Path("exp/mono/final.mdl").write_bytes(b"model")
-if stage <= 6 <= stop:
+if stage <= 8 <= stop:
     tag, n = opt["dnn-tag"], int(opt["dnn-num-workers"])
     if n == int(os.environ.get("FAKE_FAIL_WORKERS", "0")):
         print("training failed", file=sys.stderr)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import allreduce_rows, write_run
+from helpers import allreduce_rows, load_script, write_run
 
 from bench.experiments import plan, seed000, seed001, seed002, seed004, verdict
 from nnetmix.score import ScoreError
@@ -48,12 +48,9 @@ def test_read_run(tmp_path):
 def test_summarize_dnn_table(tmp_path, capsys):
     """egs/digits/s5/local/summarize_dnn.py (run_parallel_variants.sh's table) reads runs
     through the same reader."""
-    import importlib.util
     d = write_run(tmp_path / "exp" / "dnn_rbm_w2", wer=5.0, cv_acc=72.5, workers=2, epochs=3)
     path = Path(__file__).resolve().parents[2] / "egs/digits/s5/local/summarize_dnn.py"
-    spec = importlib.util.spec_from_file_location("summarize_dnn", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(path, "summarize_dnn")
     assert mod.main([str(d)]) == 0
     row = capsys.readouterr().out.splitlines()[-1]
     best = results.read_run(d).wer_file

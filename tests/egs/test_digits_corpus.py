@@ -1,13 +1,13 @@
 """The embedded digits corpus (egs/digits/s5/local) and the recipe's run.sh skeleton."""
-import importlib.util
+import json
 import os
 import shutil
-import sys
 
+import numpy as np
 import pytest
 import soundfile as sf
 
-from helpers import ROOT, link_recipe, run_script
+from helpers import ROOT, link_recipe, load_script, run_script
 
 from nnetmix.data.synth import SynthError, tool_versions
 
@@ -18,11 +18,7 @@ pytestmark = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which(
 
 
 def load_synth():
-    spec = importlib.util.spec_from_file_location("synth_digits", RECIPE / "local" / "synth_digits.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["synth_digits"] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
+    return load_script(RECIPE / "local" / "synth_digits.py", "synth_digits")
 
 
 SMALL = dict(num_train=4, num_test=3, num_train_spk=2, num_test_spk=2, max_words=7, nj=2)
@@ -113,8 +109,6 @@ def test_resynthesis_skips_finished_wavs(corpora, tmp_path):
 def test_corpus_records_and_checks_the_tool_versions(corpora, tmp_path, caplog):
     """espeak-ng's and sox's versions decide the audio: recorded in params.json; other versions
     are refused while wavs remain to be made, warned about when the corpus is complete."""
-    import json
-
     synth = load_synth()
     params = json.loads((corpora / "a" / "params.json").read_text())
     assert params["tools"] == tool_versions()
@@ -154,23 +148,83 @@ def test_prepare_digits_writes_data_and_dict(tmp_path):
     p = run_script([RECIPE / "local" / "prepare_digits.sh", "--num-train", "3", "--num-test", "2",
                     "--num-train-spk", "2", "--num-test-spk", "1", tmp_path / "corpus",
                     tmp_path / "data"], cwd=RECIPE)
-    assert "skipping synthesis" in p.stdout and "matches" in p.stdout
+    assert "exists - skipping" in p.stdout and "matches" in p.stdout
 
 
 def test_run_sh_options_and_stages_not_written_yet(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
-    p = run_script(["./run.sh", "--stage", "5", "--stop-stage", "5", "--pretrain", "false"], cwd=s5)
+    p = run_script(["./run.sh", "--stage", "7", "--stop-stage", "7", "--pretrain", "false"], cwd=s5)
     assert p.returncode == 0, p.stderr
-    assert "Stage 5: skipped (--pretrain false)" in p.stdout
+    assert "Stage 7: skipped (--pretrain false)" in p.stdout
     assert not (s5 / "data").exists()
     p = run_script(["./run.sh", "--bogus", "1"], cwd=s5)
     assert p.returncode == 1 and "invalid option --bogus" in p.stderr
     p = run_script(["./run.sh", "--help"], cwd=s5)
     assert p.returncode == 0 and "--stage 2 --stop-stage 2" in p.stderr  # Kaldi: help to stderr
-    # stage 8 (tri1) needs the monophone's alignments of stage 3 and says so before any work
-    p = run_script(["./run.sh", "--stage", "8", "--tri1-leaves", "50"], cwd=s5)
-    assert p.returncode == 1 and "stage 8 needs exp/mono_ali/ali.1.gz (run stage 3)" in p.stderr
-    assert not (s5 / "exp" / "tri1").exists()
+    # each stage names the earlier stage it needs before any work, in Kaldi's order: tri1 the
+    # monophone's alignments, the DNN tri1's alignments (and the RBMs), its decoding tri1's graph
+    for stage, need in (("5", "exp/mono_ali/ali.1.gz (run stage 3)"),
+                        ("6", "exp/tri1/final.mdl (run stage 5)"),
+                        ("8", "exp/tri1_ali/ali.1.gz (run stage 5)"),
+                        ("9", "exp/dnn_rbm_w2/final.nnet (run stage 8)")):
+        p = run_script(["./run.sh", "--stage", stage, "--tri1-leaves", "50"], cwd=s5)
+        assert p.returncode == 1 and f"stage {stage} needs {need}" in p.stderr, p.stderr
+    assert not (s5 / "exp" / "tri1").exists() and not (s5 / "exp" / "dnn_rbm_w2").exists()
+
+
+def test_noise_at_the_drawn_snr(tmp_path):
+    """Noisy utterances are the clean corpus's speech plus noise at their utt2cond SNR (the
+    words, pitch and speed are drawn before the noise); utt2cond lists every utterance."""
+    synth = load_synth()
+    small = dict(SMALL, num_train=2, num_test=6)
+    synth.synth_digits(tmp_path / "clean", seed=777, **small)
+    synth.synth_digits(tmp_path / "noisy", seed=777, snr=(8.0, 12.0), clean_share=0.5, **small)
+    conds = dict(line.split(" ", 1) for line in
+                 (tmp_path / "noisy" / "test" / "utt2cond").read_text().splitlines())
+    assert len(conds) == 6 and read_lists(tmp_path / "noisy" / "test")["text"] == \
+        read_lists(tmp_path / "clean" / "test")["text"]
+    kinds = set()
+    for utt, cond in conds.items():
+        spk = utt.split("-")[0]
+        clean, _ = sf.read(tmp_path / "clean" / "wav" / spk / f"{utt}.wav")
+        noisy, _ = sf.read(tmp_path / "noisy" / "wav" / spk / f"{utt}.wav")
+        kind, snr = cond.split()
+        kinds.add(kind)
+        if kind == "clean":
+            assert snr == "-" and (clean == noisy).all()
+            continue
+        assert kind in synth.NOISE_KINDS and 8.0 <= float(snr) <= 12.0
+        # 16-bit rounding aside (and a scale-down where the mixture would clip)
+        scale = np.dot(noisy, clean) / np.dot(clean, clean)
+        noise = noisy / scale - clean
+        measured = 10 * np.log10(np.mean(clean ** 2) / np.mean(noise ** 2))
+        assert abs(measured - float(snr)) < 0.2, (utt, measured, snr)
+    assert "clean" in kinds and len(kinds) > 1
+    with pytest.raises(ValueError, match="--clean-share 1.5 must be in"):
+        synth.synth_digits(tmp_path / "bad", seed=777, clean_share=1.5, **small)
+
+
+def test_glottal_onset_changes_only_vowel_initial_words(tmp_path):
+    """--glottal-onset: the same texts, voices, pitch and speed; an utterance differs exactly when
+    it holds OH or EIGHT (a glottal stop before each), and params.json records it."""
+    synth = load_synth()
+    small = dict(SMALL, num_train=2, num_test=8)
+    synth.synth_digits(tmp_path / "plain", seed=777, **small)
+    synth.synth_digits(tmp_path / "glottal", seed=777, glottal_onset=True, **small)
+    assert json.loads((tmp_path / "glottal" / "params.json").read_text())["glottal_onset"] is True
+    assert "glottal_onset" not in json.loads((tmp_path / "plain" / "params.json").read_text())
+    lists = read_lists(tmp_path / "glottal" / "test")
+    assert lists["text"] == read_lists(tmp_path / "plain" / "test")["text"]
+    changed = 0
+    for line in lists["text"]:
+        utt, words = line.split(" ", 1)
+        spk = utt.split("-")[0]
+        a = (tmp_path / "plain" / "wav" / spk / f"{utt}.wav").read_bytes()
+        b = (tmp_path / "glottal" / "wav" / spk / f"{utt}.wav").read_bytes()
+        vowel_initial = bool(set(words.split()) & synth.VOWEL_INITIAL)
+        assert (a != b) == vowel_initial, line
+        changed += vowel_initial
+    assert 0 < changed < len(lists["text"])
 
 
 def test_run_sh_stages_0_and_1(tmp_path):

@@ -1,17 +1,15 @@
 """The harbour recipe (egs/harbour/s5): its grammar (vocabulary, perplexities, the split of the
 sentence space), its CMUdict lexicon, a tiny synthesised corpus and run.sh's stages 0-2."""
-import importlib.util
 import json
 import random
 import re
 import shutil
-import sys
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from helpers import ROOT, link_recipe, run_script
+from helpers import ROOT, link_recipe, load_script, run_script
 from nnetmix.kaldi import SequentialReader
 from nnetmix.lang.cmu import ARPABET, split_stress
 from nnetmix.lang.sentgram import draw_sentence, read_grammar
@@ -25,12 +23,7 @@ needs_tools = pytest.mark.skipif(not HAVE_TOOLS, reason="espeak-ng and sox are n
 
 
 def load_synth():
-    spec = importlib.util.spec_from_file_location("synth_harbour",
-                                                  RECIPE / "local" / "synth_harbour.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["synth_harbour"] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
+    return load_script(RECIPE / "local" / "synth_harbour.py", "synth_harbour")
 
 
 def sentences(grammar, seed, split, num, share=0.1):

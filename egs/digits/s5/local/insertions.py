@@ -7,6 +7,7 @@ word ending in ow (OH, ZERO).
 
 Usage: local/insertions.py <ref-text> <decode-dir>
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 from collections import Counter

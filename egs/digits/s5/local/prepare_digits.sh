@@ -9,10 +9,13 @@ cmd=utils/run.py     # job wrapper for the synthesis (cmd.sh's $train_cmd)
 nj=2                 # espeak-ng | sox pipelines run at once
 seed=777             # random seed of the whole corpus (texts, speakers, pitch and speed)
 num_train=2000       # training utterances
-num_test=300         # test utterances
-num_train_spk=40     # training speakers (espeak-ng voice + variant pairs)
-num_test_spk=12      # test speakers, none of them a training speaker
+num_test=1000        # test utterances
+num_train_spk=200    # training speakers (espeak-ng voice + variant pairs)
+num_test_spk=20      # test speakers, none of them a training speaker
 max_words=7          # longest digit string
+snr=5:20             # SNR range (dB) of the noisy utterances
+clean_share=0.2      # share of utterances without noise (1: the clean corpus)
+glottal_onset=true   # a glottal stop before the vowel-initial words (OH, EIGHT); false: none
 synth_only=false     # true: make the corpus and stop (no data directories)
 # End configuration section.
 
@@ -31,6 +34,11 @@ Options:
   --seed <n>               # random seed (default: $seed)
   --num-train <n>          # training utterances (default: $num_train)
   --num-test <n>           # test utterances (default: $num_test)
+  --num-train-spk <n>      # training speakers (default: $num_train_spk)
+  --num-test-spk <n>       # test speakers (default: $num_test_spk)
+  --snr <low:high>         # SNR range of the noisy utterances, dB (default: $snr)
+  --clean-share <x>        # share of utterances without noise (default: $clean_share)
+  --glottal-onset <bool>   # a glottal stop before OH and EIGHT (default: $glottal_onset)
   --synth-only <bool>      # only make the corpus (default: $synth_only)
 EOF
   exit 1
@@ -42,19 +50,15 @@ for tool in espeak-ng sox; do
   command -v $tool >/dev/null || { echo "$0: $tool not found (install it: utils/install_debian_deps.sh espeak-ng sox)" >&2; exit 1; }
 done
 
-# 1. The corpus: wavs plus Kaldi lists per split.
-want="num_train=$num_train num_test=$num_test"
-if [ -f $corpus/.done ] && [ "$(cat $corpus/.done)" == "$want" ]; then
-  echo "$0: $corpus/.done exists, skipping synthesis"
-else
-  echo "$0: synthesising $num_train + $num_test utterances into $corpus with $nj jobs (log: $corpus/log/synth_digits.log)"
-  mkdir -p $corpus/log
-  $cmd $corpus/log/synth_digits.log \
-    local/synth_digits.py --seed $seed --num-train $num_train --num-test $num_test \
-      --num-train-spk $num_train_spk --num-test-spk $num_test_spk --max-words $max_words \
-      --nj $nj $corpus
-  tail -n 3 $corpus/log/synth_digits.log | grep "done:" || true
-fi
+# 1. The corpus: wavs plus Kaldi lists per split. synth_digits.py checks a finished corpus
+# against the options (other options are refused) and skips it.
+echo "$0: synthesising $num_train + $num_test utterances into $corpus with $nj jobs (log: $corpus/log/synth_digits.log)"
+mkdir -p $corpus/log
+$cmd $corpus/log/synth_digits.log \
+  local/synth_digits.py --seed $seed --num-train $num_train --num-test $num_test \
+    --num-train-spk $num_train_spk --num-test-spk $num_test_spk --max-words $max_words \
+    --snr $snr --clean-share $clean_share --glottal-onset $glottal_onset --nj $nj $corpus
+grep -h -o -e "exists - skipping" -e "done: .*" $corpus/log/synth_digits.log | sed "s|^|$0: |" || true
 $synth_only && exit 0
 
 # 2. Data directories: the corpus lists, as they are (C-sorted, speaker-prefixed utterance ids).

@@ -5,6 +5,7 @@ dither: RESULTS.md's tri1 section), and in how many utterances.
 
 Usage: local/repeated_frames.py <data-dir>...
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 

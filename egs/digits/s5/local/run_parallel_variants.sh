@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
-# Trains and decodes the digits DNN (run.sh stages 6-7) with several numbers of MPI workers and
-# mixing methods, then prints a markdown table (epochs, CV frame accuracy, WER, training time)
-# for RESULTS.md. Run from egs/digits/s5 once ./run.sh has finished stage 5 (or with
-# --pretrain false). Each variant has its own exp/dnn_* directory and is skipped when done.
+# Trains and decodes the digits DNN (run.sh stages 8-9) with several numbers of MPI workers and
+# mixing methods, then prints a markdown table (epochs, CV frame accuracy, WER, training time; the
+# time goes to <dir>/stages67_seconds, the name nnetmix.train.runlog reads). Run from
+# egs/digits/s5 once ./run.sh has finished stage 7 (stage 6 with --pretrain false). Each
+# variant has its own exp/dnn_* directory and is skipped when done.
 #
 #   local/run_parallel_variants.sh                          # 1, 2, 4 workers; averaging and BMUF-NBM
 #   local/run_parallel_variants.sh --workers "1 8" --variants "sgd ngsgd"
@@ -36,7 +37,7 @@ for v in $variants; do
     dir=${dir}${tag:+_$tag}
     if [ ! -f $dir/decode_test/scoring_done ]; then
       start=$(date +%s)
-      ./run.sh --stage 6 --stop-stage 7 --pretrain $pretrain --dnn-num-workers $n \
+      ./run.sh --stage 8 --stop-stage 9 --pretrain $pretrain --dnn-num-workers $n \
         --dnn-optimizer $opt --dnn-opts "$opts" --dnn-tag "$tag"
       echo $(( $(date +%s) - start )) > $dir/stages67_seconds
       touch $dir/decode_test/scoring_done

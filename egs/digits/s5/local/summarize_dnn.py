@@ -9,6 +9,7 @@ Usage: local/summarize_dnn.py <dnn-dir> [<dnn-dir> ...]
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 from pathlib import Path
@@ -35,7 +36,8 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 1
-    print("| experiment | epochs | CV frame accuracy | %WER (errors, best LMWT_WIP) | stages 6-7 wall |")
+    print("| experiment | epochs | CV frame accuracy | %WER (errors, best LMWT_WIP) "
+          "| DNN stages wall |")
     print("|---|---:|---:|---|---:|")
     for d in argv:
         print(summarize(Path(d)))

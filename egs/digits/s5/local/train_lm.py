@@ -6,6 +6,7 @@ Reads a Kaldi ``text`` file (``utt-id w1 w2 ...``), maps words missing from the 
 directory's words.txt to its OOV word (oov.txt), and writes the ARPA file; the library code is
 nnetmix/lang/arpa.py. Called by local/prepare_lm.sh.
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import logging
 import os

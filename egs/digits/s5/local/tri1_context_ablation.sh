@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
-# Issue 17's ablation of the digits tri1 tree (RESULTS.md, tri1 section): which context positions
-# cost tri1 its words? After local/tri1_seen_voices.sh (data/train_a, data/heldout, exp/mono_a,
+# Issue 17's ablation of the digits tri1 tree on the clean corpus (run.sh --clean-share 1): which
+# context positions cost tri1 its words? After local/tri1_seen_voices.sh (data/train_a, data/heldout, exp/mono_a,
 # exp/mono_a_ali and its decodes), trains the same tri1 with the tree allowed to ask about the
 # central phone only ("none"), the left context and the central phone ("left"), or the central
 # phone and the right context ("right") (compile-questions.py --context-positions), decodes

@@ -18,6 +18,7 @@ Usage: local/tri1_graph_checks.py [--num-utts N] <lang-dir> <exp-dir> <data-dir>
  e.g.: local/tri1_graph_checks.py data/lang exp/tri1_a data/heldout exp/tri1_a/decode_heldout
 Prints one line per check and exits 1 if one fails.
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import glob
 import os
 import subprocess

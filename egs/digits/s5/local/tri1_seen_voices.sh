@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Copyright 2026 nnetmix authors. Apache 2.0.
-# Issue 17's check of the digits tri1 loss (RESULTS.md, tri1 section): does tri1 lose to the
-# monophone on held-out utterances of the TRAINING voices too? Every 7th training utterance is
-# held out (data/heldout), the monophone and a tri1 are retrained on the rest (data/train_a) with
-# stage 3's and stage 8's scripts, and both are decoded on data/heldout and data/test and
-# compared (compare-wer.py), with local/insertions.py's count of inserted words.
+# Issue 17's check of the digits tri1 loss on the clean corpus (run.sh --clean-share 1): does
+# tri1 lose to the monophone on held-out utterances of the TRAINING voices too? Every 7th
+# training utterance is held out (data/heldout), the monophone and a tri1 are retrained on the
+# rest (data/train_a) with stage 3's and stage 5's scripts, and both are decoded on data/heldout
+# and data/test and compared (compare-wer.py), with local/insertions.py's count of inserted words.
 # Run from egs/digits/s5 after stages 0-2: local/tri1_seen_voices.sh [--leaves 300 --gauss 2000]
 leaves=300
 gauss=2000

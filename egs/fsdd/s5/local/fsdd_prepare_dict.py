@@ -18,6 +18,7 @@ optional_silence.txt, nonsilence_phones.txt and extra_questions.txt, each atomic
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import os
 import re

@@ -17,6 +17,7 @@ to a temporary name and renamed into place.
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import math
 import os

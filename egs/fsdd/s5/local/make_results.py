@@ -20,6 +20,7 @@ temporary name and renamed.
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 from pathlib import Path
 

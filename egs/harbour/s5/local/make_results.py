@@ -23,6 +23,7 @@ Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md] [--calibration FIL
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import json
 import os

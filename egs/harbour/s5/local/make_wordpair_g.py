@@ -8,6 +8,7 @@ continuations equally likely, as Kaldi's egs/rm/s5 makes G from RM's word-pair f
 nnetmix/lang/sentgram.py). With --text, prints the grammar's perplexity of that Kaldi text file
 (SRILM's count: words plus one end of sentence per sentence) and writes it to <lang-dir>/ppl.
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import logging
 import os

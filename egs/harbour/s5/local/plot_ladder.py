@@ -13,6 +13,7 @@ Usage: ``local/plot_ladder.py [--results RESULTS.md] [--out ../../../docs/img/ha
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import dataclasses
 import os

@@ -10,6 +10,7 @@ egs/wsj/s5/local/wsj_prepare_dict.sh), silence phones SIL (optional silence) and
 <unk>), and the words !sil and <unk>. A word CMUdict lacks is an error naming it, and nothing is
 written. The library code is nnetmix/lang/cmu.py.
 """
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import logging
 import sys

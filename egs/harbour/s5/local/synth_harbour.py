@@ -33,6 +33,7 @@ not have is an error before anything is written.
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import hashlib
 import logging

@@ -12,6 +12,7 @@ consistent, C-sorted directory (what Kaldi gets from fix_data_dir.sh after its a
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import os
 import sys
 from dataclasses import dataclass, field

@@ -20,6 +20,7 @@ directory with its stm and glm.
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import os
 from pathlib import Path

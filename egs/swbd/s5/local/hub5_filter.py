@@ -28,6 +28,7 @@ Kaldi text files and writes each filtered copy.
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import os
 import re

@@ -20,6 +20,7 @@ Run by local/swbd1_data_prep.sh: ``local/swbd1_data_prep.py [--sph2pipe CMD] <sw
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import os
 from pathlib import Path

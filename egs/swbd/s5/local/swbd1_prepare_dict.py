@@ -20,6 +20,7 @@ Run by local/swbd1_prepare_dict.sh: ``local/swbd1_prepare_dict.py <sw-ms98-dict.
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import os
 import sys

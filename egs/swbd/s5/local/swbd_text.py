@@ -15,6 +15,7 @@ words, and therefore duplicate counts, LM vocabulary and scores, are Kaldi's. On
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import re
 from typing import Iterable
 

@@ -19,6 +19,7 @@ written to a temporary name and renamed.
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import os
 from pathlib import Path

@@ -24,6 +24,7 @@ Usage: ``local/yesno_data_prep.py <corpus-dir> <data-dir>``, where <corpus-dir> 
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import os
 import re

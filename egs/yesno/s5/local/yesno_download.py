@@ -21,6 +21,7 @@ Usage: ``local/yesno_download.py [--url URL] [--md5 HEX] <corpus-root>``
 """
 from __future__ import annotations
 
+import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
 import hashlib
 import os

@@ -11,7 +11,9 @@ ranks on each, Open MPI over TCP between them.
   the same (tests/parallel_train/test_ptrain_semantics.py). With ``--allreduce=mpi`` the two
   runs would agree only to float32 rounding per mix (Open MPI picks its own bracketing).
 - Killing one host's ranks ends the job within 60 s, and mpiexec's banner and the job's first
-  error line name a killed rank and its host.
+  error line name a killed rank and its host; the epoch is then resumed on the surviving host
+  alone, at 2 ranks, from the BMUF checkpoint the 4 ranks of both hosts wrote
+  (``--resume-workers=any``, nnetmix.parallel.elastic).
 
 Skipped with the reason where namespaces cannot be made (not root, no ip/unshare: the Debian
 packages iproute2 and util-linux, which `make test` installs). In CI as root they must run.
@@ -102,14 +104,23 @@ def _wait_for(path, text, proc, timeout):
 
 
 def test_killed_host_ends_job_naming_it(hosts, task, tmp_path):
-    """SIGKILL both ranks of hostb mid-epoch: mpiexec ends the job, non-zero, within BOUND_S,
-    its banner names a killed rank on hostb, and the job's first error line (what utils/run.py
-    and the scheduler print, summarise_mpi_failure) names that rank, its host and its pid."""
+    """Epoch 1 with BMUF on both hosts (4 ranks) leaves its checkpoint; epoch 2, SIGKILL both
+    ranks of hostb mid-epoch: mpiexec ends the job, non-zero, within BOUND_S, its banner names a
+    killed rank on hostb, and the job's first error line (what utils/run.py and the scheduler
+    print, summarise_mpi_failure) names that rank, its host and its pid. Epoch 2 then runs
+    again on hosta alone, 2 ranks, from the 4 ranks' checkpoint: refused without
+    --resume-workers=any, resumed with it (each change logged)."""
     d, data, init = task
+    mpi, state = mpiexec(), tmp_path / "b.npz"
+    bmuf = ["--bmuf=true", f"--bmuf-state={state}"]
+    first = run_mpiexec(hosts.mpiexec(mpi, 2, _tool(data, init, tmp_path / "m1.nnet", *bmuf)),
+                        cwd=ROOT, env=mpi_env(), timeout=180)
+    assert first.returncode == 0, first.stderr[-3000:]
+    epoch1 = state.read_bytes()
     big = write_data(tmp_path, mpi_utts(np.random.default_rng(12), num_utts=1200), "big")
     job_log = tmp_path / "job.log"
-    cmd = hosts.mpiexec(mpiexec(), 2, _tool(big, init, tmp_path / "out.nnet",
-                                            f"--rank-log={tmp_path}/job.rank%d.log"),
+    cmd = hosts.mpiexec(mpi, 2, _tool(big, tmp_path / "m1.nnet", tmp_path / "out.nnet",
+                                      *bmuf, f"--rank-log={tmp_path}/job.rank%d.log"),
                         extra=ABORT_DELAY)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=mpi_env(), text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
@@ -139,6 +150,24 @@ def test_killed_host_ends_job_naming_it(hosts, task, tmp_path):
     line = summarise_mpi_failure(str(job_log), proc.returncode).line
     assert line.startswith(f"MPI rank {rank} on host hostb (pid {pid}) was killed by signal 9 "
                            "(SIGKILL)"), line
+    assert state.read_bytes() == epoch1  # the killed epoch wrote nothing
+
+    # the survivor: hosta alone, 2 ranks, from the checkpoint of 4
+    def again(*extra):
+        return run_mpiexec(hosts.run_in("hosta", [
+            mpi, "-n", "2", "--oversubscribe", "--bind-to", "none",
+            *_tool(data, tmp_path / "m1.nnet", tmp_path / "out.nnet", *bmuf, *extra)]),
+            cwd=ROOT, env=mpi_env(), timeout=180)
+    refused = again()
+    assert refused.returncode != 0 and not (tmp_path / "out.nnet").exists()
+    assert f"{state}: BMUF state written by 4 ranks, this run has 2" in refused.stderr, \
+        refused.stderr[-3000:]
+    resumed = again("--resume-workers=any")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"elastic resume: BMUF state {state} of 4 ranks: W, W_g and Delta kept" in \
+        resumed.stderr, resumed.stderr[-3000:]
+    assert "--mixing=hierarchical: one host (" in resumed.stderr
+    assert (tmp_path / "out.nnet").exists() and state.read_bytes() != epoch1
 
 
 def _cmdline(pid: int) -> str:

@@ -104,7 +104,8 @@ echo "$(date '+%Y-%m-%d %H:%M:%S') [$commit] $command_line" >> exp/commands
 train=data/$(echo $train_set | tr - _)
 tests=$(for x in $test_sets; do echo -n "data/$(echo $x | tr - _) "; done)
 fmllr_lm=${lms%% *}   # the test speakers' fMLLR transforms come from tri3b's decoding with this LM
-dnn_dir=exp/dnn_fmllr_w${dnn_num_workers}$($dnn_bmuf && echo _bmuf)
+dnn_dir=exp/dnn_fmllr_w${dnn_num_workers}   # _bmuf: BMUF over the ranks (one rank has no mixing)
+if [ $dnn_num_workers -gt 1 ] && $dnn_bmuf; then dnn_dir=${dnn_dir}_bmuf; fi
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: the corpus, lexicon and LMs ($lms) in $corpus_dir; links in data/local/lm"

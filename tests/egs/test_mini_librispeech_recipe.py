@@ -28,12 +28,13 @@ SMALL = ["--mono-subset", "60", "--mono-gauss", "300", "--tri1-leaves", "100", "
          "--dnn-hid-dim", "256", "--dnn-max-epochs", "4"]
 DNN = "dnn_fmllr_w2_bmuf"
 #: a system row of RESULTS.md: its decode directory and %WER (errors/words)
-ROW = re.compile(r"^\| [^|]+ \| `(exp/[^`]+)` \| tgsmall \| dev_clean_2 \| ([\d.]+) \((\d+)/(\d+)\)",
-                 re.M)
+ROW = re.compile(r"^\| [^|]+ \| `(exp/[^`]+)` \| tgsmall \| dev_clean_2 \| "
+                 r"([\d.]+) \((\d+)/(\d+)\)", re.M)
 
 pytestmark = [
     pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("sox")),
-                       reason="espeak-ng and sox speak the stand-in (utils/install_debian_deps.sh)"),
+                       reason="espeak-ng and sox speak the stand-in "
+                              "(utils/install_debian_deps.sh)"),
 ]
 
 

@@ -46,7 +46,7 @@ def s5(tmp_path_factory):
     corpus = write_standin(tmp / "corpus", spoken_utts(tmp / "synth", 120, 24, 6, 2))
     s5 = link_recipe(RECIPE, tmp)
     p = run_script(["./run.sh", "--corpus-dir", corpus, *SMALL, "--results", tmp / "RESULTS.md"],
-                   cwd=s5, timeout=5400)
+                   cwd=s5, timeout=7200)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert p.stdout.count("is there, skipping its download") == 4
     (tmp / "run.log").write_text(p.stdout)

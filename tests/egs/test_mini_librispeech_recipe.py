@@ -25,7 +25,8 @@ RECIPE = ROOT / "egs" / "mini_librispeech" / "s5"
 SMALL = ["--mono-subset", "60", "--mono-gauss", "300", "--tri1-leaves", "100", "--tri1-gauss",
          "600", "--tri2-leaves", "120", "--tri2-gauss", "800", "--tri3-leaves", "120",
          "--tri3-gauss", "800", "--beam", "9", "--lattice-beam", "3", "--dnn-hid-layers", "2",
-         "--dnn-hid-dim", "256", "--dnn-max-epochs", "4"]
+         "--dnn-hid-dim", "256", "--dnn-max-epochs", "4",
+         "--scoring-opts", "--min-lmwt 8 --max-lmwt 12 --word-ins-penalty 0.0"]
 DNN = "dnn_fmllr_w2_bmuf"
 #: a system row of RESULTS.md: its decode directory and %WER (errors/words)
 ROW = re.compile(r"^\| [^|]+ \| `(exp/[^`]+)` \| tgsmall \| dev_clean_2 \| "

@@ -62,6 +62,7 @@ tri3_gauss=15000       # Gaussians of tri3b
 beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: slower here, see egs/harbour/s5)
 lattice_beam=5.0       # lattice beam (Kaldi's 8)
 max_active=7000        # most active states per frame
+scoring_opts=          # local/score.sh's options of every decode, e.g. "--min-lmwt 8 --max-lmwt 12" (empty: the decode scripts')
 dnn_hid_layers=4       # DNN hidden layers
 dnn_hid_dim=1024       # DNN neurons per hidden layer
 dnn_max_epochs=20      # most DNN epochs (Newbob stops earlier when the CV loss stops improving)
@@ -175,7 +176,8 @@ decode_all() {
     utils/mkgraph.sh data/lang_nosp_test_$lm exp/$sys exp/$sys/graph_nosp_$lm
     for x in $tests; do
       $decode --nj $nj --cmd "$decode_cmd" --beam $beam --lattice-beam $lattice_beam \
-        --max-active $max_active exp/$sys/graph_nosp_$lm $x exp/$sys/decode_nosp_${lm}_${x#data/}
+        --max-active $max_active ${scoring_opts:+--scoring-opts "$scoring_opts"} \
+        exp/$sys/graph_nosp_$lm $x exp/$sys/decode_nosp_${lm}_${x#data/}
       grep -H WER exp/$sys/decode_nosp_${lm}_${x#data/}/wer_* | utils/best_wer.sh
     done
   done
@@ -276,7 +278,8 @@ if [ $stage -le 11 ] && [ $stop_stage -ge 11 ]; then
     for x in $tests; do
       steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --acwt 0.1 --prior-cutoff 1 \
         --beam $beam --lattice-beam $lattice_beam --max-active $max_active \
-        exp/tri3b/graph_nosp_$lm $fmllr/${x#data/} $dnn_dir/decode_nosp_${lm}_${x#data/}
+        ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/tri3b/graph_nosp_$lm $fmllr/${x#data/} \
+        $dnn_dir/decode_nosp_${lm}_${x#data/}
       grep -H WER $dnn_dir/decode_nosp_${lm}_${x#data/}/wer_* | utils/best_wer.sh
     done
   done

@@ -136,8 +136,9 @@ def results(exp: Path, note: str = "", no_run: bool = False) -> list[str]:
         raise DataDirError(f"no such directory {exp} (run ./run.sh first)")
     rows, comps, lines = system_rows(exp)
     out += ["Written by `local/make_results.py` (run.sh stage 12) from `exp/`. Each WER is the "
-            "best over local/score.sh's sweep (insertion penalties 0.0, 0.5, 1.0; LM weights "
-            "7-17 for the GMMs, 4-15 for the DNN), with its 95% bootstrap interval (Bisani and "
+            "best over local/score.sh's sweep (by default insertion penalties 0.0, 0.5, 1.0 and "
+            "LM weights 7-17 for the GMMs, 4-15 for the DNN; run.sh's --scoring-opts narrows "
+            "it: see exp/commands), with its 95% bootstrap interval (Bisani and "
             "Ney 2004; 10000 resamplings of the utterances, seed 777); a difference is called "
             "significant only when MAPSSWE's p is below 0.05 and the interval of the difference "
             "excludes 0.", "",

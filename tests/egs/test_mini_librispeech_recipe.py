@@ -66,7 +66,10 @@ def test_every_stage_and_results_md(s5):
     assert {w for _, w in rows.values()} == {words}
     # the systems learnt the digits: an 11-word task, WERs far below chance
     assert all(wer < 50 for wer, _ in rows.values()), rows
-    assert rows[f"exp/{DNN}/decode_nosp_tgsmall_dev_clean_2"][0] < 30, rows
+    # and the speaker-adapted systems beat the monophone (measured: 12.31% each against 33.85%)
+    mono = rows["exp/mono/decode_nosp_tgsmall_dev_clean_2"][0]
+    assert rows["exp/tri3b/decode_nosp_tgsmall_dev_clean_2"][0] < mono, rows
+    assert rows[f"exp/{DNN}/decode_nosp_tgsmall_dev_clean_2"][0] < mono, rows
 
 
 @recipes_opt_in

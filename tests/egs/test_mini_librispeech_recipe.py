@@ -9,7 +9,7 @@ under the tgsmall LM's file name. Stage 0 finds it all there and downloads nothi
 small (120 training, 24 test utterances; small trees and DNN, narrow beams), so the test checks
 that every stage runs and writes what the next reads, that the DNN trained over 2 MPI ranks with
 BMUF, and that the systems learnt the digits (WER bounds far from chance), not the WERs' size.
-Tens of CPU-minutes on 2 busy cores, outside the default suite:
+About 23 minutes of wall time on 2 busy cores (measured), outside the default suite:
     NNETMIX_TEST_RECIPES=1 .venv/bin/python -m pytest -q tests/egs/test_mini_librispeech_recipe.py
 (the stages' own tests, tests/egs/test_mini_librispeech_prep.py, run by default).
 """

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping, Optional
 
 import soundfile
 
@@ -36,13 +36,20 @@ class Utterance:
 
 
 def check_wav(path: str | os.PathLike, sample_rate: int, corpus: str, source: str,
-              error: type[DataDirError] = DataDirError) -> None:
-    """``error`` naming ``path`` unless it reads as a mono wav at ``sample_rate``; ``corpus``
-    names the corpus and ``source`` where a good copy of the file comes from."""
+              error: type[DataDirError] = DataDirError, kind: str = "wav",
+              decode: bool = False) -> None:
+    """``error`` naming ``path`` unless it reads as a mono ``kind`` file (wav, FLAC) at
+    ``sample_rate``; ``corpus`` names the corpus and ``source`` where a good copy of the file
+    comes from. The header alone is read unless ``decode``: then every sample is decoded, which
+    catches a compressed file (FLAC) whose frames are damaged behind a good header."""
     try:
         info = soundfile.info(str(path))
+        if decode:
+            for _ in soundfile.blocks(str(path), blocksize=1 << 16, dtype="int16"):
+                pass
     except RuntimeError as e:   # soundfile.LibsndfileError: unreadable, empty, not audio
-        raise error(f"{path}: not a readable wav file ({e}); replace it from {source}") from None
+        raise error(f"{path}: not a readable {kind} file ({e}); replace it from "
+                    f"{source}") from None
     if info.samplerate != sample_rate or info.channels != 1:
         raise error(f"{path}: {info.samplerate} Hz, {info.channels} channel(s); {corpus} is "
                     f"{sample_rate} Hz mono (replace it from {source})")
@@ -67,12 +74,16 @@ def _same(out: Path, tables: dict[str, list[str]]) -> bool:
         return False
 
 
-def write_data_dir(utts: Iterable[Utterance], out: str | os.PathLike) -> bool:
-    """Write the data directory ``out`` of ``utts``; False when it already holds these lists
-    (kept, with its features). Otherwise a new directory is renamed into place from a temporary
-    one next to it, replacing an older ``out`` whole."""
+def write_data_dir(utts: Iterable[Utterance], out: str | os.PathLike,
+                   spk2gender: Optional[Mapping[str, str]] = None) -> bool:
+    """Write the data directory ``out`` of ``utts`` (and its spk2gender, when given); False when
+    it already holds these lists (kept, with its features). Otherwise a new directory is renamed
+    into place from a temporary one next to it, replacing an older ``out`` whole."""
     out = Path(out)
     tables = data_dir_tables(utts)
+    if spk2gender is not None:
+        tables["spk2gender"] = [f"{s} {spk2gender[s]}"
+                                for s in (line.split()[0] for line in tables["spk2utt"])]
     if _same(out, tables):
         return False
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -46,3 +46,24 @@ def test_check_wav(tmp_path):
 
     with pytest.raises(Mine, match="bad.wav: not a readable wav file"):
         check_wav(tmp_path / "bad.wav", 8000, "corpus", "the archive", Mine)
+
+
+def test_check_flac_decodes_every_sample(tmp_path):
+    """A FLAC cut in half keeps a good header: only decoding it to the end finds the damage."""
+    import numpy as np
+    import soundfile
+    x = (np.random.default_rng(0).standard_normal(16000) * 3000).astype(np.int16)
+    f = tmp_path / "cut.flac"
+    soundfile.write(str(f), x, 16000, format="FLAC", subtype="PCM_16")
+    check_wav(f, 16000, "corpus", "the archive", kind="FLAC", decode=True)
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+    check_wav(f, 16000, "corpus", "the archive", kind="FLAC")          # the header alone: fine
+    with pytest.raises(DataDirError, match=r"cut.flac: not a readable FLAC file \(.*lost sync"):
+        check_wav(f, 16000, "corpus", "the archive", kind="FLAC", decode=True)
+
+
+def test_spk2gender_is_written_per_speaker(tmp_path):
+    out = tmp_path / "train"
+    assert write_data_dir(utts(tmp_path), out, spk2gender={"a": "f", "b": "m", "z": "m"})
+    assert read_lines(out / "spk2gender") == ["a f", "b m"]
+    assert not write_data_dir(utts(tmp_path), out, spk2gender={"a": "f", "b": "m"})

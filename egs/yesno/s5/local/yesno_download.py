@@ -23,63 +23,24 @@ from __future__ import annotations
 
 import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
 import argparse
-import hashlib
 import os
-import shutil
 import tarfile
-import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from nnetmix.data.download import download, file_md5, unpack_tar
 
 from yesno_data_prep import NUM_WAVS, README, URL, CorpusError
 from local_script import run_script, script_parser
 
-__all__ = ["MD5", "download", "check_members", "unpack", "fetch_yesno"]
+__all__ = ["MD5", "check_members", "unpack", "fetch_yesno"]
 
 #: The archive's MD5 (see the module docstring for where it comes from).
 MD5 = "962ff6e904d2df1126132ecec6978786"
 FOLDER = "waves_yesno"
-_CHUNK = 1 << 16
 
 
-def _md5(path: Path) -> str:
-    h = hashlib.md5()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def download(url: str, archive: Path, md5: str, timeout: float = 60.0) -> None:
-    """``url`` to ``archive`` through ``archive.part``; CorpusError naming the file when the
-    download fails or its MD5 is not ``md5`` (the partial file is removed)."""
-    part = archive.with_name(archive.name + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp, open(part, "wb") as out:
-            shutil.copyfileobj(resp, out, _CHUNK)
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        part.unlink(missing_ok=True)
-        raise CorpusError(f"{part}: download of {url} failed ({e}); the partial file was removed "
-                          f"(check the network and run stage 0 again, or pass a local copy with "
-                          f"--corpus-dir)") from None
-    got = _md5(part)
-    if got != md5:
-        size = part.stat().st_size
-        part.unlink()
-        raise CorpusError(f"{part}: MD5 {got} ({size} bytes), expected {md5}: a truncated or "
-                          f"failed download of {url}; the file was removed (run stage 0 again)")
-    os.replace(part, archive)
-
-
-def check_members(archive: Path) -> list[tarfile.TarInfo]:
-    """The archive's members, if they are waves_yesno/ with 60 wavs and README directly in it."""
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            members = tar.getmembers()
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise CorpusError(f"{archive}: not a readable tar.gz archive ({e}); remove it and run "
-                          f"stage 0 again") from None
+def check_members(archive: Path, members: list[tarfile.TarInfo]) -> None:
+    """CorpusError unless the members are waves_yesno/ with 60 wavs and README directly in it."""
     names = []
     for m in members:
         parts = m.name.rstrip("/").split("/")
@@ -93,22 +54,12 @@ def check_members(archive: Path) -> list[tarfile.TarInfo]:
         raise CorpusError(f"{archive}: {len(wavs)} wav files{'' if README in names else ', no '}"
                           f"{'' if README in names else README}; expected {NUM_WAVS} and "
                           f"{README} in {FOLDER}/ (remove it and run stage 0 again)")
-    return members
 
 
 def unpack(archive: Path, root: Path) -> None:
     """Unpack ``archive`` into a temporary folder in ``root``, then rename its waves_yesno/."""
-    members = check_members(archive)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{FOLDER}.", suffix=".tmp", dir=root))
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(tmp, members=members, filter="data")
-        os.replace(tmp / FOLDER, root / FOLDER)
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise CorpusError(f"{archive}: unpacking failed ({e}); remove it and run stage 0 "
-                          f"again") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    unpack_tar(archive, root, [FOLDER], check=lambda members: check_members(archive, members),
+               error=CorpusError)
 
 
 def fetch_yesno(root: str | os.PathLike, url: str = URL, md5: str = MD5) -> str:
@@ -119,13 +70,13 @@ def fetch_yesno(root: str | os.PathLike, url: str = URL, md5: str = MD5) -> str:
     root.mkdir(parents=True, exist_ok=True)
     archive = root / f"{FOLDER}.tar.gz"
     if archive.is_file():
-        got = _md5(archive)
+        got = file_md5(archive)
         if got != md5:
             raise CorpusError(f"{archive}: MD5 {got}, expected {md5} (a truncated or failed "
                               f"download: remove it and run stage 0 again)")
         what = f"checked {archive}"
     else:
-        download(url, archive, md5)
+        download(url, archive, md5, error=CorpusError)
         what = f"downloaded {url} to {archive}"
     unpack(archive, root)
     return f"{what} (MD5 {md5}) and unpacked {root / FOLDER}"

@@ -1,0 +1,1 @@
+../../../../local/local_script.py

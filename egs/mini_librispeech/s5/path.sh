@@ -1,0 +1,1 @@
+../../../local/path.sh

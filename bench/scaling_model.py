@@ -28,9 +28,23 @@ speedup over one worker (which never communicates) is
 
     speedup(p) = p C / (C + T(p)),        efficiency = speedup / p.
 
-Compute overlapping communication, i/o and validation are not modelled (seed 002 Table 4:
-validation is under 1% of a sweep); the prediction is the throughput ratio, the seeds' "training
-speedup" when the number of epochs does not change with p.
+I/o and validation are not modelled (seed 002 Table 4: validation is under 1% of a sweep); the
+prediction is the throughput ratio, the seeds' "training speedup" when the number of epochs does
+not change with p.
+
+Two projections beside it, for what nnetmix adds to the seeds (docs/parallel.md), labelled as
+projections in the tables since no cluster has measured them:
+
+    overlapped (--overlap-mixing)      time per sync max(C, T): the all-reduce of block k runs
+                                       while block k+1 computes (an upper bound: Open MPI
+                                       progresses it only at the Test calls between minibatches)
+    compressed (--mix-compression)     T = (p-1) alpha + (p-1) B beta: the ring all-gather of
+                                       each rank's payload of B bytes (1bit: B = n/32 + 8 bytes per
+                                       256 values, nnetmix.parallel.compress), decompressed and
+                                       summed on every rank (decompress-reduce)
+
+Neither changes how many epochs the run needs (the delayed update and the error feedback may:
+that is the campaign's accuracy question, not this model's).
 
 Inputs. alpha and beta of this machine come from fitting the chosen algorithm's form to
 bench/allreduce.py's rows with at most as many ranks as cores (oversubscribed rows measure time
@@ -70,7 +84,8 @@ if str(ROOT) not in sys.path:
 from bench.allreduce import fit, model_terms  # noqa: E402
 
 __all__ = ["FLOPS_PER_PARAM_FRAME", "K40M_FPS", "K40M_PARAMS", "SEED_POINTS", "Link", "Workload",
-           "allreduce_seconds", "mix_seconds", "speedup", "predict", "fit_link",
+           "allreduce_seconds", "mix_seconds", "compressed_seconds", "speedup", "predict",
+           "fit_link",
            "parse_scaling_output", "load_rows", "worker_flops", "bandwidth_for_speedup", "build",
            "write_outputs", "main"]
 
@@ -131,15 +146,34 @@ def mix_seconds(mixing: str, p: int, nbytes: float, link: Link, algorithm: str =
     raise ValueError(f"scaling_model.py: unknown mixing {mixing!r}")
 
 
-def speedup(p: int, compute_s: float, comm_s: float) -> float:
-    """p C / (C + T): p workers each computing C per synchronisation and communicating T."""
-    return p * compute_s / (compute_s + comm_s)
+def speedup(p: int, compute_s: float, comm_s: float, overlap: bool = False) -> float:
+    """p C / (C + T): p workers each computing C per synchronisation and communicating T;
+    ``overlap``: p C / max(C, T), the communication hidden behind the next block's compute."""
+    if p <= 1:
+        return 1.0
+    return p * compute_s / (max(compute_s, comm_s) if overlap else compute_s + comm_s)
 
 
-def predict(w: Workload, p: int, link: Link, flops: float, algorithm: str = "ring") -> dict:
+def compressed_seconds(compression: str, p: int, params: float, link: Link) -> float:
+    """T of one compressed mix (decompress-reduce): a ring all-gather of each rank's payload,
+    (p-1) alpha + (p-1) B beta, B the payload bytes of ``params`` values."""
+    from nnetmix.parallel.compress import make_codec
+    if p <= 1:
+        return 0.0
+    payload = make_codec(compression).nbytes(int(params))
+    return (p - 1) * link.alpha + (p - 1) * payload * link.beta
+
+
+def predict(w: Workload, p: int, link: Link, flops: float, algorithm: str = "ring",
+            compression: str = "none", overlap: bool = False) -> dict:
+    """The model's row for ``p`` workers; ``compression`` other than none and ``overlap`` are
+    the projections of the module docstring."""
     compute = w.interval_frames * FLOPS_PER_PARAM_FRAME * w.params / flops
-    comm = mix_seconds(w.mixing, p, w.nbytes, link, algorithm)
-    s = speedup(p, compute, comm)
+    if compression == "none":
+        comm = mix_seconds(w.mixing, p, w.nbytes, link, algorithm)
+    else:
+        comm = compressed_seconds(compression, p, w.params, link)
+    s = speedup(p, compute, comm, overlap)
     return {"workers": p, "compute_s": compute, "comm_s": comm, "speedup": s,
             "efficiency": s / p}
 
@@ -363,16 +397,27 @@ def build(args) -> tuple[str, dict]:
         lines += [f"Check on this machine (bench/scaling.py, 2 ranks, {mixes} all-reduce(s) of "
                   f"{wl.nbytes / 1e6:.0f} MB): measured speedup {two['speedup']:.2f}, model "
                   f"{pred:.2f}.", ""]
-    head = ["workers", "compute C per sync (s)", "all-reduce T (s)", "speedup", "efficiency"]
+    head = ["workers", "compute C per sync (s)", "all-reduce T (s)", "speedup", "efficiency",
+            "overlapped (projection)", "1bit T (s)", "1bit (projection)",
+            "1bit + overlapped (projection)"]
     for w in (ma, bmuf):
         lines += [f"### {w.name}, {args.params / 1e6:.1f}M parameters", ""]
         body = []
         for p in workers:
             r = predict(w, p, link, flops, args.algorithm)
-            res["predictions"].append({"workload": w.name, **r})
+            ov = predict(w, p, link, flops, args.algorithm, overlap=True)
+            cb = predict(w, p, link, flops, args.algorithm, compression="1bit")
+            both = predict(w, p, link, flops, args.algorithm, compression="1bit", overlap=True)
+            res["predictions"].append({"workload": w.name, **r,
+                                       "projections": {"overlapped": ov["speedup"],
+                                                       "1bit_comm_s": cb["comm_s"],
+                                                       "1bit": cb["speedup"],
+                                                       "1bit_overlapped": both["speedup"]}})
             body.append(f"| {p} | {r['compute_s']:.3g} | {r['comm_s']:.3g} | "
-                        f"{r['speedup']:.1f} | {100 * r['efficiency']:.0f}% |")
-        lines += ["| " + " | ".join(head) + " |", "|---:|---:|---:|---:|---:|"] + body + [""]
+                        f"{r['speedup']:.1f} | {100 * r['efficiency']:.0f}% | "
+                        f"{ov['speedup']:.1f} | {cb['comm_s']:.3g} | {cb['speedup']:.1f} | "
+                        f"{both['speedup']:.1f} |")
+        lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)] + body + [""]
     lines += ["### The seeds' reported speedups beside the model", "",
               f"Model columns: the cluster above (worker {args.worker_speed}), and a K40m "
               f"({K40M_FPS:,.0f} frames/s on 63M parameters = {k40 / 1e12:.2f} TFLOP/s, seed 002 "

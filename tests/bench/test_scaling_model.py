@@ -61,6 +61,26 @@ def test_predict_hand_computed():
     assert r["efficiency"] == pytest.approx(r["speedup"] / 8)
 
 
+def test_projections_hand_computed():
+    """Overlapped: p C / max(C, T); 1bit: a ring all-gather of n/32 + 8/256 n bytes per rank."""
+    w = sm.Workload("x", 1e6, 10240)
+    link = sm.Link(alpha=1e-5, beta=1e-9)
+    base = sm.predict(w, 8, link, 6e9)
+    ov = sm.predict(w, 8, link, 6e9, overlap=True)
+    assert ov["comm_s"] == base["comm_s"] and ov["speedup"] == pytest.approx(8.0)  # C > T
+    slow = sm.Link(alpha=1e-5, beta=1e-5)             # T > C: the communication is the bound
+    t = sm.predict(w, 8, slow, 6e9)["comm_s"]
+    assert t > 10.24
+    assert sm.predict(w, 8, slow, 6e9, overlap=True)["speedup"] == pytest.approx(8 * 10.24 / t)
+    payload = 1e6 / 8 + 8 * math.ceil(1e6 / 256)      # 125,000 + 31,256 bytes
+    cb = sm.predict(w, 8, link, 6e9, compression="1bit")
+    assert cb["comm_s"] == pytest.approx(7 * 1e-5 + 7 * payload * 1e-9)
+    assert cb["speedup"] == pytest.approx(8 * 10.24 / (10.24 + cb["comm_s"]))
+    assert sm.compressed_seconds("fp16", 4, 1e6, link) == pytest.approx(3e-5 + 3 * 2e6 * 1e-9)
+    assert sm.compressed_seconds("1bit", 1, 1e6, link) == 0.0
+    assert sm.speedup(1, 1.0, 5.0, overlap=True) == 1.0
+
+
 @pytest.mark.parametrize("algorithm", sm.MODEL_ALGORITHMS)
 @pytest.mark.parametrize("p", [16, 32, 64])
 def test_speedup_monotone_in_bandwidth_and_latency(algorithm, p):
@@ -148,6 +168,11 @@ def test_main_writes_table_and_json(tmp_path, capsys, monkeypatch):
     pred = {(p["workload"][:5], p["workers"]): p["speedup"] for p in res["predictions"]}
     assert sorted(w for _, w in pred) == [16, 16, 32, 32, 64, 64]
     assert all(0 < s <= w for (_, w), s in pred.items())
+    for p in res["predictions"]:    # hiding T never slows down; 1bit's all-gather grows with p
+        pj = p["projections"]
+        assert p["speedup"] <= pj["overlapped"] <= p["workers"] + 1e-9
+        assert pj["1bit"] <= pj["1bit_overlapped"] <= p["workers"] + 1e-9
+    assert "| overlapped (projection) | 1bit T (s) | 1bit (projection) |" in md
     assert "wrote" in capsys.readouterr().err
     png = (out / "scaling_model.png")
     assert png.exists() == have_matplotlib()

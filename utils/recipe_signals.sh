@@ -10,19 +10,23 @@
 # number once the group has ended. The inner run.sh's exit status is run.sh's.
 #   . utils/recipe_signals.sh
 
+# The traps are set before the group starts, so that a signal at any moment is handled: before
+# the fork it just ends run.sh; between the fork and setsid (no group yet) it ends the process.
 if [ -z "${NNETMIX_RECIPE_GROUP:-}" ] && command -v setsid > /dev/null; then
   export NNETMIX_RECIPE_GROUP=$$
-  setsid "${BASH:-bash}" "$0" "$@" &
-  nnetmix_group=$!
   nnetmix_end_group() {
     trap '' TERM INT HUP
-    kill -s "$1" -- -$nnetmix_group 2> /dev/null
-    wait $nnetmix_group
+    local group=$!   # the group's leader, once started (run.sh starts nothing else before it)
+    if [ -n "$group" ]; then
+      kill -s "$1" -- -$group 2> /dev/null || kill -s "$1" $group 2> /dev/null
+      wait $group
+    fi
     exit "$2"
   }
   trap 'nnetmix_end_group TERM 143' TERM
   trap 'nnetmix_end_group TERM 130' INT
   trap 'nnetmix_end_group HUP 129' HUP
-  wait $nnetmix_group
+  setsid "${BASH:-bash}" "$0" "$@" &
+  wait $!
   exit $?
 fi

@@ -25,6 +25,7 @@ import math
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -119,6 +120,32 @@ def mpi_env() -> dict:
     env = worker_env()
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     return env
+
+
+def kill_session(sid: int, timeout: float = 30.0) -> None:
+    """SIGKILL every process in session ``sid`` (a Popen started with start_new_session) and
+    wait until none is left. Open MPI starts each rank in its own process group, so killpg on
+    mpiexec leaves the ranks running until they notice the launcher is gone, long enough on a
+    loaded machine to finish a small epoch and write over a rerun's files."""
+    t0 = time.monotonic()
+    while True:
+        left = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                left.append(int(stat.parent.name))
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        assert time.monotonic() - t0 < timeout, f"session {sid} still has processes {left}"
+        time.sleep(0.05)
 
 
 def link_recipe(recipe: Path, tmp_path: Path) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import ROOT, mpi_env, mpi_net, mpi_utts, mpiexec, write_data
+from helpers import ROOT, kill_session, mpi_env, mpi_net, mpi_utts, mpiexec, write_data
 
 from nnetmix.parallel import Watchdog, partition_utterances
 from nnetmix.utils.rankstatus import read_record, status_path
@@ -78,8 +78,8 @@ def _fault(task, exp: Path, ranks: int, epoch: int, rank: int, sig: int, *extra)
             os.kill(rec["pid"], sig)
             rc = p.wait(timeout=JOB_S)
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
+            if p.poll() is None:  # past its time: mpiexec and its ranks (own process groups)
+                kill_session(p.pid)
                 p.wait()
         err.seek(0)
         return rc, err.read(), rec

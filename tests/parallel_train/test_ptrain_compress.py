@@ -4,14 +4,13 @@ checkpointed beside the model so an interrupted and resumed epoch ends bit for b
 uninterrupted one; a resume whose checkpoint lacks them is one error line."""
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
-from helpers import MPI_TOOL, ROOT, mpi_cv_loss, mpi_cv_task, mpi_env, mpiexec, run_mpi
+from helpers import MPI_TOOL, ROOT, mpi_cv_loss, mpi_cv_task, kill_session, mpi_env, mpiexec, run_mpi
 
 MB = ["--minibatch-size=16", "--randomizer-size=64", "--learn-rate=0.02", "--momentum=0.5"]
 #: fp16 and bf16: how far the CV loss may be above the uncompressed run's (nats per frame; it
@@ -116,8 +115,8 @@ def test_interrupted_epoch_resumes_bit_exactly(task, tmp_path):
                    and "TRAINING STARTED" in (b / "r0.log").read_text()):
             assert k.poll() is None and time.monotonic() - t0 < 120, "epoch 2 did not start"
             time.sleep(0.05)
-        os.killpg(k.pid, signal.SIGKILL)
     finally:
+        kill_session(k.pid)  # mpiexec and its ranks (each in its own process group)
         k.wait()
     if not (b / "m2.nnet").exists():  # killed in time: nothing of epoch 2 is on disk
         assert not (b / "m2.nnet.mix.npz").exists()

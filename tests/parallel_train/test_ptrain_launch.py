@@ -1,15 +1,13 @@
 """Launching: utils/run.py --num-tasks N runs a job under mpiexec with per-rank logs; the
 scheduler drives the MPI tool per epoch (as steps/nnet/train.sh --num-workers N does) and a
 killed run resumes after the last finished epoch, BMUF checkpoint included."""
-import os
-import signal
 import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
-from helpers import ROOT, mpi_env, mpi_net, mpi_utts, mpiexec, write_data
+from helpers import ROOT, kill_session, mpi_env, mpi_net, mpi_utts, mpiexec, write_data
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +65,8 @@ def _kill_after_epoch_one(cmd, exp) -> None:
         while not (exp / ".done_iter01").exists():
             assert p.poll() is None and time.monotonic() - t0 < 90, "epoch 1 did not finish"
             time.sleep(0.1)
-        os.killpg(p.pid, signal.SIGKILL)  # somewhere in epoch 2
     finally:
+        kill_session(p.pid)  # somewhere in epoch 2: the scheduler, mpiexec and its ranks
         p.wait()
 
 

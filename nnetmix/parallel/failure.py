@@ -234,6 +234,11 @@ class Watchdog:
     for a slower peer, a burst of load) only raises the limit; a hang is caught a minute or so
     after it starts on a machine where a minibatch takes milliseconds.
 
+    Time in which the watchdog's own thread did not run (a poll more than :attr:`SKIP_S` late:
+    the whole process stopped by Ctrl-Z, SIGSTOP or a batch system's suspend, and continued) is
+    not counted: a job suspended and resumed goes on, while a rank that hangs or is stopped
+    alone is still caught by its peers, whose watchdogs kept running.
+
     The thread polls every second (``min(1, timeout/10)`` when fixed) and writes this rank's
     heartbeat into its record (:class:`RankStatus`); when it fires, the peers' records say which
     rank hung: one whose heartbeat stopped (SIGSTOP, frozen, swapped out), else the one whose
@@ -245,6 +250,7 @@ class Watchdog:
     WARMUP_STEPS = 10
     FACTOR = 20.0
     FLOOR_S = 60.0
+    SKIP_S = 1.0  # a poll this late means the process did not run meanwhile
 
     def __init__(self, comm: Any, timeout_s: float, what: str = "no progress"):
         self.comm = comm
@@ -319,8 +325,17 @@ class Watchdog:
     def _watch(self) -> None:
         poll = 1.0 if self.adaptive else min(1.0, self.timeout_s / 10)
         st = rank_status()
+        polled = time.monotonic()
         while not self._stop.wait(poll):
-            idle = time.monotonic() - self._last
+            now = time.monotonic()
+            lost = now - polled - poll
+            polled = now
+            if lost > self.SKIP_S:
+                # this thread could not run either: the process was stopped (Ctrl-Z, SIGSTOP,
+                # Slurm's suspend, a frozen VM) or starved; a hang stops the work, not the
+                # watchdog, so the time nothing here ran is no lack of progress
+                self._last = min(now, self._last + lost)
+            idle = now - self._last
             limit = self.limit()
             if st is not None:
                 st.heartbeat(self._wall_last, self.marks, limit)

@@ -1,4 +1,5 @@
 """A failing rank ends the whole MPI job, non-zero, in bounded time, naming the rank."""
+import signal
 import subprocess
 import sys
 import time
@@ -75,3 +76,29 @@ def test_watchdog_kicked_stays_quiet():
             time.sleep(0.1)
             wd.kick()
     assert wd._thread is None
+
+
+def test_watchdog_forgives_a_suspended_process():
+    """A process stopped as a whole (Ctrl-Z, Slurm's suspend) and continued goes on: its
+    watchdog (4 s) does not count the 8 s in which nothing of it ran."""
+    if under_mpiexec():
+        pytest.skip("the child would join this job's MPI environment")
+    code = ("import sys\nfrom mpi4py import MPI\nfrom nnetmix.parallel import Watchdog\n"
+            "with Watchdog(MPI.COMM_WORLD, 4.0) as wd:\n"
+            "    wd.kick()\n    print('watching', flush=True)\n"
+            "    sys.stdin.readline()\n    wd.kick()\n"
+            "print('finished', flush=True)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, text=True, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert p.stdout.readline() == "watching\n"
+        p.send_signal(signal.SIGSTOP)
+        time.sleep(8)
+        p.send_signal(signal.SIGCONT)
+        time.sleep(1)
+        out, err = p.communicate("go\n", timeout=BOUND_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0 and out == "finished\n", err

@@ -97,11 +97,7 @@ command_line="$0 $*"
 . utils/parse_options.sh || exit 1
 set -euo pipefail
 
-log() {
-  # Dated progress lines: 2024-01-01 12:00:00 (run.sh:88:main) message
-  local fname=${BASH_SOURCE[1]##*/}
-  echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
-}
+. utils/recipe_functions.sh   # log, need
 
 cpu_now() {
   # cpu_now: $cpu, the CPU seconds (user + system) of this shell's finished children and their
@@ -122,11 +118,6 @@ stage_done() {
   cpu_now
   mkdir -p ${2:-exp}/stage_seconds
   echo "$(( SECONDS - t0 )) $(cut -d' ' -f1-3 /proc/loadavg) $(( cpu - c0 ))" > ${2:-exp}/stage_seconds/$1
-}
-
-need() {
-  # need <stage> <file> <where it comes from>: a stage's input, checked before any work
-  [ -e "$2" ] || { echo "$0: stage $1 needs $2 ($3)" >&2; exit 1; }
 }
 
 # exp/commands: every invocation's date, commit and command line (local/make_results.py names

@@ -133,11 +133,7 @@ command_line="$0 $*"
 . utils/parse_options.sh || exit 1
 set -euo pipefail
 
-log() {
-  # Dated progress lines: 2024-01-01 12:00:00 (run.sh:88:main) message
-  local fname=${BASH_SOURCE[1]##*/}
-  echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
-}
+. utils/recipe_functions.sh   # log, need
 
 stage_done() {
   # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
@@ -148,11 +144,6 @@ stage_done() {
   mkdir -p ${3:-exp}/stage_seconds ${3:-exp}/stage_options
   echo "$(( SECONDS - $2 )) $(cut -d' ' -f1-3 /proc/loadavg)" > ${3:-exp}/stage_seconds/$1
   echo "$options" > ${3:-exp}/stage_options/$1
-}
-
-need() {
-  # need <stage> <file> <where it comes from>: a stage's input, checked before any work
-  [ -e "$2" ] || { echo "$0: stage $1 needs $2 ($3)" >&2; exit 1; }
 }
 
 decode_inputs() {
@@ -374,7 +365,6 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   done
   stage_done 8 $t0
 fi
-
 
 if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
   t0=$SECONDS

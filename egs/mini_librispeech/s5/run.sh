@@ -81,16 +81,7 @@ command_line="$0 $*"
 . utils/parse_options.sh || exit 1
 set -euo pipefail
 
-log() {
-  # Dated progress lines: 2024-01-01 12:00:00 (run.sh:88:main) message
-  local fname=${BASH_SOURCE[1]##*/}
-  echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
-}
-
-need() {
-  # need <stage> <file> <where it comes from>: a stage's input, checked before any work
-  [ -e "$2" ] || { echo "$0: stage $1 needs $2 ($3)" >&2; exit 1; }
-}
+. utils/recipe_functions.sh   # log, need
 
 stage_done() {
   # stage_done <N> <start-seconds>: the stage's wall time and load average in exp/stage_seconds/N

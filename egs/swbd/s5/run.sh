@@ -116,19 +116,7 @@ scoring_opts=          # local/score.sh options of every decode, e.g. "--min-lmw
 . utils/parse_options.sh || exit 1
 set -euo pipefail
 
-log() {
-  # Dated progress lines: 2024-01-01 12:00:00 (run.sh:88:main) message
-  local fname=${BASH_SOURCE[1]##*/}
-  echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
-}
-
-need() {
-  # need <stage> <path> <what it is>: stop with one line naming the missing input
-  if [ ! -e "$2" ]; then
-    echo "$0: stage $1: no such file or directory $2 ($3)" >&2
-    exit 1
-  fi
-}
+. utils/recipe_functions.sh   # log, need
 
 swbd_trans_dir=${swbd_trans_dir:-$swbd_dir/transcriptions/swb_ms98_transcriptions}
 check_network_opts

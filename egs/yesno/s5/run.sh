@@ -54,11 +54,7 @@ results=RESULTS.md     # the file stage 9 writes
 . utils/parse_options.sh || exit 1
 set -euo pipefail
 
-log() {
-  # Dated progress lines: 2024-01-01 12:00:00 (run.sh:88:main) message
-  local fname=${BASH_SOURCE[1]##*/}
-  echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
-}
+. utils/recipe_functions.sh   # log, need
 
 dnn_dir=exp/dnn_w${dnn_num_workers}
 

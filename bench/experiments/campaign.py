@@ -339,13 +339,15 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     running: list[_Run] = []
 
     def stop(signum, _frame):
-        for r in running:
+        started = [r for r in running if r.proc is not None]
+        for r in started:
             try:
                 os.killpg(r.proc.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
         for r in running:
-            r.proc.wait()
+            if r.proc is not None:
+                r.proc.wait()
             _pid_file(opts.work, r.id).unlink(missing_ok=True)
         log(f"stopped by signal {signum}; {len(running)} run(s) in progress left to resume")
         sys.exit(128 + signum)
@@ -356,8 +358,8 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
                     not running or sum(_cores(r.spec, opts.cores) for r in running)
                     + _cores(todo[0].spec, opts.cores) <= opts.cores):
                 r = todo.pop(0)
+                running.append(r)   # first: a signal while it starts stops it and its pid file
                 _start(r, task, opts)
-                running.append(r)
             time.sleep(0.2 if not running else 1.0)
             for r in [r for r in running if r.proc.poll() is not None]:
                 running.remove(r)

@@ -83,3 +83,36 @@ def test_every_recipe_sources_it_before_its_options():
         src = [i for i, ln in enumerate(lines) if ln.startswith(". utils/recipe_signals.sh")]
         opts = [i for i, ln in enumerate(lines) if ln.startswith(". utils/parse_options.sh")]
         assert src and opts and src[0] < opts[0], run_sh
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.15, 0.4])
+def test_a_signal_while_run_sh_starts_leaves_nothing(recipe, delay):
+    """SIGINT at any moment of run.sh's start (before, while or after its group starts): run.sh
+    ends within seconds and no process of it is left."""
+    p = subprocess.Popen(["./run.sh"], cwd=recipe, env=script_env(), text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=180)
+    assert p.returncode in (130, -signal.SIGINT), p.returncode
+    deadline = time.time() + 10
+    while _leftovers(p.pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _leftovers(p.pid)
+    assert not (recipe / "exp" / "mono" / ".lock").exists()
+
+
+def _leftovers(sid: int) -> list:
+    """Live processes of session ``sid`` or of the sessions its processes started (the group
+    run.sh starts is a session of its own: found by its NNETMIX_RECIPE_GROUP)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            env = open(f"/proc/{d}/environ", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if f"NNETMIX_RECIPE_GROUP={sid}".encode() in env and _alive(int(d)):
+            out.append(int(d))
+    return out

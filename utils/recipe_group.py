@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+# Copyright 2026 nnetmix authors. Apache 2.0.
+"""Run a command (a recipe's run.sh, by utils/recipe_signals.sh) as the leader of a session and
+process group of its own and wait for it; SIGTERM, SIGINT (Ctrl-C) or SIGHUP to this process
+sends SIGTERM (SIGHUP for SIGHUP) to that whole group and exits 128 + the signal's number once
+the group's leader has ended; otherwise the command's exit status is this one's.
+
+Python, not bash, waits: a bash `wait` interrupted by a trapped SIGINT at the wrong moment keeps
+waiting (seen on a loaded machine: run.sh then outlived its Ctrl-C by minutes). The standard
+library only, so that it runs before path.sh has put the virtual environment on PATH.
+
+    utils/recipe_group.py <command> [<arg>...]
+"""
+import os
+import signal
+import subprocess
+import sys
+
+FORWARD = {signal.SIGTERM: signal.SIGTERM, signal.SIGINT: signal.SIGTERM,
+           signal.SIGHUP: signal.SIGHUP}
+
+
+def main(argv: list) -> int:
+    if not argv:
+        sys.stderr.write(f"{sys.argv[0]}: usage: {sys.argv[0]} <command> [<arg>...]\n")
+        return 1
+    child: list = []          # the group's leader, once started
+    got: list = []            # the first signal received
+
+    def end_group() -> None:
+        try:
+            os.killpg(child[0].pid, FORWARD[got[0]])
+        except ProcessLookupError:
+            pass
+
+    def handler(signum, _frame) -> None:
+        if got:
+            return
+        got.append(signum)
+        if child:
+            end_group()
+
+    for s in FORWARD:          # before the start: a signal at any moment is handled
+        signal.signal(s, handler)
+    child.append(subprocess.Popen(argv, start_new_session=True))
+    if got:                    # it came while the group started
+        end_group()
+    rc = child[0].wait()
+    if got:
+        return 128 + got[0]
+    return rc if rc >= 0 else 128 - rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

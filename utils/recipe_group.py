@@ -1,29 +1,31 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""Run a command (a recipe's run.sh, by utils/recipe_signals.sh) as the leader of a session and
-process group of its own and wait for it; SIGTERM, SIGINT (Ctrl-C) or SIGHUP to this process
-sends SIGTERM (SIGHUP for SIGHUP) to that whole group and exits 128 + the signal's number once
-the group's leader has ended; otherwise the command's exit status is this one's.
-
-Python, not bash, waits: a bash `wait` interrupted by a trapped SIGINT at the wrong moment keeps
-waiting (seen on a loaded machine: run.sh then outlived its Ctrl-C by minutes). The standard
-library only, so that it runs before path.sh has put the virtual environment on PATH.
-
-    utils/recipe_group.py <command> [<arg>...]
-"""
-import os
+# Runs a command (a recipe's run.sh, from utils/recipe_signals.sh) as the leader of a session and
+# process group of its own and waits for it. SIGTERM, SIGINT (Ctrl-C) or SIGHUP to this process
+# sends SIGTERM (SIGHUP for SIGHUP) to that whole group and exits 128 + the signal's number once
+# the group's leader has ended; otherwise the command's exit status is this one's.
+#   utils/recipe_group.py <command> [<arg>...]
+# Python, not bash, waits: a bash `wait` interrupted by a trapped SIGINT at the wrong moment kept
+# waiting (seen on a loaded machine: run.sh outlived its Ctrl-C by minutes). The standard library
+# only, so that it runs before path.sh has put the virtual environment on PATH.
+"""run.sh's signal supervisor (see the header above)."""
 import signal
-import subprocess
 import sys
+
+try:   # Python's own SIGINT handler (KeyboardInterrupt) is in place until main() sets ours
+    import os
+    import subprocess
+except KeyboardInterrupt:
+    sys.exit(128 + signal.SIGINT)
 
 FORWARD = {signal.SIGTERM: signal.SIGTERM, signal.SIGINT: signal.SIGTERM,
            signal.SIGHUP: signal.SIGHUP}
 
 
 def main(argv: list) -> int:
-    if not argv:
-        sys.stderr.write(f"{sys.argv[0]}: usage: {sys.argv[0]} <command> [<arg>...]\n")
-        return 1
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stderr.write(f"usage: {sys.argv[0]} <command> [<arg>...]\n")
+        return 0 if argv else 1
     child: list = []          # the group's leader, once started
     got: list = []            # the first signal received
 
@@ -52,4 +54,7 @@ def main(argv: list) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:   # before main() set its handlers: nothing was started
+        sys.exit(128 + signal.SIGINT)

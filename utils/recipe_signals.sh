@@ -12,5 +12,5 @@
 
 if [ -z "${NNETMIX_RECIPE_GROUP:-}" ] && command -v python3 > /dev/null; then
   export NNETMIX_RECIPE_GROUP=$$
-  exec python3 "${BASH_SOURCE[0]%/*}/recipe_group.py" "${BASH:-bash}" "$0" "$@"
+  exec python3 -S "${BASH_SOURCE[0]%/*}/recipe_group.py" "${BASH:-bash}" "$0" "$@"
 fi

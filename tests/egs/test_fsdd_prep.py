@@ -179,6 +179,7 @@ def test_missing_directory(tmp_path):
     (["--fsdd-dir", "x", "--test-speaker", "theo"], "--test-speaker goes with --split speaker"),
     (["--fsdd-dir", "x", "--dnn-cv", "random"], "--dnn-cv must be auto, takes or speaker, got "
                                                "'random'"),
+    (["--fsdd-dir", "x", "--dnn-input", "plp"], "--dnn-input must be fmllr or mfcc, got 'plp'"),
     (["--fsdd-dir", "nowhere"], "local/fsdd_data_prep.py: no such directory nowhere (--fsdd-dir: "
                                 "a clone of github.com/Jakobovski/free-spoken-digit-dataset"),
 ])

@@ -48,8 +48,9 @@
 # Each stage skips what is done.
 #
 # Sizes: FSDD is small: 2500-2700 training utterances of one word each, about 110,000 frames
-# (18 minutes), and only 36 phone positions in its 13 pronunciations, so at most about 150
-# distinct triphone states (3 per phone, plus silence and the utterance-edge variants). Kaldi's
+# (18 minutes), and only 36 phone positions in its 13 pronunciations, so fewer than 200
+# distinct context-dependent states (3 per phone, plus silence and the utterance-edge variants:
+# build-tree.py's "Number of separate statistics" in exp/<split>/tri1/log/build_tree.log). Kaldi's
 # rm/s5 sizes (1800 leaves, 9000 Gaussians on 3.8 hours) would ask the tree for more leaves than
 # there are contexts, and 9000 Gaussians would get 12 frames each, below gmm-mixup's minimum of
 # 20. tri1-tri3 get 200 leaves, an upper bound the tree stops short of once every context is its

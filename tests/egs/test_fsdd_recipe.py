@@ -56,7 +56,7 @@ def test_run_sh_end_to_end_on_a_subset(tmp_path):
     p = run_script(["./run.sh", "--stage", "1", "--pretrain", "false", "--dnn-num-workers", "1",
                     "--dnn-hid-layers", "1", "--dnn-hid-dim", "64", "--dnn-opts", "--max-iters 4",
                     "--scoring-opts", "--min-lmwt 9 --max-lmwt 11 --word-ins-penalty 0.0"],
-                   cwd=s5, timeout=900)
+                   cwd=s5, timeout=3600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     exp = s5 / "exp" / "official"
     wers = {g: best(exp / g / "decode_test") for g in ("mono", "tri1", "tri2", "tri3")}

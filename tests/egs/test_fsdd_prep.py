@@ -179,6 +179,7 @@ def test_missing_directory(tmp_path):
     (["--fsdd-dir", "x", "--test-speaker", "theo"], "--test-speaker goes with --split speaker"),
     (["--fsdd-dir", "x", "--dnn-cv", "random"], "--dnn-cv must be auto, takes or speaker, got "
                                                "'random'"),
+    (["--fsdd-dir", "x", "--dnn-input", "plp"], "--dnn-input must be fmllr or mfcc, got 'plp'"),
     (["--fsdd-dir", "nowhere"], "local/fsdd_data_prep.py: no such directory nowhere (--fsdd-dir: "
                                 "a clone of github.com/Jakobovski/free-spoken-digit-dataset"),
 ])
@@ -299,20 +300,27 @@ def test_lang_and_one_word_grammar(tmp_path):
 # --------------------------------------------------------------------------- RESULTS.md
 
 def test_make_results_reads_every_split(tmp_path):
-    """Every WER with its interval, each DNN against the monophone through compare-wer.py's
-    tests, and the leave-one-out folds pooled (write_decode: nested errors, 40 utterances of 10
-    words per test set)."""
+    """Every WER with its interval, every system against the monophone and each DNN against the
+    best GMM through compare-wer.py's tests, and the leave-one-out folds pooled (write_decode:
+    nested errors, 40 utterances of 10 words per test set)."""
     exp = tmp_path / "exp"
-    for split, mono_wer in (("official", 0.25), ("loso_theo", 10.0), ("loso_lucas", 10.0)):
+    dnn = "dnn_fmllr_rbm_w2"
+    for split, mono_wer, tri3_wer in (("official", 0.25, 0.5), ("loso_theo", 10.0, 4.0),
+                                      ("loso_lucas", 10.0, 4.0)):
         prefix = f"{split}_"
         write_decode(exp / split / "mono" / "decode_test", mono_wer, best=(9, "0.5"),
                      utt_prefix=prefix)
-        write_run(exp / split / "dnn_rbm_w2", wer=2.0, utt_prefix=prefix)
+        write_decode(exp / split / "tri3" / "decode_test", tri3_wer, utt_prefix=prefix)
+        (exp / split / "tri3" / "decode_test.si").mkdir()   # decode_fmllr.sh's first pass
+        write_run(exp / split / dnn, wer=2.0, utt_prefix=prefix)
+        (exp / split / "dnn_pretrain_fmllr").mkdir()           # stage 9's RBMs: not a system
         (exp / split / "commit").write_text("abc1234\n")
-        (exp / split / "dnn_rbm_w2" / "cv.scp").write_text("jackson_0_5 x\njackson_1_7 x\n")
-        for d, n, t in (("", 0, 1), ("", 3, 100), ("dnn_rbm_w2", 6, 200)):
+        (exp / split / dnn / "cv.scp").write_text("jackson_0_5 x\njackson_1_7 x\n")
+        for d, n, t in (("", 0, 1), ("", 3, 100), ("", 7, 50), (dnn, 10, 200)):
             (exp / split / d / "stage_seconds").mkdir(exist_ok=True)
             (exp / split / d / "stage_seconds" / str(n)).write_text(f"{t}\n")
+    # a fold with the monophone only is left out of the pooled folds
+    write_decode(exp / "loso_george" / "mono" / "decode_test", 10.0, utt_prefix="george_")
     (exp / "make_mfcc").mkdir()
     p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--exp", exp,
                     "--out", tmp_path / "RESULTS.md", "--note", "Loaded machine."])
@@ -327,28 +335,46 @@ def test_make_results_reads_every_split(tmp_path):
     assert low == 0.0 and 0.25 < high < 1.5
     low, high = map(float, re.search(row.format(r"10\.00 \(40/400\)"), text).groups())
     assert 5.0 < low < 10.0 < high < 15.0
-    assert re.search(r"\| DNN \(`dnn_rbm_w2`\) \| 5-7 \| 2.00 \(8/400\) \| \[\S+, \S+\] \| "
-                     r"wer_11_0.5 \| 3 epochs \(1 rejected\), CV frame accuracy 68.00%; CV set 2 "
-                     r"utterances, held-out speaker jackson \|", text)
+    assert re.search(r"\| tri3, SAT \(fMLLR\) \(`tri3`\) \| 7-8 \| 4.00 \(16/400\) \| "
+                     r"\[\S+, \S+\] \| wer_11_0.5 \| - \|", text)
+    assert re.search(r"\| DNN \(`dnn_fmllr_rbm_w2`\) \| 9-11 \| 2.00 \(8/400\) \| \[\S+, \S+\] "
+                     r"\| wer_11_0.5 \| 3 epochs \(1 rejected\), CV frame accuracy 68.00%; CV set "
+                     r"2 utterances, held-out speaker jackson \|", text)
+    assert "dnn_pretrain" not in text and "decode_test.si" not in text
     # 1 against 8 errors of 400 (nested): 7 segments all one way, sign test p = 2^-6, and the
     # interval above 0; 40 against 8: significant, the DNN better; pooled: 80 against 16
-    comps = [ln for ln in text.splitlines() if ln.startswith("| `dnn_rbm_w2` - `mono`")]
-    assert len(comps) == 4
-    assert comps[0].startswith("| `dnn_rbm_w2` - `mono` | 1 vs 8 of 400 | +1.75 | [")
+    comps = [ln for ln in text.splitlines() if ln.startswith("| `dnn_fmllr_rbm_w2` - `mono`")]
+    assert len(comps) == 5   # official (the monophone also its best GMM), 2 folds, pooled
+    assert comps[0].startswith(f"| `{dnn}` - `mono` | 1 vs 8 of 400 | +1.75 | [")
     assert comps[0].endswith("| **significant**: mono better |")
-    assert "| 40 vs 8 of 400 | -8.00 |" in comps[1]
-    assert comps[1].endswith("| **significant**: dnn_rbm_w2 better |")
-    assert "| 80 vs 16 of 800 | -8.00 |" in comps[3] and "pooled" in comps[3]
-    assert "| monophone GMM (`mono`) | 10.00 (80/800) | [" in text
-    summary = text.split("## Summary: each DNN against the monophone GMM")[1].split("## ")[0]
+    assert comps[1].startswith(f"| `{dnn}` - `mono` (best GMM) | 1 vs 8 of 400 | +1.75 |")
+    assert "| 40 vs 8 of 400 | -8.00 |" in comps[2]
+    assert comps[2].endswith(f"| **significant**: {dnn} better |")
+    assert "| 80 vs 16 of 800 | -8.00 |" in comps[4] and "pooled" in comps[4]
+    # in each fold and pooled, tri3 is the best GMM: the DNN is compared with it too
+    best = [ln for ln in text.splitlines() if ln.startswith(f"| `{dnn}` - `tri3` (best GMM)")]
+    assert len(best) == 3 and "| 16 vs 8 of 400 | -2.00 |" in best[0]
+    assert "| 32 vs 16 of 800 | -2.00 |" in best[2] and "pooled" in best[2]
+    tri3 = [ln for ln in text.splitlines() if ln.startswith("| `tri3` - `mono`")]
+    assert len(tri3) == 4 and "| 1 vs 2 of 400 | +0.25 |" in tri3[0]
+    assert tri3[3].endswith("| **significant**: tri3 better |") and "80 vs 32 of 800" in tri3[3]
+    for what, wer in (("monophone GMM (`mono`)", "10.00 (80/800)"),
+                      ("tri3, SAT (fMLLR) (`tri3`)", "4.00 (32/800)"),
+                      (f"DNN (`{dnn}`)", "2.00 (16/800)")):
+        assert f"| {what} | {wer} | [" in text
+    summary = text.split("## Summary: every system against the monophone GMM, each DNN against "
+                         "the best GMM")[1].split("## ")[0]
     rows = [ln for ln in summary.splitlines() if ln.startswith("| `") or ln.startswith("| 2 ")]
-    assert [r.split(" | ")[0] for r in rows] == ["| `official`", "| `loso_lucas`",
-                                                 "| `loso_theo`", "| 2 left-out speakers pooled"]
-    assert rows[1].startswith("| `loso_lucas` | 400 | 10.00 [") and "| -8.00 [" in rows[1]
-    assert rows[3].endswith("| **significant**: dnn_rbm_w2 better |")
+    assert [r.split(" | ")[0] for r in rows] == (["| `official`"] * 3 + ["| `loso_lucas`"] * 3
+                                                 + ["| `loso_theo`"] * 3
+                                                 + ["| 2 left-out speakers pooled"] * 3)
+    assert rows[3].startswith("| `loso_lucas` | 400 | `mono` | 10.00 [") and "| `tri3` | 4.00 [" in rows[3]
+    assert rows[5].startswith("| `loso_lucas` | 400 | `tri3` | 4.00 [") and "| -2.00 [" in rows[5]
+    assert rows[10].endswith(f"| **significant**: {dnn} better |")
     assert f"%WER 0.25 [ 1 / 400, 0 ins, 0 del, 1 sub ] {exp}/official/mono/decode_test/wer_9_0.5" in text
-    assert "| 6 | DNN training (`dnn_rbm_w2`) | 200 |" in text
-    assert "| | all of the above | 301 |" in text
+    assert "| 7 | tri3 (SAT) + fMLLR alignment | 50 |" in text
+    assert f"| 10 | DNN training (`{dnn}`) | 200 |" in text
+    assert "| | all of the above | 351 |" in text
     assert "cores" in text and "Loaded machine." in text
     assert f"Run at commit abc1234 (`{exp}/official/commit`, written by run.sh)." in text
 

@@ -2,9 +2,9 @@
 
 Stage 0 prepares the official split of the whole corpus; the test then keeps 3 speakers' takes
 5-19 for training (450 utterances; takes 5-9 are the DNN's CV set) and takes 0-2 for testing
-(90), and runs stages 1-7 with a
-small randomly initialised DNN on one worker (4 epochs; scoring over LM weights 9-11), down to a
-WER for the monophone GMM and the DNN.
+(90), and runs stages 1-11: the monophone, tri1, tri2, tri3 (SAT, fMLLR) and a
+small randomly initialised DNN on tri3's fMLLR features, one worker (4 epochs; scoring over LM
+weights 9-11), down to a WER for each GMM and the DNN.
 """
 import os
 import re
@@ -56,23 +56,30 @@ def test_run_sh_end_to_end_on_a_subset(tmp_path):
     p = run_script(["./run.sh", "--stage", "1", "--pretrain", "false", "--dnn-num-workers", "1",
                     "--dnn-hid-layers", "1", "--dnn-hid-dim", "64", "--dnn-opts", "--max-iters 4",
                     "--scoring-opts", "--min-lmwt 9 --max-lmwt 11 --word-ins-penalty 0.0"],
-                   cwd=s5, timeout=900)
+                   cwd=s5, timeout=3600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     exp = s5 / "exp" / "official"
-    mono_wer, words = best(exp / "mono" / "decode_test")
-    dnn_wer, dnn_words = best(exp / "dnn_rand_w1" / "decode_test")
-    assert words == dnn_words == 90           # one word per utterance, every utterance decoded
-    # chance is 90% (ten equally likely words); both systems are far from it on seen speakers
-    assert mono_wer < 30 and dnn_wer < 50, (mono_wer, dnn_wer)
-    assert sorted(os.listdir(exp / "stage_seconds")) == [str(n) for n in range(6)]
-    assert sorted(os.listdir(exp / "dnn_rand_w1" / "stage_seconds")) == ["6", "7"]
+    wers = {g: best(exp / g / "decode_test") for g in ("mono", "tri1", "tri2", "tri3")}
+    dnn_wer, dnn_words = best(exp / "dnn_fmllr_rand_w1" / "decode_test")
+    assert {w for _, w in wers.values()} == {dnn_words} == {90}   # one word each, all decoded
+    # chance is 90% (ten equally likely words); every system is far from it on seen speakers
+    assert max(w for w, _ in wers.values()) < 30 and dnn_wer < 50, (wers, dnn_wer)
+    # tri3's decode: the speaker-independent first pass, then the test speakers' transforms,
+    # which are the DNN's test features
+    assert (exp / "tri3" / "decode_test.si").is_dir() and (exp / "tri3" / "decode_test" / "trans.1").is_file()
+    assert len(read_lines(s5 / "data-fmllr-tri3" / "official" / "test" / "feats.scp")) == 90
+    assert sorted(os.listdir(exp / "stage_seconds"), key=int) == [str(n) for n in range(10)]
+    assert sorted(os.listdir(exp / "dnn_fmllr_rand_w1" / "stage_seconds")) == ["10", "11"]
     p = run_script([RECIPE / "local" / "make_results.py", "--exp", "exp", "--out",
                     "RESULTS.md"], cwd=s5)
     assert p.returncode == 0, p.stdout + p.stderr
     text = (s5 / "RESULTS.md").read_text()
-    assert f"| monophone GMM (`mono`) | 3-4 | {mono_wer:.2f} (" in text
-    assert f"| DNN (`dnn_rand_w1`) | 5-7 | {dnn_wer:.2f} (" in text
-    assert "| 3 | monophone GMM + alignment |" in text
-    # the DNN against the monophone on the same 90 utterances (compare-wer.py's tests)
-    assert re.search(r"\| `dnn_rand_w1` - `mono` \| \d+ vs \d+ of 90 \| [+-]\d+\.\d\d \| \[", text)
+    assert f"| monophone GMM (`mono`) | 3-4 | {wers['mono'][0]:.2f} (" in text
+    assert f"| tri3, SAT (fMLLR) (`tri3`) | 7-8 | {wers['tri3'][0]:.2f} (" in text
+    assert f"| DNN (`dnn_fmllr_rand_w1`) | 9-11 | {dnn_wer:.2f} (" in text
+    assert "| 7 | tri3 (SAT) + fMLLR alignment |" in text
+    # every system against the monophone, the DNN against the best GMM, on the same 90 utterances
+    for sys in ("tri1", "tri2", "tri3", "dnn_fmllr_rand_w1"):
+        assert re.search(rf"\| `{sys}` - `mono` \| \d+ vs \d+ of 90 \| [+-]\d+\.\d\d \| \[", text)
+    assert re.search(r"\| `dnn_fmllr_rand_w1` - `(mono|tri\d)` \(best GMM\) \| \d+ vs \d+ of 90 \|", text)
     assert "Run at commit " in text and "unknown" not in (exp / "commit").read_text()

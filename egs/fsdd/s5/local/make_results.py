@@ -2,18 +2,18 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 """RESULTS.md of the FSDD recipe, from what run.sh left under exp/: one section per split.
 
-For each split directory exp/<split>/ (``official``, ``loso_<speaker>``): the monophone GMM's
-best WER line (exp/<split>/mono/decode_test/wer_*), every finished DNN directory
+For each split directory exp/<split>/ (``official``, ``loso_<speaker>``): the best WER line of
+each GMM (exp/<split>/{mono,tri1,tri2,tri3}/decode_test/wer_*), every finished DNN directory
 (exp/<split>/dnn_*: epochs, CV frame accuracy and best WER, read through
 nnetmix.train.runlog as egs/digits/s5/local/summarize_dnn.py reads them) and the wall time of
-each stage (exp/<split>/stage_seconds/N, and for stages 6-7 <dnn-dir>/stage_seconds/N, written
-by run.sh). Every WER has its 95% bootstrap interval, and each DNN is compared with the
-monophone GMM on the same test set by bin/compare-wer.py's library
-(nnetmix.score.compare_decode_dirs: the bootstrap interval of the difference and MAPSSWE);
-a difference is called significant only when both tests say so. When several speakers have been
-left out, their test sets (each speaker once) are also pooled and compared as one. The header
-names the commit, the machine (cores, CPU model) and the date. Nothing here is typed by hand:
-rerun it after run.sh.
+each stage (exp/<split>/stage_seconds/N, and for stages 10-11 <dnn-dir>/stage_seconds/N,
+written by run.sh). Every WER has its 95% bootstrap interval; every system is compared with the
+monophone GMM on the same test set, and each DNN with the best GMM of that test set, by
+bin/compare-wer.py's library (nnetmix.score.compare_decode_dirs: the bootstrap interval of the
+difference and MAPSSWE); a difference is called significant only when both tests say so. When
+several speakers have been left out, their test sets (each speaker once) are also pooled and
+compared as one. The header names the commit, the machine (cores, CPU model) and the date.
+Nothing here is typed by hand: rerun it after run.sh.
 
 Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md] [--note TEXT]``; the file is written to a
 temporary name and renamed.
@@ -33,11 +33,21 @@ from nnetmix.train.runlog import best_wer, read_run
 
 from local_script import run_script, script_parser
 
-__all__ = ["STAGES", "OPTS", "split_section", "pooled_section", "results", "machine_line"]
+__all__ = ["STAGES", "GMMS", "OPTS", "split_section", "pooled_section", "results",
+           "machine_line"]
 
 #: run.sh's stages, for the timing table.
 STAGES = ("data preparation", "dictionary, lang, G", "MFCC + CMVN", "monophone GMM + alignment",
-          "monophone decoding", "RBM pretraining", "DNN training", "DNN decoding")
+          "monophone decoding", "tri1 (deltas) + alignment", "tri2 (LDA+MLLT) + alignment",
+          "tri3 (SAT) + fMLLR alignment", "tri1-tri3 decoding",
+          "fMLLR features + RBM pretraining", "DNN training", "DNN decoding")
+
+#: run.sh's GMMs in training order: directory, what it is, the stages that make and decode it.
+GMMS = (("mono", "monophone GMM", "3-4"), ("tri1", "tri1, triphones on deltas", "5, 8"),
+        ("tri2", "tri2, LDA+MLLT", "6, 8"), ("tri3", "tri3, SAT (fMLLR)", "7-8"))
+DNN_STAGES = "9-11"
+#: the first stage whose time is a DNN directory's own (run.sh's stage_done)
+FIRST_DNN_STAGE = 10
 
 #: compare-wer.py's defaults: 95% intervals, 10000 resamplings of the utterances, seed 777.
 OPTS = CompareOptions()
@@ -95,53 +105,80 @@ COMPARISON_HEAD = ["| comparison (B - A) | errors A vs B of words | %WER B - A |
                    "| MAPSSWE p | verdict |", "| --- | ---: | ---: | --- | ---: | --- |"]
 
 
-SUMMARY_HEAD = ["| split | test words | monophone %WER [95% interval] | DNN | DNN %WER [95% "
-                "interval] | DNN - monophone [95% interval] | MAPSSWE p | verdict |",
-                "| --- | ---: | --- | --- | --- | --- | ---: | --- |"]
+SUMMARY_HEAD = ["| split | test words | A | A %WER [95% interval] | B | B %WER [95% interval] "
+                "| B - A [95% interval] | MAPSSWE p | verdict |",
+                "| --- | ---: | --- | --- | --- | --- | --- | ---: | --- |"]
 
 
-def summary_row(split: str, dnn: str, c: Comparison) -> str:
+def summary_row(split: str, c: Comparison) -> str:
     """One line of the summary table at the top: both WERs and their comparison."""
     b, t = c.bootstrap, c.mapsswe
-    return (f"| {split} | {c.ref_words} | {b.wer_a.value:.2f} {_ci(b.wer_a.low, b.wer_a.high)} "
-            f"| `{dnn}` | {b.wer_b.value:.2f} {_ci(b.wer_b.low, b.wer_b.high)} "
-            f"| {b.diff.value:+.2f} {_ci(b.diff.low, b.diff.high)} | {format_p(t.p_value)} "
-            f"| {_verdict(c)} |")
+    return (f"| {split} | {c.ref_words} | `{c.names[0]}` | {b.wer_a.value:.2f} "
+            f"{_ci(b.wer_a.low, b.wer_a.high)} | `{c.names[1]}` | {b.wer_b.value:.2f} "
+            f"{_ci(b.wer_b.low, b.wer_b.high)} | {b.diff.value:+.2f} "
+            f"{_ci(b.diff.low, b.diff.high)} | {format_p(t.p_value)} | {_verdict(c)} |")
+
+
+def _dnn_names(split_dir: Path) -> list[str]:
+    """The DNN directories of a split (not the RBMs of stage 9: dnn_pretrain, dnn_pretrain_fmllr)."""
+    return c_sorted(p.name for p in split_dir.glob("dnn_*")
+                    if p.is_dir() and not p.name.startswith("dnn_pretrain"))
+
+
+def _comparisons(names: list[str], gmms: list[str], compare) -> list[tuple[str, Comparison]]:
+    """(row label, comparison) of every system but the monophone against the monophone, then of
+    each DNN against the best GMM; ``compare(a, b)`` compares system b with system a."""
+    out = []
+    if "mono" in gmms:
+        out += [(f"`{n}` - `mono`", compare("mono", n)) for n in names if n != "mono"]
+    if gmms:
+        best = min(gmms, key=lambda g: compare(g, g).errors[0])
+        out += [(f"`{n}` - `{best}` (best GMM)", compare(best, n))
+                for n in names if n not in gmms]
+    return out
 
 
 def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
-    """The markdown section of one split directory (empty when nothing is decoded); each DNN's
-    :func:`summary_row` is appended to ``summary`` when given."""
-    rows, lines, comps = [], [], []
-    times = [(n, STAGES[n], t) for n, t in sorted(_seconds(split_dir).items()) if n < 6]
-    mono_dir = split_dir / "mono" / "decode_test"
-    mono = best_wer_line(mono_dir)
-    if mono:
-        best = best_wer(mono_dir)
-        # the monophone's own interval: the bootstrap of compare-wer.py against itself
-        own = compare_decode_dirs(mono_dir, mono_dir, opts=OPTS)[0].bootstrap.wer_a
-        rows.append(f"| monophone GMM (`mono`) | 3-4 | {best[0]:.2f} ({best[1]}/{best[2]}) "
+    """The markdown section of one split directory (empty when nothing is decoded); each
+    comparison's :func:`summary_row` is appended to ``summary`` when given."""
+    rows, lines, decode, cache = [], [], {}, {}
+    times = [(n, STAGES[n], t) for n, t in sorted(_seconds(split_dir).items())
+             if n < FIRST_DNN_STAGE]
+    for g, what, stages in GMMS:
+        d = split_dir / g / "decode_test"
+        best = best_wer(d)
+        if best is None:
+            continue
+        decode[g] = d
+        # the system's own interval: the bootstrap of compare-wer.py against itself
+        own = compare_decode_dirs(d, d, opts=OPTS)[0].bootstrap.wer_a
+        rows.append(f"| {what} (`{g}`) | {stages} | {best[0]:.2f} ({best[1]}/{best[2]}) "
                     f"| {_ci(own.low, own.high)} | {best[3]} | - |")
-        lines.append(mono)
-    for d in c_sorted(p.name for p in split_dir.glob("dnn_*") if p.name != "dnn_pretrain"):
+        lines.append(best_wer_line(d))
+    gmms = list(decode)
+    for d in _dnn_names(split_dir):
         run = read_run(split_dir / d)
         if run is None or run.wer is None:
             continue
-        ci = "-"
-        if mono:
-            c = compare_decode_dirs(mono_dir, split_dir / d / "decode_test",
-                                    names=("mono", d), opts=OPTS)[0]
-            ci = _ci(c.bootstrap.wer_b.low, c.bootstrap.wer_b.high)
-            comps.append(comparison_row(f"`{d}` - `mono`", c))
-            if summary is not None:
-                summary.append(summary_row(f"`{split_dir.name}`", d, c))
-        rows.append(f"| DNN (`{d}`) | 5-7 | {run.wer:.2f} ({run.wer_errors}/{run.wer_words}) "
-                    f"| {ci} | {run.wer_file} | {run.epochs} epochs ({run.rejected} rejected), "
-                    f"CV frame accuracy {run.cv_acc:.2f}%{_cv_note(split_dir / d)} |")
-        lines.append(best_wer_line(split_dir / d / "decode_test"))
+        decode[d] = split_dir / d / "decode_test"
+        own = compare_decode_dirs(decode[d], decode[d], opts=OPTS)[0].bootstrap.wer_a
+        rows.append(f"| DNN (`{d}`) | {DNN_STAGES} | {run.wer:.2f} ({run.wer_errors}/"
+                    f"{run.wer_words}) | {_ci(own.low, own.high)} | {run.wer_file} "
+                    f"| {run.epochs} epochs ({run.rejected} rejected), CV frame accuracy "
+                    f"{run.cv_acc:.2f}%{_cv_note(split_dir / d)} |")
+        lines.append(best_wer_line(decode[d]))
         times += [(n, f"{STAGES[n]} (`{d}`)", t) for n, t in sorted(_seconds(split_dir / d).items())]
     if not rows:
         return []
+
+    def compare(a: str, b: str) -> Comparison:
+        if (a, b) not in cache:
+            cache[a, b] = compare_decode_dirs(decode[a], decode[b], names=(a, b), opts=OPTS)[0]
+        return cache[a, b]
+
+    comps = _comparisons(list(decode), gmms, compare)
+    if summary is not None:
+        summary += [summary_row(f"`{split_dir.name}`", c) for _, c in comps]
     commit = split_dir / "commit"
     made = (f"Run at commit {commit.read_text().strip()} (`{split_dir}/commit`, written by run.sh)."
             if commit.is_file() else "")
@@ -149,7 +186,7 @@ def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
            "| system | stages | %WER (errors/words) | 95% interval | best wer_LMWT_WIP | notes |",
            "| --- | --- | ---: | --- | --- | --- |", *rows, ""]
     if comps:
-        out += [*COMPARISON_HEAD, *comps, ""]
+        out += [*COMPARISON_HEAD, *(comparison_row(what, c) for what, c in comps), ""]
     out += ["```", *lines, "```", ""]
     if times:
         out += ["| stage | what | wall seconds |", "| ---: | --- | ---: |"]
@@ -176,34 +213,54 @@ def _pooled_texts(decode_dirs: list[Path]) -> tuple[list, dict]:
     return refs, hyps
 
 
-def pooled_section(exp: Path, dnn: str = "dnn_rbm_w2", summary: list | None = None
-                   ) -> list[str]:
-    """The leave-one-speaker-out folds with both the monophone and ``dnn`` decoded, pooled:
-    each fold's test set is one speaker, so the pooled test set holds each speaker's recordings
-    once, every one decoded by models that never heard its speaker. Empty with fewer than two
-    such folds; the :func:`summary_row` is appended to ``summary`` when given."""
-    folds = [d for d in sorted(exp.glob("loso_*"))
-             if best_wer(d / "mono" / "decode_test") and best_wer(d / dnn / "decode_test")]
+def pooled_section(exp: Path, summary: list | None = None) -> list[str]:
+    """The leave-one-speaker-out folds, pooled: each fold's test set is one speaker, so the
+    pooled test set holds each speaker's recordings once, every one decoded by models that never
+    heard its speaker. The folds are those where every system decoded in all of them (the
+    monophone, and the others decoded in at least two folds) is decoded; empty with fewer than
+    two. Each comparison's :func:`summary_row` is appended to ``summary`` when given."""
+    loso = sorted(exp.glob("loso_*"))
+    decoded = {d: [n for n in [g for g, _, _ in GMMS] + _dnn_names(d)
+                   if best_wer(d / n / "decode_test")] for d in loso}
+    gmm_names = [g for g, _, _ in GMMS]
+    dnns = c_sorted({n for v in decoded.values() for n in v if n not in gmm_names})
+    # the systems decoded in at least two folds, and the folds that hold all of them
+    names = [n for n in gmm_names + dnns if sum(n in v for v in decoded.values()) >= 2]
+    if "mono" not in names:
+        return []
+    folds = [d for d in loso if all(n in decoded[d] for n in names)]
     if len(folds) < 2:
         return []
-    refs, mono = _pooled_texts([d / "mono" / "decode_test" for d in folds])
-    _, hyp = _pooled_texts([d / dnn / "decode_test" for d in folds])
-    c = compare_systems(refs, mono, hyp, ("pooled references", "pooled mono", f"pooled {dnn}"),
-                        ("mono", dnn), OPTS)
-    b = c.bootstrap
+    refs, hyps = None, {}
+    for n in names:
+        r, hyps[n] = _pooled_texts([d / n / "decode_test" for d in folds])
+        refs = refs or r
+    gmms = [g for g in gmm_names if g in names]
+    cache: dict = {}
+
+    def compare(a: str, b: str) -> Comparison:
+        if (a, b) not in cache:
+            cache[a, b] = compare_systems(refs, hyps[a], hyps[b],
+                                          ("pooled references", f"pooled {a}", f"pooled {b}"),
+                                          (a, b), OPTS)
+        return cache[a, b]
+
+    comps = _comparisons(names, gmms, compare)
     speakers = ", ".join(d.name[5:] for d in folds)
     if summary is not None:
-        summary.append(summary_row(f"{len(folds)} left-out speakers pooled", dnn, c))
+        summary += [summary_row(f"{len(folds)} left-out speakers pooled", c) for _, c in comps]
+    label = {g: f"{what} (`{g}`)" for g, what, _ in GMMS}
+    rows = []
+    for n in names:
+        c, w = compare(n, n), compare(n, n).bootstrap.wer_a
+        rows.append(f"| {label.get(n, f'DNN (`{n}`)')} | {w.value:.2f} ({c.errors[0]}/"
+                    f"{c.ref_words}) | {_ci(w.low, w.high)} |")
     return [f"## Leave one speaker out, {len(folds)} folds pooled ({speakers})", "",
             f"Each fold's test set is its left-out speaker, so together they hold each of these "
-            f"speakers' {c.num_utterances // len(folds)} recordings once; each fold's own models "
-            f"decoded them (`exp/loso_*/mono` and `exp/loso_*/{dnn}`).", "",
-            "| system | %WER (errors/words) | 95% interval |", "| --- | ---: | --- |",
-            f"| monophone GMM (`mono`) | {b.wer_a.value:.2f} ({c.errors[0]}/{c.ref_words}) "
-            f"| {_ci(b.wer_a.low, b.wer_a.high)} |",
-            f"| DNN (`{dnn}`) | {b.wer_b.value:.2f} ({c.errors[1]}/{c.ref_words}) "
-            f"| {_ci(b.wer_b.low, b.wer_b.high)} |", "",
-            *COMPARISON_HEAD, comparison_row(f"`{dnn}` - `mono`, pooled", c), ""]
+            f"speakers' {len(refs) // len(folds)} recordings once; each fold's own models "
+            f"decoded them (`exp/loso_*/<system>`).", "",
+            "| system | %WER (errors/words) | 95% interval |", "| --- | ---: | --- |", *rows, "",
+            *COMPARISON_HEAD, *(comparison_row(f"{what}, pooled", c) for what, c in comps), ""]
 
 
 def results(exp: Path, note: str = "") -> list[str]:
@@ -213,7 +270,7 @@ def results(exp: Path, note: str = "") -> list[str]:
     dirs = sorted((d for d in exp.iterdir() if d.is_dir() and d.name != "make_mfcc"),
                   key=lambda d: (d.name != "official", d.name))     # the official split first
     summary: list[str] = []
-    sections = [split_section(d, summary) for d in dirs] + [pooled_section(exp, summary=summary)]
+    sections = [split_section(d, summary) for d in dirs] + [pooled_section(exp, summary)]
     sections = [s for s in sections if s]
     if not sections:
         raise DataDirError(f"{exp}: no decoded split (no */mono/decode_test/wer_*): run ./run.sh "
@@ -221,20 +278,26 @@ def results(exp: Path, note: str = "") -> list[str]:
     head = ["# egs/fsdd/s5 results", "",
             "The Free Spoken Digit Dataset (recorded speech, 6 speakers, 8 kHz; CC BY-SA 4.0, "
             "Zohar Jackson and contributors), isolated-word grammar over the ten digits, CMUdict "
-            "lexicon, 8 kHz MFCC + per-speaker CMVN. Written by `local/make_results.py` from "
+            "lexicon, 8 kHz MFCC + per-speaker CMVN; Kaldi's ladder mono, tri1 (deltas), tri2 "
+            "(LDA+MLLT), tri3 (SAT, fMLLR per speaker, the test speaker's transforms from a "
+            "first pass), and DNNs (`dnn_fmllr_*`: on tri3's fMLLR features and alignments, "
+            "decoded with tri3's graph and the test speaker's transforms; `dnn_rbm_*`: on MFCCs "
+            "and the monophone's alignments). Written by `local/make_results.py` from "
             "`exp/`; the WER is the best over local/score.sh's LM-weight / insertion-penalty "
             "sweep (with one word per utterance and a uniform grammar the sweep changes little). "
             "With 300 or 500 test words one error is 0.2-0.3% absolute. Intervals are 95% "
             "bootstrap intervals (Bisani and Ney 2004; 10000 resamplings of the utterances, seed "
-            "777); each DNN is compared with the monophone GMM on the same test set as "
-            "`compare-wer.py --decode-dirs=true <mono-decode-dir> <dnn-decode-dir>` compares "
-            "them (nnetmix.score.compare_decode_dirs), and a difference is called significant "
-            "only when MAPSSWE's p is below 0.05 and the interval of the difference excludes 0; "
-            "otherwise it is not significant, a tie, whichever WER is lower.",
+            "777); every system is compared with the monophone GMM, and each DNN with the best "
+            "GMM of the same test set (the one with the fewest errors there, so the choice "
+            "favours the GMM), as `compare-wer.py --decode-dirs=true <decode-dir-A> "
+            "<decode-dir-B>` compares them (nnetmix.score.compare_decode_dirs), and a difference "
+            "is called significant only when MAPSSWE's p is below 0.05 and the interval of the "
+            "difference excludes 0; otherwise it is not significant, a tie, whichever WER is "
+            "lower.",
             "", machine_line() + (f" {note}" if note else ""), ""]
     if summary:
-        head += ["## Summary: each DNN against the monophone GMM", "", *SUMMARY_HEAD, *summary,
-                 ""]
+        head += ["## Summary: every system against the monophone GMM, each DNN against the best "
+                 "GMM", "", *SUMMARY_HEAD, *summary, ""]
     return head + [line for s in sections for line in s]
 
 

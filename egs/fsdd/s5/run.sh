@@ -95,11 +95,7 @@ dnn_input=fmllr        # fmllr: tri3's fMLLR features, alignments and graph; mfc
 . utils/parse_options.sh || exit 1
 set -euo pipefail
 
-log() {
-  # Dated progress lines: 2024-01-01 12:00:00 (run.sh:88:main) message
-  local fname=${BASH_SOURCE[1]##*/}
-  echo -e "$(date '+%Y-%m-%d %H:%M:%S') (${fname}:${BASH_LINENO[0]}:${FUNCNAME[1]}) $*"
-}
+. utils/recipe_functions.sh   # log, need
 
 case $split in
   official)
@@ -202,11 +198,6 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   steps/align_si.sh --nj $nj --cmd "$train_cmd" $data/train data/lang $exp/mono $exp/mono_ali
   stage_done 3 $t0
 fi
-
-need() {
-  # need <stage> <file> <where it comes from>: a stage's input, checked before any work
-  [ -e "$2" ] || { echo "$0: stage $1 needs $2 ($3)" >&2; exit 1; }
-}
 
 decode_gmm() {
   # decode_gmm <system> <decode script>: <system>'s graph (the one-word grammar), its decoding of

@@ -18,11 +18,10 @@ try:   # Python's own SIGINT handler (KeyboardInterrupt) is in place until main(
 except KeyboardInterrupt:
     sys.exit(128 + signal.SIGINT)
 
-FORWARD = {signal.SIGTERM: signal.SIGTERM, signal.SIGINT: signal.SIGTERM,
-           signal.SIGHUP: signal.SIGHUP}
-
 
 def main(argv: list) -> int:
+    forward = {signal.SIGTERM: signal.SIGTERM, signal.SIGINT: signal.SIGTERM,
+               signal.SIGHUP: signal.SIGHUP}
     if not argv or argv[0] in ("-h", "--help"):
         sys.stderr.write(f"usage: {sys.argv[0]} <command> [<arg>...]\n")
         return 0 if argv else 1
@@ -31,7 +30,7 @@ def main(argv: list) -> int:
 
     def end_group() -> None:
         try:
-            os.killpg(child[0].pid, FORWARD[got[0]])
+            os.killpg(child[0].pid, forward[got[0]])
         except ProcessLookupError:
             pass
 
@@ -42,7 +41,7 @@ def main(argv: list) -> int:
         if child:
             end_group()
 
-    for s in FORWARD:          # before the start: a signal at any moment is handled
+    for s in forward:          # before the start: a signal at any moment is handled
         signal.signal(s, handler)
     child.append(subprocess.Popen(argv, start_new_session=True))
     if got:                    # it came while the group started

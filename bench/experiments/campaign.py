@@ -339,10 +339,10 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     running: list[_Run] = []
 
     def stop(signum, _frame):
-        started = [r for r in running if r.proc is not None]
-        for r in started:
+        for r in running:
             try:
-                os.killpg(r.proc.pid, signal.SIGTERM)
+                if r.proc is not None:   # None: stopped while it started
+                    os.killpg(r.proc.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
         for r in running:

@@ -5,7 +5,9 @@
 # sends SIGTERM (SIGHUP for SIGHUP) to that whole group and exits 128 + the signal's number once
 # the group's leader has ended; otherwise the command's exit status is this one's. What the leader
 # leaves running when it ends (a stage it started in the background, when a later stage failed)
-# gets SIGTERM then. The group is signalled once at most: a second SIGTERM would stop the steps'
+# gets SIGTERM then. A signal ignored when run.sh starts stays ignored, as a shell keeps it:
+# `nohup ./run.sh` survives its terminal's SIGHUP, and a run.sh started with `&` by a script
+# ignores SIGINT. The group is signalled once at most: a second SIGTERM would stop the steps'
 # exit traps that give back their locks.
 #   utils/recipe_group.py <command> [<arg>...]
 # Python, not bash, waits: a bash `wait` interrupted by a trapped SIGINT at the wrong moment kept
@@ -49,7 +51,8 @@ def main(argv: list) -> int:
             end_group(forward[signum])
 
     for s in forward:          # before the start: a signal at any moment is handled
-        signal.signal(s, handler)
+        if signal.getsignal(s) != signal.SIG_IGN:   # as bash: ignored on entry stays ignored
+            signal.signal(s, handler)
     child.append(subprocess.Popen(argv, start_new_session=True))
     if got:                    # it came while the group started
         end_group(forward[got[0]])

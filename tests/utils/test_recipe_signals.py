@@ -43,6 +43,27 @@ def recipe(tmp_path):
     return tmp_path
 
 
+def _start(recipe, ignore=(), **kw) -> subprocess.Popen:
+    """./run.sh started with SIGTERM, SIGINT and SIGHUP at their defaults (a suite started with
+    `&` by a script would hand its processes SIGINT ignored) except the ``ignore``d ones."""
+    def signals():
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN if s in ignore else signal.SIG_DFL)
+    return subprocess.Popen(["./run.sh"], cwd=recipe, env=script_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=signals,
+                            **kw)
+
+
+def _job_pid(recipe) -> int:
+    """The pid of the stage's job, once it has started."""
+    job = recipe / "exp" / "job.pid"
+    deadline = time.time() + 60
+    while not (job.exists() and job.read_text()) and time.time() < deadline:
+        time.sleep(0.1)
+    assert job.exists(), "the stage's job never started"
+    return int(job.read_text())
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -60,14 +81,8 @@ def test_exit_status_and_arguments_are_run_sh_s(recipe):
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130),
                                        (signal.SIGHUP, 129)])
 def test_a_signal_to_run_sh_ends_its_tree_and_frees_the_lock(recipe, sig, code):
-    p = subprocess.Popen(["./run.sh"], cwd=recipe, env=script_env(), text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    job = recipe / "exp" / "job.pid"
-    deadline = time.time() + 60
-    while not (job.exists() and job.read_text()) and time.time() < deadline:
-        time.sleep(0.1)
-    assert job.exists(), "the stage's job never started"
-    pid = int(job.read_text())
+    p = _start(recipe)
+    pid = _job_pid(recipe)
     assert (recipe / "exp" / "mono" / ".lock").exists()
     p.send_signal(sig)                       # to run.sh's pid alone, as `kill <pid>` does
     # run.sh's output ends once the stage has given back its lock (bin/lock-dir.py, a Python
@@ -80,6 +95,19 @@ def test_a_signal_to_run_sh_ends_its_tree_and_frees_the_lock(recipe, sig, code):
     assert not _alive(pid), "the stage's job outlived run.sh"
     assert not (recipe / "exp" / "mono" / ".lock").exists()
     assert "not reached" not in out
+
+
+def test_a_signal_ignored_when_run_sh_starts_stays_ignored(recipe):
+    """As a shell keeps a signal ignored on entry: `nohup ./run.sh` outlives its terminal's
+    SIGHUP (and a run.sh a script starts with `&` ignores SIGINT); SIGTERM still ends it."""
+    p = _start(recipe, ignore=(signal.SIGHUP,))
+    pid = _job_pid(recipe)
+    p.send_signal(signal.SIGHUP)
+    time.sleep(2)
+    assert p.poll() is None and _alive(pid), "SIGHUP, ignored by nohup, ended run.sh"
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=180)
+    assert p.returncode == 143
 
 
 def test_what_a_failed_run_sh_leaves_running_ends_with_it(recipe):
@@ -108,8 +136,7 @@ def test_a_signal_while_run_sh_starts_leaves_nothing(recipe, delay):
     """SIGINT at moments of run.sh's start once it is its supervisor (utils/recipe_group.py:
     before, while or after the group starts): run.sh ends and no process of it is left. (A
     signal in bash's own first milliseconds, before the exec, bash may take and lose.)"""
-    p = subprocess.Popen(["./run.sh"], cwd=recipe, env=script_env(), text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    p = _start(recipe, start_new_session=True)
     deadline = time.time() + 60
     while b"recipe_group.py" not in open(f"/proc/{p.pid}/cmdline", "rb").read():
         assert p.poll() is None and time.time() < deadline, "run.sh never became its supervisor"

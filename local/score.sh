@@ -2,8 +2,9 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Scores the lattices of a decode directory against <data-dir>/text over a grid of language-model
 # weights and word insertion penalties, as Kaldi's steps/score_kaldi.sh: for each LMWT and WIP,
-# lattice-scale --inv-acoustic-scale=LMWT | lattice-add-penalty | lattice-best-path | int2sym
-# gives scoring/LMWT.WIP.tra, and compute-wer --mode=present writes wer_LMWT_WIP.
+# what lattice-scale --inv-acoustic-scale=LMWT | lattice-add-penalty | lattice-best-path | int2sym
+# gives goes to scoring/LMWT.WIP.tra (lattice-best-path-grid.py, one read of the lattices per
+# WIP), and compute-wer --mode=present writes wer_LMWT_WIP.
 # Shared by every recipe (egs/*/s5/local links here). Run from the recipe directory.
 
 # Begin configuration section.
@@ -52,13 +53,23 @@ filter="awk -v ign=\"$ignore_words\" 'BEGIN { n = split(ign, a, \",\"); for (i =
 eval "$filter" < $data/text > $dir/scoring/test_filt.txt
 
 if [ $stage -le 0 ]; then
+  # One job per penalty, run side by side; each reads the lattices once and writes the
+  # transcripts of every LM weight, byte for byte what lattice-scale | lattice-add-penalty |
+  # lattice-best-path | int2sym.pl writes per (LMWT, WIP) (bin/lattice-best-path-grid.py).
+  pids=()
   for wip in ${word_ins_penalty//,/ }; do
-    $cmd LMWT=$min_lmwt:$max_lmwt $dir/scoring/log/best_path.LMWT.$wip.log \
-      lattice-scale.py --inv-acoustic-scale=LMWT "ark:gunzip -c $dir/lat.*.gz|" ark:- \| \
-      lattice-add-penalty.py --word-ins-penalty=$wip ark:- ark:- \| \
-      lattice-best-path.py --word-symbol-table=$symtab ark:- ark,t:- \| \
-      utils/int2sym.pl -f 2- $symtab '>' $dir/scoring/LMWT.$wip.tra
+    $cmd $dir/scoring/log/best_path.$wip.log \
+      lattice-best-path-grid.py --min-lmwt=$min_lmwt --max-lmwt=$max_lmwt \
+        --word-ins-penalty=$wip --word-symbol-table=$symtab \
+        "ark:gunzip -c $dir/lat.*.gz|" $dir/scoring/LMWT.WIP.tra &
+    pids+=($!)
   done
+  failed=0
+  for pid in "${pids[@]}"; do wait $pid || failed=$((failed + 1)); done
+  if [ $failed -gt 0 ]; then
+    echo "$0: $failed of ${#pids[@]} best-path jobs failed, logs in $dir/scoring/log/best_path.*.log" >&2
+    exit 1
+  fi
 fi
 
 if [ $stage -le 1 ]; then

@@ -3,7 +3,7 @@
 # Scores the lattices of a decode directory against <data-dir>/text over a grid of language-model
 # weights and word insertion penalties, as Kaldi's steps/score_kaldi.sh: for each LMWT and WIP,
 # what lattice-scale --inv-acoustic-scale=LMWT | lattice-add-penalty | lattice-best-path | int2sym
-# gives goes to scoring/LMWT.WIP.tra (lattice-best-path-grid.py, one read of the lattices per
+# gives goes to scoring/LMWT.WIP.tra (local/score_best_paths.sh: one read of the lattices per
 # WIP), and compute-wer --mode=present writes wer_LMWT_WIP.
 # Shared by every recipe (egs/*/s5/local links here). Run from the recipe directory.
 
@@ -40,6 +40,7 @@ data=$1
 lang_or_graph=$2
 dir=$3
 symtab=$lang_or_graph/words.txt
+here=$(dirname "$(readlink -f "$0")")
 
 for f in $symtab $data/text; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
@@ -53,23 +54,8 @@ filter="awk -v ign=\"$ignore_words\" 'BEGIN { n = split(ign, a, \",\"); for (i =
 eval "$filter" < $data/text > $dir/scoring/test_filt.txt
 
 if [ $stage -le 0 ]; then
-  # One job per penalty, run side by side; each reads the lattices once and writes the
-  # transcripts of every LM weight, byte for byte what lattice-scale | lattice-add-penalty |
-  # lattice-best-path | int2sym.pl writes per (LMWT, WIP) (bin/lattice-best-path-grid.py).
-  pids=()
-  for wip in ${word_ins_penalty//,/ }; do
-    $cmd $dir/scoring/log/best_path.$wip.log \
-      lattice-best-path-grid.py --min-lmwt=$min_lmwt --max-lmwt=$max_lmwt \
-        --word-ins-penalty=$wip --word-symbol-table=$symtab \
-        "ark:gunzip -c $dir/lat.*.gz|" $dir/scoring/LMWT.WIP.tra &
-    pids+=($!)
-  done
-  failed=0
-  for pid in "${pids[@]}"; do wait $pid || failed=$((failed + 1)); done
-  if [ $failed -gt 0 ]; then
-    echo "$0: $failed of ${#pids[@]} best-path jobs failed, logs in $dir/scoring/log/best_path.*.log" >&2
-    exit 1
-  fi
+  $here/score_best_paths.sh --cmd "$cmd" --min-lmwt $min_lmwt --max-lmwt $max_lmwt \
+    --word-ins-penalty $word_ins_penalty $lang_or_graph $dir
 fi
 
 if [ $stage -le 1 ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Copyright 2026 nnetmix authors. Apache 2.0.
-"""lattice-best-path-grid.py: nnetmix's own (no Kaldi binary): the transcripts of
+"""lattice-best-path-grid.py: nnetmix's own (Kaldi has none): the transcripts of
 lattice-scale | lattice-add-penalty | lattice-best-path | int2sym.pl over a grid of LM weights
 and word insertion penalties, reading the lattices once (local/score.sh)."""
 import _require_nnetmix  # noqa: F401  (first: without the venv, one line, not a traceback)
@@ -16,7 +16,7 @@ Generate 1-best transcriptions of lattices for every language-model weight LMWT 
   lattice-best-path.py ark:- ark,t:- | utils/int2sym.pl -f 2- <word-symbol-table>
 writes them (the same bytes), but reading the lattices once. One text file per
 (LMWT, WIP): the output pattern with LMWT and WIP replaced.
-nnetmix's own tool (no Kaldi binary); local/score.sh uses it.
+nnetmix's own tool (Kaldi has none); local/score.sh uses it.
 Usage: lattice-best-path-grid.py [options] <lattice-rspecifier> <transcriptions-pattern>
  e.g.: lattice-best-path-grid.py --min-lmwt=7 --max-lmwt=17 --word-ins-penalty=0.0,0.5,1.0 \\
          --word-symbol-table=exp/mono/graph/words.txt "ark:gunzip -c exp/mono/decode/lat.*.gz|" \\

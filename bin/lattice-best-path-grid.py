@@ -15,7 +15,7 @@ Generate 1-best transcriptions of lattices for every language-model weight LMWT 
   lattice-add-penalty.py --word-ins-penalty=WIP ark:- ark:- |
   lattice-best-path.py ark:- ark,t:- | utils/int2sym.pl -f 2- <word-symbol-table>
 writes them (the same bytes), but reading the lattices once. One text file per
-(LMWT, WIP): the output pattern with LMWT and WIP replaced.
+(LMWT, WIP): the output pattern with LMWT and WIP replaced in its file name.
 nnetmix's own tool (Kaldi has none); local/score.sh uses it.
 Usage: lattice-best-path-grid.py [options] <lattice-rspecifier> <transcriptions-pattern>
  e.g.: lattice-best-path-grid.py --min-lmwt=7 --max-lmwt=17 --word-ins-penalty=0.0,0.5,1.0 \\

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
@@ -75,14 +76,17 @@ class ScoringGrid:
         return [(lmwt, wip) for lmwt in self.lmwts for wip in self.wips]
 
     def output_path(self, pattern: str, lmwt: int, wip: str) -> str:
-        return pattern.replace("LMWT", str(lmwt)).replace("WIP", wip)
+        """The placeholders are replaced in the file name only: a directory may be called
+        anything (exp/WIP/decode)."""
+        head, tail = os.path.split(pattern)
+        return os.path.join(head, tail.replace("LMWT", str(lmwt)).replace("WIP", wip))
 
     def check_pattern(self, pattern: str) -> None:
-        """The pattern must name each grid point's file differently."""
+        """The pattern's file name must name each grid point's file differently."""
         for name in ("LMWT", "WIP"):
-            if name not in pattern:
-                raise UsageError(f"output pattern '{pattern}' has no {name} placeholder (e.g. "
-                                 "exp/mono/decode/scoring/LMWT.WIP.tra)")
+            if name not in os.path.basename(pattern):
+                raise UsageError(f"output pattern '{pattern}' has no {name} placeholder in its "
+                                 "file name (e.g. exp/mono/decode/scoring/LMWT.WIP.tra)")
 
 
 @dataclass

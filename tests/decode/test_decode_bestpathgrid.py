@@ -162,5 +162,8 @@ def test_scoring_grid():
     g = ScoringGrid.parse(7, 9, "0.0,.5")
     assert g.points() == [(7, "0.0"), (7, ".5"), (8, "0.0"), (8, ".5"), (9, "0.0"), (9, ".5")]
     assert g.output_path("d/scoring/LMWT.WIP.tra", 8, ".5") == "d/scoring/8..5.tra"
+    assert g.output_path("exp/WIP_LMWT/LMWT.WIP.tra", 7, "0.0") == "exp/WIP_LMWT/7.0.0.tra"
+    with pytest.raises(UsageError, match="no LMWT placeholder in its file name"):
+        g.check_pattern("exp/LMWT/WIP.tra")
     with pytest.raises(UsageError, match="'1e' is not a number"):
         ScoringGrid.parse(7, 9, "1e")

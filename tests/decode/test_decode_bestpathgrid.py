@@ -10,7 +10,8 @@ from nnetmix.decode.latio import CompactLatticeWriter
 from nnetmix.decode.lattice import CompactLattice, determinize_lattice_pruned
 from nnetmix.errors import UsageError
 
-from helpers import digits_search_lattices, digits_system, load_bin, random_mixed_lattice
+from helpers import (ROOT, digits_search_lattices, digits_system, load_bin, random_mixed_lattice,
+                     run_script)
 
 LMWTS = (6, 9)
 WIPS = "0.0,0.5,-1.25"
@@ -67,6 +68,7 @@ def archive(tmp_path_factory):
         with CompactLatticeWriter(f"ark:|gzip -c > {d}/lat.{n}.gz") as w:
             for key, clat in part:
                 w.write(key, clat)
+    (d / "keys").write_text("".join(f"{k}\n" for k, _ in lats))
     top = max([lab for _, c in lats for arcs in c.arcs for lab, *_ in arcs] + [1])
     (d / "words.txt").write_text("".join(f"w{i} {i}\n" for i in range(top + 1)))
     return d
@@ -167,3 +169,52 @@ def test_scoring_grid():
         g.check_pattern("exp/LMWT/WIP.tra")
     with pytest.raises(UsageError, match="'1e' is not a number"):
         ScoringGrid.parse(7, 9, "1e")
+
+
+def _recipe(tmp_path, archive, lattices=("lat.1.gz", "lat.2.gz")):
+    """A recipe directory as score.sh runs in: bin/, utils/, path.sh, local/score.sh linked; the
+    archive's lattices in exp/decode, its words in exp/graph, references in data/test/text."""
+    import shutil
+    for name in ("bin", "utils"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / "path.sh").symlink_to(ROOT / "local" / "path.sh")
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "score.sh").symlink_to(ROOT / "local" / "score.sh")
+    for d in ("exp/decode", "exp/graph", "data/test"):
+        (tmp_path / d).mkdir(parents=True)
+    for name in lattices:
+        shutil.copy(archive / name, tmp_path / "exp" / "decode" / name)
+    shutil.copy(archive / "words.txt", tmp_path / "exp" / "graph" / "words.txt")
+    keys = sorted(line.split()[0] for line in (archive / "keys").read_text().splitlines())
+    (tmp_path / "data" / "test" / "text").write_text("".join(f"{k} w1 w2\n" for k in keys))
+    return tmp_path / "exp" / "decode"
+
+
+def test_score_sh_writes_the_grid_and_its_wer(archive, tmp_path):
+    dec = _recipe(tmp_path, archive)
+    p = run_script(["local/score.sh", "--min-lmwt", str(LMWTS[0]), "--max-lmwt", str(LMWTS[1]),
+                    "--word-ins-penalty", WIPS, "data/test", "exp/graph", "exp/decode"],
+                   cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    grid = load_bin("lattice-best-path-grid.py")
+    assert grid.main([f"--min-lmwt={LMWTS[0]}", f"--max-lmwt={LMWTS[1]}",
+                      f"--word-ins-penalty={WIPS}", f"--word-symbol-table={archive}/words.txt",
+                      f"ark:gunzip -c {archive}/lat.*.gz|", f"{tmp_path}/LMWT.WIP.tra"]) == 0
+    for lmwt in range(LMWTS[0], LMWTS[1] + 1):
+        for wip in WIPS.split(","):
+            assert (dec / "scoring" / f"{lmwt}.{wip}.tra").read_bytes() == \
+                (tmp_path / f"{lmwt}.{wip}.tra").read_bytes()
+            assert (dec / f"wer_{lmwt}_{wip}").read_text().startswith("%WER ")
+    logs = sorted(x.name for x in (dec / "scoring" / "log").glob("best_path.*.log"))
+    assert logs == sorted(f"best_path.{w}.log" for w in WIPS.split(","))
+    assert "local/score.sh: done, best: %WER" in p.stdout
+
+
+def test_score_sh_fails_on_a_bad_lattice_archive(archive, tmp_path):
+    dec = _recipe(tmp_path, archive, lattices=("lat.1.gz",))
+    (dec / "lat.2.gz").write_bytes(b"not gzip")
+    p = run_script(["local/score.sh", "--min-lmwt", "7", "--max-lmwt", "8", "--word-ins-penalty",
+                    "0.0,1.0", "data/test", "exp/graph", "exp/decode"], cwd=tmp_path)
+    assert p.returncode == 1
+    assert "2 of 2 best-path jobs failed, logs in exp/decode/scoring/log/best_path.*.log" in p.stderr
+    assert not list((dec / "scoring").glob("*.tra")) and not list(dec.glob("wer_*"))

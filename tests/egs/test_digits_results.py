@@ -34,6 +34,7 @@ def fake_run(tmp_path, kaldi_fixtures, dnn_wer=2.5):
     for n in range(10):
         d = dnn if n >= 8 else exp
         (d / "stage_seconds" / str(n)).write_text(f"{10 * (n + 1)} 3.5 2.0 1.0 {15 * (n + 1)}\n")
+    (exp / "run_seconds").write_text("400 2.5 2.0 1.0 790\n")
     (exp / "commands").write_text("2026-01-01 00:00:00 [abc] ./run.sh\n")
     (exp / "fingerprint.md").write_text("| what | md5 |\n| --- | --- |\n| `data/test/text` | 0a |\n")
     corpus = tmp_path / "corpus"
@@ -83,6 +84,10 @@ def test_closing_table_and_results_file(tmp_path, kaldi_fixtures):
     assert "| 2 | 0.008 | 0.8000 | 72.00% | 1.1000 | 72.00% | rejected |" in text
     assert "| 8 | DNN training (MPI) | 90 | 135 | 3.5 2.0 1.0 |" in text
     assert "| | all | 550 | 825 | |" in text
+    # the whole run's clock (its decodes overlap the training stages: less than the sum)
+    assert "The whole run (stages 0-9 in one go, `exp/run_seconds`): 400 s wall (6.7 min) and " \
+           "790 CPU seconds, 1-minute load average 2.5 at its end" in text
+    assert "at least its CPU time over 2, 395 s (6.6 min)." in text
     assert "| `data/test/text` | 0a |" in text
 
 

@@ -16,6 +16,11 @@ RUN_SH = """\
 . utils/recipe_signals.sh
 echo "run.sh $$ args: $*"
 [ "${1:-}" = exit ] && exit 7
+if [ "${1:-}" = background ]; then   # a stage in the background, then a later stage fails
+  bash steps/stage.sh &
+  while [ ! -s exp/job.pid ]; do sleep 0.05; done
+  exit 3
+fi
 bash steps/stage.sh
 echo "not reached"
 """
@@ -75,6 +80,19 @@ def test_a_signal_to_run_sh_ends_its_tree_and_frees_the_lock(recipe, sig, code):
     assert not _alive(pid), "the stage's job outlived run.sh"
     assert not (recipe / "exp" / "mono" / ".lock").exists()
     assert "not reached" not in out
+
+
+def test_what_a_failed_run_sh_leaves_running_ends_with_it(recipe):
+    """A stage left in the background by a run.sh that failed (as the digits recipe decodes
+    beside its training) gets SIGTERM once run.sh has ended, and gives back its lock."""
+    p = run_script(["./run.sh", "background"], cwd=recipe, timeout=180)
+    assert p.returncode == 3, p.stderr
+    pid = int((recipe / "exp" / "job.pid").read_text())
+    deadline = time.time() + 10
+    while _alive(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the background stage's job outlived run.sh"
+    assert not (recipe / "exp" / "mono" / ".lock").exists()
 
 
 def test_every_recipe_sources_it_before_its_options():

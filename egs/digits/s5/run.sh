@@ -22,6 +22,11 @@
 # to $results (local/make_results.py). Every decode uses the same bigram G and test set, so the
 # WERs compare. Everything is written under data/, exp/, mfcc/ and the corpus directory:
 # deleting them and running again starts from scratch. Each stage skips what is already done.
+# Stages overlap where they can, as Kaldi's recipes run their decodes with `&`: stages 4 and 6
+# decode in the background while the next stages train, stage 7 runs beside stage 5 (it needs
+# only the features); stage 8 waits for stage 7, stage 9 for stage 6's graph and stage 10 for
+# every one. A background stage that fails ends run.sh at that wait; run.sh ending for any
+# reason ends what it left running (utils/recipe_group.py).
 #
 # Why the task and the sizes are what they are (the numbers are RESULTS.md's, written by the run):
 # - OH. On the clean corpus every system made a few dozen errors, most on OH, too few for any test
@@ -102,8 +107,10 @@ set -euo pipefail
 cpu_now() {
   # cpu_now: $cpu, the CPU seconds (user + system) of this shell's finished children and their
   # descendants so far; `times` must run in this shell (a command substitution is a new process)
-  times > exp/.times
-  cpu=$(tail -n 1 exp/.times | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } printf "%.0f\n", s }')
+  local f=exp/.times.$BASHPID   # this (sub)shell's own file: stages run side by side
+  times > $f
+  cpu=$(tail -n 1 $f | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } printf "%.0f\n", s }')
+  rm -f $f
 }
 
 stage_start() {
@@ -120,6 +127,22 @@ stage_done() {
   echo "$(( SECONDS - t0 )) $(cut -d' ' -f1-3 /proc/loadavg) $(( cpu - c0 ))" > ${2:-exp}/stage_seconds/$1
 }
 
+# Decoding runs in the background while the next stages train, as Kaldi's recipes decode
+# (`( ... ) &`): the graph search and the scoring fill the cores that a model update or a tree
+# build leaves idle. Every stage runs in a subshell of its own, so that each one's CPU seconds are
+# its own (a background stage ending in the middle of another would otherwise be counted there).
+# A background stage's pid is bg_pids[N]; wait_stage <N> waits for it and ends run.sh if it
+# failed, wait_stage all waits for every one.
+declare -A bg_pids=()
+wait_stage() {
+  local n
+  for n in $([ $1 == all ] && echo "${!bg_pids[@]}" || echo $1); do
+    [ -n "${bg_pids[$n]:-}" ] || continue
+    wait ${bg_pids[$n]} || { log "Stage $n (in the background) failed: its output is above"; exit 1; }
+    unset "bg_pids[$n]"
+  done
+}
+
 # exp/commands: every invocation's date, commit and command line (local/make_results.py names
 # the latest in RESULTS.md).
 mkdir -p exp
@@ -129,15 +152,18 @@ echo "$(date '+%Y-%m-%d %H:%M:%S') [$commit] $command_line" >> exp/commands
 
 if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   log "Stage 0: synthesise the digits corpus into $corpus ($num_train_utts train, $num_test_utts test utterances)"
+  (
   stage_start
   local/prepare_digits.sh --synth-only true --cmd "$train_cmd" --nj $nj --seed $seed \
     --num-train $num_train_utts --num-test $num_test_utts --num-train-spk $num_train_spk \
     --num-test-spk $num_test_spk --snr $snr --clean-share $clean_share --glottal-onset $glottal_onset $corpus data
   stage_done 0
+  )
 fi
 
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   log "Stage 1: data preparation: data/train, data/test, data/local/dict, data/lang, data/lang_test"
+  (
   stage_start
   local/prepare_digits.sh --cmd "$train_cmd" --nj $nj --seed $seed \
     --num-train $num_train_utts --num-test $num_test_utts --num-train-spk $num_train_spk \
@@ -150,10 +176,12 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang data/lang
   local/prepare_lm.sh data/train/text data/lang data/local/lm data/lang_test
   stage_done 1
+  )
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   log "Stage 2: MFCC features and per-speaker CMVN statistics"
+  (
   stage_start
   for x in train test; do
     steps/make_mfcc.sh --nj $nj --cmd "$train_cmd" --mfcc-config $mfcc_config \
@@ -162,28 +190,53 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
     utils/validate_data_dir.sh data/$x
   done
   stage_done 2
+  )
 fi
 
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   log "Stage 3: monophone GMM-HMM (steps/train_mono.sh) and alignment of data/train (steps/align_si.sh)"
   # Kaldi's train_mono.sh schedule: flat start from equal alignments, 40 passes, realignment at
   # passes 1-10, 12, 14, ..., mixing up to 1000 Gaussians in all. Its alignments start tri1.
+  (
   stage_start
   steps/train_mono.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/mono
   steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/mono exp/mono_ali
   stage_done 3
+  )
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
-  log "Stage 4: monophone graph, decoding of data/test and WER scoring"
+  log "Stage 4: monophone graph, decoding of data/test and WER scoring (in the background)"
   # HCLG from data/lang_test (the bigram G); lattices with Kaldi's decode.sh defaults (acwt
   # 0.083333, beam 13, lattice beam 8); local/score.sh sweeps LM weight and insertion penalty.
+  (
   stage_start
   utils/mkgraph.sh data/lang_test exp/mono exp/mono/graph
   steps/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/mono/graph data/test exp/mono/decode_test
   grep -H WER exp/mono/decode_test/wer_* | utils/best_wer.sh
   stage_done 4
+  ) &
+  bg_pids[4]=$!
 fi
+
+stage_7() {
+  # RBM pretraining: a DBN of dnn_hid_layers x dnn_hid_dim RBMs (seed 001 section 5.3, Table 2:
+  # RBM initialisation matters more under model averaging); stage 8 puts a softmax on top
+  # (train.sh --dbn --hid-layers 0) and reuses its feature transform and cmvn_opts.
+  # --pretrain false skips it: stage 8 then initialises randomly. It needs stage 2's features
+  # only, so a run of stages 5 to 7 starts it in the background beside stage 5 (one process, on
+  # the core that tri1's passes leave idle), and stage 8 waits for it.
+  # stage_7 [<how>]: <how> says where it runs, for the log line
+  log "Stage 7: RBM pretraining (exp/dnn_pretrain)${1:+, $1}"
+  need 7 data/train/feats.scp "run stage 2"
+  (
+  stage_start
+  steps/nnet/pretrain_dbn.sh --cmd "$train_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
+    --watchdog-timeout $watchdog_timeout \
+    --cmvn-opts "--norm-means=true --norm-vars=false" data/train exp/dnn_pretrain
+  stage_done 7
+  )
+}
 
 if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   log "Stage 5: tri1, triphones on deltas (steps/train_deltas.sh, $tri1_leaves leaves, $tri1_gauss Gaussians), and its alignments"
@@ -192,38 +245,39 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   # alignments of data/train (exp/tri1_ali) are the DNN's frame targets, its leaves the DNN's
   # outputs (stage 8).
   need 5 exp/mono_ali/ali.1.gz "run stage 3"
+  if $pretrain && [ $stop_stage -ge 7 ]; then
+    stage_7 "in the background beside stage 5" &
+    bg_pids[7]=$!
+  fi
+  (
   stage_start
   steps/train_deltas.sh --cmd "$train_cmd" $tri1_leaves $tri1_gauss data/train data/lang \
     exp/mono_ali exp/tri1
   steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/tri1 exp/tri1_ali
   stage_done 5
+  )
 fi
 
 if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
-  log "Stage 6: tri1 graph, decoding of data/test and WER scoring"
+  log "Stage 6: tri1 graph, decoding of data/test and WER scoring (in the background)"
   need 6 exp/tri1/final.mdl "run stage 5"
+  (
   stage_start
   utils/mkgraph.sh data/lang_test exp/tri1 exp/tri1/graph
   steps/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder ${scoring_opts:+--scoring-opts "$scoring_opts"} exp/tri1/graph data/test exp/tri1/decode_test
   grep -H WER exp/tri1/decode_test/wer_* | utils/best_wer.sh
   stage_done 6
+  ) &
+  bg_pids[6]=$!
 fi
 
 if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
-  # RBM pretraining: a DBN of dnn_hid_layers x dnn_hid_dim RBMs (seed 001 section 5.3, Table 2:
-  # RBM initialisation matters more under model averaging); stage 8 puts a softmax on top
-  # (train.sh --dbn --hid-layers 0) and reuses its feature transform and cmvn_opts.
-  # --pretrain false skips it: stage 8 then initialises randomly.
-  if $pretrain; then
-    log "Stage 7: RBM pretraining (exp/dnn_pretrain)"
-    need 7 data/train/feats.scp "run stage 2"
-    stage_start
-    steps/nnet/pretrain_dbn.sh --cmd "$train_cmd" --nn-depth $dnn_hid_layers --hid-dim $dnn_hid_dim \
-      --watchdog-timeout $watchdog_timeout \
-      --cmvn-opts "--norm-means=true --norm-vars=false" data/train exp/dnn_pretrain
-    stage_done 7
-  else
+  if ! $pretrain; then
     log "Stage 7: skipped (--pretrain false); stage 8 initialises randomly"
+  elif [ -n "${bg_pids[7]:-}" ]; then
+    log "Stage 7: RBM pretraining runs in the background since stage 5 started"
+  else
+    stage_7
   fi
 fi
 
@@ -243,7 +297,9 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
   # Every affine layer's update is natural-gradient SGD (Kaldi nnet2's online NG-SGD) unless
   # --dnn-optimizer sgd (seed 001 Table 6).
   need 8 exp/tri1_ali/ali.1.gz "run stage 5"
+  wait_stage 7
   ! $pretrain || need 8 exp/dnn_pretrain/final.dbn "run stage 7"
+  (
   stage_start
   [ -f data/train_cv10/feats.scp ] || utils/subset_data_dir_tr_cv.sh data/train data/train_tr90 data/train_cv10
   dbn_opts=()
@@ -255,6 +311,7 @@ if [ $stage -le 8 ] && [ $stop_stage -ge 8 ]; then
     --optimizer $dnn_optimizer --watchdog-timeout $watchdog_timeout $dnn_opts \
     data/train_tr90 data/train_cv10 data/lang exp/tri1_ali exp/tri1_ali $dnn_dir
   stage_done 8 $dnn_dir
+  )
 fi
 
 if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
@@ -264,13 +321,24 @@ if [ $stage -le 9 ] && [ $stop_stage -ge 9 ]; then
   # would be boosted by -log(prior), about +13; --prior-cutoff 1 excludes them, as Kaldi's
   # PdfPrior excludes classes under its (much smaller) default cutoff.
   need 9 $dnn_dir/final.nnet "run stage 8"
+  wait_stage 6   # its graph
   need 9 exp/tri1/graph/HCLG.fst "run stage 6"
+  (
   stage_start
   steps/nnet/decode.sh --nj $nj --cmd "$decode_cmd" --decoder $decoder --acwt 0.1 --prior-cutoff $dnn_prior_cutoff \
     ${scoring_opts:+--scoring-opts "$scoring_opts"} \
     exp/tri1/graph data/test $dnn_dir/decode_test
   grep -H WER $dnn_dir/decode_test/wer_* | utils/best_wer.sh
   stage_done 9 $dnn_dir
+  )
+fi
+
+wait_stage all
+if [ $stage -le 0 ] && [ $stop_stage -ge 9 ]; then
+  # exp/run_seconds: the whole run's wall and CPU seconds and the load at its end, written only
+  # by a run of stages 0-9 in one go (the stages overlap, so their times do not add up to it)
+  cpu_now
+  echo "$SECONDS $(cut -d' ' -f1-3 /proc/loadavg) $cpu" > exp/run_seconds
 fi
 
 if [ $stage -le 10 ] && [ $stop_stage -ge 10 ]; then

@@ -209,10 +209,17 @@ def timing(exp: Path, dnn_dir: Optional[Path]) -> list[str]:
              f"({wall / 60:.1f} min) and their CPU times to {cpu} s"
              + (f", at 1-minute load averages from {min(loads):g} to {max(loads):g} on "
                 f"{os.cpu_count()} cores" if loads else "")
-             + ". Wall time depends on what else the machine runs (on 2 cores a load above 2 "
-             "means waiting), CPU time much less: on 2 quiet cores the run takes at least its CPU time "
-             f"over 2, {cpu / 2:.0f} s ({cpu / 120:.1f} min), and more where a step keeps one "
-             "core busy only (graph building, model updates)."]
+             + ". Stages 4 and 6 decode in the background while the stages after them train, "
+             "so the run takes less than the stages' sum."]
+    run = exp / "run_seconds"   # run.sh's clock of a run of stages 0-9 in one go
+    if run.is_file():
+        f = run.read_text().split()
+        rows += ["", f"The whole run (stages 0-9 in one go, `exp/run_seconds`): {f[0]} s wall "
+                 f"({int(f[0]) / 60:.1f} min) and {f[4]} CPU seconds, 1-minute load average "
+                 f"{f[1]} at its end on {os.cpu_count()} cores. Wall time depends on what else "
+                 "the machine runs (on 2 cores a load above 2 means waiting), CPU time much less: "
+                 f"on 2 quiet cores the run takes at least its CPU time over 2, "
+                 f"{int(f[4]) / 2:.0f} s ({int(f[4]) / 120:.1f} min)."]
     return rows
 
 

@@ -2,8 +2,9 @@
 # Copyright 2026 nnetmix authors. Apache 2.0.
 # Scores the lattices of a decode directory against <data-dir>/text over a grid of language-model
 # weights and word insertion penalties, as Kaldi's steps/score_kaldi.sh: for each LMWT and WIP,
-# lattice-scale --inv-acoustic-scale=LMWT | lattice-add-penalty | lattice-best-path | int2sym
-# gives scoring/LMWT.WIP.tra, and compute-wer --mode=present writes wer_LMWT_WIP.
+# what lattice-scale --inv-acoustic-scale=LMWT | lattice-add-penalty | lattice-best-path | int2sym
+# gives goes to scoring/LMWT.WIP.tra (local/score_best_paths.sh: one read of the lattices per
+# WIP), and compute-wer --mode=present writes wer_LMWT_WIP.
 # Shared by every recipe (egs/*/s5/local links here). Run from the recipe directory.
 
 # Begin configuration section.
@@ -39,6 +40,7 @@ data=$1
 lang_or_graph=$2
 dir=$3
 symtab=$lang_or_graph/words.txt
+here=$(dirname "$(readlink -f "$0")")
 
 for f in $symtab $data/text; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
@@ -52,13 +54,8 @@ filter="awk -v ign=\"$ignore_words\" 'BEGIN { n = split(ign, a, \",\"); for (i =
 eval "$filter" < $data/text > $dir/scoring/test_filt.txt
 
 if [ $stage -le 0 ]; then
-  for wip in ${word_ins_penalty//,/ }; do
-    $cmd LMWT=$min_lmwt:$max_lmwt $dir/scoring/log/best_path.LMWT.$wip.log \
-      lattice-scale.py --inv-acoustic-scale=LMWT "ark:gunzip -c $dir/lat.*.gz|" ark:- \| \
-      lattice-add-penalty.py --word-ins-penalty=$wip ark:- ark:- \| \
-      lattice-best-path.py --word-symbol-table=$symtab ark:- ark,t:- \| \
-      utils/int2sym.pl -f 2- $symtab '>' $dir/scoring/LMWT.$wip.tra
-  done
+  $here/score_best_paths.sh --cmd "$cmd" --min-lmwt $min_lmwt --max-lmwt $max_lmwt \
+    --word-ins-penalty $word_ins_penalty $lang_or_graph $dir
 fi
 
 if [ $stage -le 1 ]; then

@@ -253,14 +253,18 @@ class CompactLattice:
         return order
 
 
-def best_path(clat: CompactLattice, lm_scale: float = 1.0, acoustic_scale: float = 1.0
+def best_path(clat: CompactLattice, lm_scale: float = 1.0, acoustic_scale: float = 1.0,
+              order: Optional[Sequence[int]] = None
               ) -> Optional[tuple[list[int], list[int], float, float]]:
     """The best path of an acyclic CompactLattice under lm_scale*g + acoustic_scale*a:
     (words, alignment, graph cost, acoustic cost) with UNSCALED costs, or None if it has no
-    successful path (lattice-best-path's CompactLatticeShortestPath + GetLinearSymbolSequence)."""
+    successful path (lattice-best-path's CompactLatticeShortestPath + GetLinearSymbolSequence).
+    ``order``: the lattice's :meth:`~CompactLattice.topo_order`, when the caller searches the
+    same topology under many weights (it decides which of equal-cost paths wins)."""
     if clat.start < 0 or clat.num_states == 0:
         return None
-    order = clat.topo_order()
+    if order is None:
+        order = clat.topo_order()
     n = clat.num_states
     cost = [INF] * n
     back: list[Optional[tuple[int, int]]] = [None] * n

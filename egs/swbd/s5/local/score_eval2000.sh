@@ -38,6 +38,7 @@ data=$1
 lang_or_graph=$2
 dir=$3
 symtab=$lang_or_graph/words.txt
+shared=$(dirname "$(readlink -f "$0")")/../../../../local   # the recipes' shared local/ scripts
 
 for f in $data/text $data/glm $data/stm $symtab; do
   [ -f $f ] || { echo "$0: no such file $f" >&2; exit 1; }
@@ -48,13 +49,8 @@ wips=${word_ins_penalty//,/ }
 
 if [ $stage -le 0 ]; then
   ls $dir/lat.*.gz > /dev/null 2>&1 || { echo "$0: no lattices $dir/lat.*.gz" >&2; exit 1; }
-  for wip in $wips; do
-    $cmd LMWT=$min_lmwt:$max_lmwt $dir/scoring/log/best_path.LMWT.$wip.log \
-      lattice-scale.py --inv-acoustic-scale=LMWT "ark:gunzip -c $dir/lat.*.gz|" ark:- \| \
-      lattice-add-penalty.py --word-ins-penalty=$wip ark:- ark:- \| \
-      lattice-best-path.py --word-symbol-table=$symtab ark:- ark,t:- \| \
-      utils/int2sym.pl -f 2- $symtab '>' $dir/scoring/LMWT.$wip.tra
-  done
+  $shared/score_best_paths.sh --cmd "$cmd" --min-lmwt $min_lmwt --max-lmwt $max_lmwt \
+    --word-ins-penalty $word_ins_penalty $lang_or_graph $dir
 fi
 
 if [ $stage -le 1 ]; then

@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Optional
 
-from nnetmix.driver.dnn import dnn_epoch, read_result
+from nnetmix.driver.dnn import dnn_epoch, read_result, write_result
 from nnetmix.driver.spec import EpochFiles, EpochSpec
 from nnetmix.errors import UsageError
 from nnetmix.log import KaldiFormatter
@@ -183,6 +183,7 @@ class _Run:
                             EpochFiles(self.feats[which], self.labels[which], model,
                                        None if out is None else str(out)),
                             log=log, hook=None if cv else self.hook)
+            write_result(str((self.dir / "log" / log_name).with_suffix(".json")), res)
             st = res.stats
             log.info("%s", st.summary_line())
             log.info("%s", st.report())
@@ -285,13 +286,13 @@ class _Run:
             st = self.epoch(self.mlp_init, "cv", "iter00.initial.log")
             state = NewbobState(learn_rate=kaldi_round(self.spec.update.learn_rate),
                                 loss=kaldi_round(st.avg_loss), mlp_best=self.mlp_init)
-            logger.info("CROSSVAL PRERUN AVG.LOSS %.4f (Xent), FRAME_ACCURACY %.2f%%",
-                        st.avg_loss, st.frame_accuracy)
+            self.log_prerun(st)
             self.save_initial(state)
         else:
             logger.info("resuming after epoch %d: best model %s (CV loss %g), learn rate %g%s",
                         state.last_iter, state.mlp_best, state.loss, state.learn_rate,
                         ", halving" if state.halving else "")
+            self.replay(state)
         total = self.sched.max_iters if self.sched.scheduler == "newbob" else self.sched.num_epochs
         it = state.last_iter
         while not state.finished and it < total:
@@ -308,6 +309,47 @@ class _Run:
         _symlink_atomic(f"nnet/{best}_final_", final)
         logger.info("Succeeded training the Neural Network : %s", final)
         return str(final)
+
+    def replay(self, state: NewbobState) -> None:
+        """The PRERUN and ITERATION lines of the epochs before a resume, again, from their
+        result files (log/iterNN.{tr,cv}.json) and kept models' names: the job wrapper writes
+        this log afresh, and whoever reads it (utils, bench/experiments) finds the whole
+        schedule, as an uninterrupted run leaves it."""
+        d = self.dir
+        try:
+            st = read_result(str(d / "log" / "iter00.initial.json"))
+            self.log_prerun(st)
+            for it in range(1, state.last_iter + 1):
+                tr = read_result(str(d / "log" / ("iter%02d.tr.json" % it)))
+                cv = read_result(str(d / "log" / ("iter%02d.cv.json" % it)))
+                model = self.epoch_model(it)
+                lr = float(model.name.split("_learnrate", 1)[1].split("_", 1)[0])
+                verdict = ("rejected" if model.name.endswith("_rejected") else
+                           "kept" if self.sched.scheduler == "exponential" else "accepted")
+                logger.info("%snnet %s (%s)", self.iteration_line(it, lr, tr, cv), verdict,
+                            model.name)
+        except (TrainError, ValueError, IndexError) as e:
+            logger.warning("the lines of the epochs before the resume are in the earlier log "
+                           "only: %s", e)
+
+    def epoch_model(self, it: int) -> Path:
+        """Epoch ``it``'s model as the schedule named it (accepted, rejected or kept)."""
+        names = [p for p in (self.dir / "nnet").glob("%s_iter%02d_learnrate*" % (self.base, it))
+                 if not p.name.endswith(("_final_", ".npz")) and ".dropout_rate" not in p.name]
+        if len(names) != 1:
+            raise TrainError(f"{self.dir / 'nnet'}: {len(names)} models of epoch {it}")
+        return names[0]
+
+    @staticmethod
+    def log_prerun(st: EpochStats) -> None:
+        logger.info("CROSSVAL PRERUN AVG.LOSS %.4f (Xent), FRAME_ACCURACY %.2f%%",
+                    st.avg_loss, st.frame_accuracy)
+
+    @staticmethod
+    def iteration_line(it: int, lr: float, tr: EpochStats, cv: EpochStats) -> str:
+        return (f"ITERATION {it:02d}: TRAIN AVG.LOSS {tr.avg_loss:.4f}, (lrate{lr:g}), "
+                f"CROSSVAL AVG.LOSS {cv.avg_loss:.4f}, FRAME_ACCURACY tr {tr.frame_accuracy:.2f}% "
+                f"cv {cv.frame_accuracy:.2f}%, ")
 
     def save_initial(self, state: NewbobState) -> None:
         write_json(self.dir / STATE, dataclasses.asdict(state))
@@ -327,9 +369,7 @@ class _Run:
         tr = self.epoch(state.mlp_best, "tr", "iter%02d.tr.log" % it, lr, out=nxt, it=it)
         cv = self.epoch(str(nxt), "cv", "iter%02d.cv.log" % it, it=it)
         name = "%s_learnrate%g_tr%.4f_cv%.4f" % (nxt.name, lr, tr.avg_loss, cv.avg_loss)
-        line = (f"ITERATION {it:02d}: TRAIN AVG.LOSS {tr.avg_loss:.4f}, (lrate{lr:g}), "
-                f"CROSSVAL AVG.LOSS {cv.avg_loss:.4f}, FRAME_ACCURACY tr {tr.frame_accuracy:.2f}% "
-                f"cv {cv.frame_accuracy:.2f}%, ")
+        line = self.iteration_line(it, lr, tr, cv)
         if sched.scheduler == "exponential":
             dest = d / "nnet" / name
             self.move_model(nxt, dest)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from nnetmix.score import best_scoring
-from nnetmix.train.runlog import ITER, PRERUN, read_timings
+from nnetmix.train.runlog import read_schedule, read_timings
 from nnetmix.utils.fingerprint import md5_file
 
 from bench.experiments.store import StoreError
@@ -43,12 +43,10 @@ def _epochs(run_dir: Path) -> tuple[list[dict], dict]:
     log = run_dir / "log" / "train_scheduler.log"
     if not log.exists():
         raise StoreError(f"{log}: no such file (the run did not train)")
-    text = log.read_text(errors="replace")
-    pre = PRERUN.search(text)
+    pre, iters = read_schedule(log.parent)
     if pre is None:
         raise StoreError(f"{log}: no CROSSVAL PRERUN line (not a train.sh log?)")
     train, cv = read_timings(run_dir / "log")
-    iters = ITER.findall(text)
     rows = [{"epoch": 0, "cv_loss": float(pre.group(1)), "cv_acc": float(pre.group(2)),
              "verdict": "initial"}]
     kept = {"cv_loss": float(pre.group(1)), "cv_acc": float(pre.group(2)), "epoch": 0}

@@ -4,8 +4,8 @@ steps/nnet/train.sh's and decode.sh's logs, used by egs/digits/s5/local/summariz
 bench/experiments (issue 9's tables).
 
 Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, digits run.sh stages 8-9):
-``log/train_scheduler.log`` (the PRERUN and ITERATION lines: epochs, CV loss and frame accuracy
-of the model kept), ``log/iterNN.tr.log`` and ``log/iterNN.{cv,initial}.log`` (the MPI trainer's
+``log/train_scheduler.log`` and the logs of the runs it resumed (the PRERUN and ITERATION lines:
+epochs, CV loss and frame accuracy of the model kept), ``log/iterNN.tr.log`` and ``log/iterNN.{cv,initial}.log`` (the MPI trainer's
 ``MPI summary`` line: frames, wall, optimize / aggregate / validate / i/o seconds; the
 ``minibatches agreed`` and ``mixes`` lines), ``decode_test/wer_*`` (the best ``%WER`` line), and
 what the older digits driver added: ``stages67_seconds`` and ``loadavg``.
@@ -18,7 +18,8 @@ import re
 from pathlib import Path
 from typing import Optional
 
-__all__ = ["RunResult", "EpochTiming", "read_run", "read_timings", "ResultError"]
+__all__ = ["RunResult", "EpochTiming", "read_run", "read_schedule", "read_timings",
+           "ResultError"]
 
 PRERUN = re.compile(r"CROSSVAL PRERUN AVG\.LOSS ([\d.]+) \(Xent\), FRAME_ACCURACY ([\d.]+)%")
 ITER = re.compile(r"ITERATION (\d+): TRAIN AVG\.LOSS ([\d.]+), \(lrate([\d.e+-]+)\), CROSSVAL "
@@ -34,6 +35,24 @@ WER = re.compile(r"%WER ([\d.]+) \[ (\d+) / (\d+)")
 
 class ResultError(Exception):
     """A run directory whose files do not read as expected."""
+
+
+def read_schedule(log_dir: Path) -> tuple[Optional[re.Match], list[tuple]]:
+    """The PRERUN match (None when there is none) and the ITERATION lines' fields (:data:`ITER`'s
+    groups), one per epoch in epoch order, from ``log_dir/train_scheduler.log`` and the logs of
+    the runs it resumed (``train_scheduler.log.N``, kept by steps/nnet/train.sh): a later log's
+    line of an epoch replaces an earlier one's, so a run resumed before the scheduler logged the
+    finished epochs again reads whole too."""
+    logs = sorted(Path(log_dir).glob("train_scheduler.log.[0-9]*"),
+                  key=lambda p: int(p.suffix[1:]) if p.suffix[1:].isdigit() else 0)
+    pre, iters = None, {}
+    for log in logs + [Path(log_dir) / "train_scheduler.log"]:
+        if not log.exists():
+            continue
+        text = log.read_text(errors="replace")
+        pre = PRERUN.search(text) or pre
+        iters.update((int(it[0]), it) for it in ITER.findall(text))
+    return pre, [iters[k] for k in sorted(iters)]
 
 
 @dataclasses.dataclass
@@ -152,11 +171,9 @@ def read_run(path: Path) -> Optional[RunResult]:
     log = path / "log" / "train_scheduler.log"
     if not log.exists():
         return None
-    text = log.read_text(errors="replace")
-    pre = PRERUN.search(text)
+    pre, iters = read_schedule(log.parent)
     if pre is None:
         raise ResultError(f"{log}: no CROSSVAL PRERUN line (not a train.sh log?)")
-    iters = ITER.findall(text)
     kept = [it for it in iters if it[6] in ("accepted", "kept")]
     cv_loss, cv_acc = ((float(kept[-1][3]), float(kept[-1][5])) if kept
                        else (float(pre.group(1)), float(pre.group(2))))

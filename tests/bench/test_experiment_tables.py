@@ -60,6 +60,22 @@ def test_summarize_dnn_table(tmp_path, capsys):
         mod.main([str(tmp_path / "missing")])
 
 
+def test_read_run_resumed_before_its_epochs_were_logged_again(tmp_path):
+    """A run resumed by a scheduler that did not log the finished epochs again: the epochs come
+    from the log that steps/nnet/train.sh kept (train_scheduler.log.1), a later log's line of an
+    epoch replacing an earlier one's."""
+    d = write_run(tmp_path / "exp" / "dnn_x", wer=5.0, cv_acc=72.5, workers=2, epochs=3)
+    log = d / "log" / "train_scheduler.log"
+    lines = log.read_text().splitlines(keepends=True)
+    last = max(i for i, x in enumerate(lines) if "ITERATION 03" in x)
+    (d / "log" / "train_scheduler.log.1").write_text("".join(lines[:last]))   # killed in epoch 3
+    log.write_text("LOG (...) resuming after epoch 2: ...\n" + "".join(lines[last:]))
+    r = results.read_run(d)
+    assert (r.epochs, r.rejected) == (3, 1) and r.cv_acc == pytest.approx(70.5)
+    log.write_text("LOG (...) resuming after epoch 2: ...\n")                # nor epoch 3
+    assert results.read_run(d).epochs == 2
+
+
 def test_read_run_bad_log(tmp_path):
     d = write_run(tmp_path / "d", wer=5.0)
     (d / "log" / "train_scheduler.log").write_text("not a scheduler log\n")

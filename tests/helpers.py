@@ -18,6 +18,7 @@ the functions that need them.
 """
 from __future__ import annotations
 
+import hashlib
 import heapq
 import importlib.util
 import json
@@ -186,6 +187,19 @@ def run_script(args, cwd=None, check=False, **kw) -> subprocess.CompletedProcess
     if check and proc.returncode != 0:
         raise AssertionError(f"{args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def script_error_line(p: subprocess.CompletedProcess, prog: str) -> str:
+    """The one line of a local/ script's stderr that is not the INFO line of its arguments
+    (icefall-style logging): it names the script and comes without a traceback."""
+    lines = [x for x in p.stderr.strip().splitlines() if " INFO [" not in x]
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: "), p.stderr
+    assert "Traceback" not in p.stderr
+    return lines[0]
+
+
+def md5_of_file(path) -> str:
+    return hashlib.md5(Path(path).read_bytes()).hexdigest()
 
 
 def cuda_device_present() -> bool:

@@ -15,7 +15,7 @@ import tarfile
 
 import pytest
 
-from helpers import ROOT, link_recipe, read_lines, run_script
+from helpers import ROOT, link_recipe, md5_of_file, read_lines, run_script, script_error_line
 from librispeech_standin import LM_FILE, TEST, TRAIN, synthetic_utts, write_standin
 
 RECIPE = ROOT / "egs" / "mini_librispeech" / "s5"
@@ -27,18 +27,6 @@ from make_results import results  # noqa: E402
 
 def script(name, *args, cwd=None):
     return run_script([sys.executable, LOCAL / name, "--prog", name, *args], cwd=cwd)
-
-
-def error_line(p, prog) -> str:
-    """The one line of stderr that is not the INFO line of the arguments."""
-    lines = [x for x in p.stderr.strip().splitlines() if " INFO [" not in x]
-    assert len(lines) == 1 and lines[0].startswith(f"{prog}: "), p.stderr
-    assert "Traceback" not in p.stderr
-    return lines[0]
-
-
-def md5(path) -> str:
-    return hashlib.md5(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +123,7 @@ def test_bad_corpus_is_one_line_and_nothing_written(corpus, tmp_path, damage):
     data = tmp_path / "data"
     p = script("data_prep.py", corpus, data, TRAIN, TEST)
     assert p.returncode == 1
-    line = error_line(p, "data_prep.py")
+    line = script_error_line(p, "data_prep.py")
     assert line.startswith(f"data_prep.py: {expected}"), line
     assert not data.exists() or not any(data.iterdir())
 
@@ -173,7 +161,7 @@ def test_prepare_dict_bad_line(tmp_path):
     lex.write_text("ONE\tW AH1 N\nTWO\tT UW9\n")
     p = script("prepare_dict.py", lex, tmp_path / "dict")
     assert p.returncode == 1
-    assert error_line(p, "prepare_dict.py") == (
+    assert script_error_line(p, "prepare_dict.py") == (
         f"prepare_dict.py: {lex}:2: 'UW9' is not an ARPAbet phone (word TWO)")
     assert not (tmp_path / "dict").exists()
 
@@ -193,7 +181,7 @@ def site_of(standin, tmp_path, parts=(TRAIN, TEST)):
     shutil.copy(standin / LEXICON.name, site / "11")
     shutil.copy(standin / LM_FILE, site / "11")
     sums = tmp_path / "md5sum.txt"
-    sums.write_text("".join(f"{md5(f)}  {f.name}\n" for f in sorted(site.glob("*/*"))))
+    sums.write_text("".join(f"{md5_of_file(f)}  {f.name}\n" for f in sorted(site.glob("*/*"))))
     return site, sums
 
 
@@ -226,8 +214,8 @@ def test_truncated_download_is_one_line(standin, tmp_path):
                "--checksums", sums, root)
     assert p.returncode == 1
     part = root / f"{PARTS[TEST].name}.part"
-    line = error_line(p, "download_corpus.py")
-    assert line.startswith(f"download_corpus.py: {part}: MD5 {md5(good)} ({len(data) // 2} "
+    line = script_error_line(p, "download_corpus.py")
+    assert line.startswith(f"download_corpus.py: {part}: MD5 {md5_of_file(good)} ({len(data) // 2} "
                            f"bytes), expected {md5_of(data)}: a truncated or failed download "
                            f"of {site.as_uri()}/31/{PARTS[TEST].name}"), line
     assert not part.exists() and not (root / "LibriSpeech").exists()
@@ -246,11 +234,11 @@ def test_published_checksums_and_sizes(standin, tmp_path):
                root)
     assert p.returncode == 1
     lex = site / "11" / LEXICON.name
-    assert error_line(p, "download_corpus.py") == (
-        f"download_corpus.py: {root / LEXICON.name}.part: MD5 {md5(lex)} ({lex.stat().st_size} "
-        f"bytes), expected {LEXICON.md5} ({LEXICON.size} bytes): a truncated or failed "
-        f"download of {site.as_uri()}/11/{LEXICON.name}; the file was removed (run stage 0 "
-        "again)")
+    assert script_error_line(p, "download_corpus.py") == (
+        f"download_corpus.py: {root / LEXICON.name}.part: MD5 {md5_of_file(lex)} "
+        f"({lex.stat().st_size} bytes), expected {LEXICON.md5} ({LEXICON.size} bytes): a "
+        f"truncated or failed download of {site.as_uri()}/11/{LEXICON.name}; the file was "
+        "removed (run stage 0 again)")
     assert not (root / LEXICON.name).exists()
     # the published table: Kaldi's sizes, MD5s from the sources the script names
     assert PARTS[TRAIN].size == 332954390 and PARTS[TEST].size == 126046265
@@ -263,18 +251,19 @@ def test_failed_download_and_a_wrong_archive(standin, tmp_path):
     p = script("download_corpus.py", "--parts", TEST, "--base-url",
                (tmp_path / "absent").as_uri(), root)
     assert p.returncode == 1
-    assert f"{root / PARTS[TEST].name}.part: download of " in error_line(p, "download_corpus.py")
+    line = script_error_line(p, "download_corpus.py")
+    assert f"{root / PARTS[TEST].name}.part: download of " in line
     # an archive of another layout: one line naming it, nothing unpacked
     site = tmp_path / "site" / "31"
     site.mkdir(parents=True)
     with tarfile.open(site / PARTS[TEST].name, "w:gz") as tar:
         tar.add(standin / "LibriSpeech" / TEST, TEST)
     sums = tmp_path / "sums"
-    sums.write_text(f"{md5(site / PARTS[TEST].name)}  {PARTS[TEST].name}\n")
+    sums.write_text(f"{md5_of_file(site / PARTS[TEST].name)}  {PARTS[TEST].name}\n")
     p = script("download_corpus.py", "--parts", TEST, "--lms", "", "--base-url",
                site.parent.as_uri(), "--checksums", sums, root)
     assert p.returncode == 1
-    assert error_line(p, "download_corpus.py").startswith(
+    assert script_error_line(p, "download_corpus.py").startswith(
         f"download_corpus.py: {root / PARTS[TEST].name}: unexpected member {TEST} ")
     assert not (root / "LibriSpeech").exists()
 

@@ -4,14 +4,14 @@ The split is checked on the real corpus (../shared/corpora/yesno, skipped with t
 absent); the bad-input and download cases run on a generated stand-in with the corpus's layout
 (60 short 8 kHz wavs named by 0/1 transcripts, and README), so they run on any clone.
 """
-import hashlib
 import os
 import sys
 import tarfile
 
 import pytest
 
-from helpers import ROOT, arcs_of, link_recipe, read_fst, read_lines, run_script, write_wav
+from helpers import (ROOT, arcs_of, link_recipe, md5_of_file, read_fst, read_lines, run_script,
+                     script_error_line, write_wav)
 
 RECIPE = ROOT / "egs" / "yesno" / "s5"
 YESNO = ROOT.parent / "shared" / "corpora" / "yesno"
@@ -35,18 +35,6 @@ def prep(*args):
 
 def download(*args):
     return run_script([sys.executable, DOWNLOAD, "--prog", "yesno_download.py", *args])
-
-
-def error_line(p, prog) -> str:
-    """The one line of stderr that is not the INFO line of the arguments."""
-    lines = [x for x in p.stderr.strip().splitlines() if " INFO [" not in x]
-    assert len(lines) == 1 and lines[0].startswith(f"{prog}: "), p.stderr
-    assert "Traceback" not in p.stderr
-    return lines[0]
-
-
-def md5(path) -> str:
-    return hashlib.md5(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -155,14 +143,14 @@ def test_bad_corpus_is_one_line_and_writes_nothing(corpus, tmp_path, breaker, me
     breaker(corpus)
     p = prep(corpus.parent, tmp_path / "data")
     assert p.returncode == 1, p.stdout + p.stderr
-    assert message in error_line(p, "yesno_data_prep.py")
+    assert message in script_error_line(p, "yesno_data_prep.py")
     assert not (tmp_path / "data").exists()
 
 
 def test_missing_corpus_dir_and_an_error_keeps_what_was_written(corpus, tmp_path):
     p = prep(tmp_path / "nowhere", tmp_path / "data")
     assert p.returncode == 1
-    assert error_line(p, "yesno_data_prep.py") == (
+    assert script_error_line(p, "yesno_data_prep.py") == (
         f"yesno_data_prep.py: no such directory {tmp_path / 'nowhere'} (--corpus-dir: the folder "
         "waves_yesno/ of https://www.openslr.org/resources/1/waves_yesno.tar.gz, or the folder "
         "that holds it)")
@@ -179,7 +167,7 @@ def test_missing_corpus_dir_and_an_error_keeps_what_was_written(corpus, tmp_path
 def test_download_checks_and_unpacks(standin, tmp_path):
     archive = archive_of(standin, tmp_path / "src.tar.gz")
     root = tmp_path / "corpus"
-    p = download("--url", archive.as_uri(), "--md5", md5(archive), root)
+    p = download("--url", archive.as_uri(), "--md5", md5_of_file(archive), root)
     assert p.returncode == 0, p.stderr
     assert sorted(os.listdir(root)) == ["waves_yesno", "waves_yesno.tar.gz"]   # nothing partial
     assert sorted(os.listdir(root / "waves_yesno")) == sorted(NAMES + ["README"])
@@ -193,12 +181,12 @@ def test_truncated_download_is_removed(standin, tmp_path):
     cut = tmp_path / "cut.tar.gz"
     cut.write_bytes(archive.read_bytes()[:20000])
     root = tmp_path / "corpus"
-    p = download("--url", cut.as_uri(), "--md5", md5(archive), root)
+    p = download("--url", cut.as_uri(), "--md5", md5_of_file(archive), root)
     assert p.returncode == 1
-    line = error_line(p, "yesno_download.py")
-    assert line.startswith(f"yesno_download.py: {root}/waves_yesno.tar.gz.part: MD5 {md5(cut)} "
-                           f"(20000 bytes), expected {md5(archive)}: a truncated or failed "
-                           "download of file://"), line
+    line = script_error_line(p, "yesno_download.py")
+    assert line.startswith(f"yesno_download.py: {root}/waves_yesno.tar.gz.part: MD5 "
+                           f"{md5_of_file(cut)} (20000 bytes), expected {md5_of_file(archive)}: "
+                           "a truncated or failed download of file://"), line
     assert os.listdir(root) == []
 
 
@@ -206,14 +194,14 @@ def test_failed_download_and_a_wrong_archive(standin, tmp_path):
     root = tmp_path / "corpus"
     p = download("--url", (tmp_path / "absent.tar.gz").as_uri(), root)
     assert p.returncode == 1
-    assert f"{root}/waves_yesno.tar.gz.part: download of file://" in error_line(
+    assert f"{root}/waves_yesno.tar.gz.part: download of file://" in script_error_line(
         p, "yesno_download.py")
     assert os.listdir(root) == []
     # the right checksum of an archive without one wav and without README
     short = archive_of(standin, tmp_path / "short.tar.gz", drop=(NAMES[0], "README"))
-    p = download("--url", short.as_uri(), "--md5", md5(short), root)
+    p = download("--url", short.as_uri(), "--md5", md5_of_file(short), root)
     assert p.returncode == 1
-    assert error_line(p, "yesno_download.py") == (
+    assert script_error_line(p, "yesno_download.py") == (
         f"yesno_download.py: {root}/waves_yesno.tar.gz: 59 wav files, no README; expected 60 and "
         "README in waves_yesno/ (remove it and run stage 0 again)")
     assert not (root / "waves_yesno").exists()
@@ -262,7 +250,7 @@ def test_make_results_needs_a_decode(tmp_path):
     p = run_script([sys.executable, RECIPE / "local" / "make_results.py", "--prog",
                     "make_results.py", "--exp", tmp_path / "exp", "--out", tmp_path / "R.md"])
     assert p.returncode == 1
-    assert error_line(p, "make_results.py") == (
+    assert script_error_line(p, "make_results.py") == (
         f"make_results.py: {tmp_path}/exp/mono0a/decode_test_yesno: no wer_* files (run ./run.sh "
         "through stage 5 first)")
     assert not (tmp_path / "R.md").exists()

@@ -31,3 +31,15 @@ def test_every_bin_tool_and_script_has_an_entry():
             if script.is_file() and not script.is_symlink() and "__pycache__" not in script.parts:
                 rel = script.relative_to(ROOT).as_posix()
                 assert f"\n### {rel}\n" in scripts_page, rel
+
+
+def test_every_kaldi_tool_not_provided_says_why():
+    """docs/kaldi_tools.txt: a Kaldi tool without a bin/<tool>.py carries its reason after '|',
+    and a tool nnetmix provides carries none (it would then be stale)."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    from gen_tools import kaldi_tools
+    ours = {p.stem for p in (ROOT / "bin").glob("*.py")}
+    silent = [f"{d}/{t}" for d, t, why in kaldi_tools() if t not in ours and not why]
+    stale = [f"{d}/{t}" for d, t, why in kaldi_tools() if t in ours and why]
+    assert not silent, f"not provided, with no reason in docs/kaldi_tools.txt: {silent}"
+    assert not stale, f"provided, yet a reason why not in docs/kaldi_tools.txt: {stale}"

@@ -129,7 +129,7 @@ def _mixing_cell(spec) -> str:
     if m.startswith("bmuf"):
         eta = "1-1/N" if spec.block_momentum is None else f"{spec.block_momentum:g}"
         m += f" (eta {eta})"
-    return m + spec.mixing_label()[len(spec.mixing):]
+    return m + (f", {spec.variant_label()}" if spec.mix_variant else "")
 
 
 def _blocks(r: Record) -> str:

@@ -160,11 +160,10 @@ class RunSpec:
                           if self.mix_compression != "none" else [])
                          + (["overlap_mixing = true"] if self.overlap_mixing else []))
 
-    def mixing_label(self) -> str:
-        """'bmuf-nbm', 'bmuf-nbm, 1bit updates', 'bmuf-nbm, overlapped' for tables."""
-        variant = self.mix_variant
-        return self.mixing + ("" if not variant else ", overlapped" if variant == "overlap"
-                              else f", {variant} updates")
+    def variant_label(self) -> str:
+        """'1bit updates', 'overlapped' or '' for tables, after the mixing."""
+        v = self.mix_variant
+        return "overlapped" if v == "overlap" else f"{v} updates" if v else ""
 
     def label(self) -> str:
         """'16 workers, bmuf-nbm every 10, lr 0.008, seed 777' for tables (', 1bit updates'
@@ -173,7 +172,7 @@ class RunSpec:
         if self.workers > 1:
             what += f" every {self.average_every}"
             if self.mix_variant:
-                what += self.mixing_label()[len(self.mixing):]
+                what += f", {self.variant_label()}"
         lr = "chosen on CV" if self.learn_rate == CV_CHOSEN else f"{self.learn_rate:g}"
         return f"{what}, lr {lr}, seed {self.seed}"
 

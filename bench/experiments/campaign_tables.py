@@ -24,10 +24,12 @@ from nnetmix.score import CompareOptions, format_p
 from nnetmix.score.compare import compare_systems
 
 from bench.experiments.report import table, write_atomic
-from bench.experiments import campaign_plots, plan, seed000, seed001, seed002, seed004
+from bench.experiments import campaign_plots, mix_variants, plan, seed000, seed001, seed002, \
+    seed004
 from bench.experiments.spec import method_key
 from bench.experiments.store import BenchRecord, Record, Store
-from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles
+from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles, \
+    variant_pairs
 from bench.experiments.verdict import claims_markdown
 
 __all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker"]
@@ -127,7 +129,7 @@ def _mixing_cell(spec) -> str:
     if m.startswith("bmuf"):
         eta = "1-1/N" if spec.block_momentum is None else f"{spec.block_momentum:g}"
         m += f" (eta {eta})"
-    return m
+    return m + (f", {spec.variant_label()}" if spec.mix_variant else "")
 
 
 def _blocks(r: Record) -> str:
@@ -316,7 +318,8 @@ def _scaling_factors(res: dict, roles_size, cores: int, allreduce: Optional[Benc
 
 def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str],
                     allreduce: Optional[BenchRecord] = None) -> list[str]:
-    """Every claim of the seed tables (seeds 000, 001, 002) on this size's runs."""
+    """Every claim of the seed tables (seeds 000, 001, 002) on this size's runs, and on
+    harbour issue 33's (:mod:`bench.experiments.mix_variants`)."""
     roles_size = HARBOUR_ROLES if task == "harbour" else plan.SIZES.get(size)
     decode = CLAIMS_DECODE.get(task, decodes[0])
     if roles_size is None or decode not in decodes:
@@ -330,6 +333,9 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
     claims += seed002.claims(roles("seed002", roles_size, recs, size, decode), roles_size, cores)
     if task == "harbour":
         claims += seed002.blstm_claims(blstm_roles(recs, size, decode, seed002.BLSTM_WORKERS))
+        claims += mix_variants.claims({
+            (v, n): variant_pairs("seed002", f"nbm/{n}", v, roles_size, recs, size, decode)
+            for v in mix_variants.VARIANTS for n in mix_variants.WORKERS})
     return ["### The seeds' claims", "",
             f"Each claim of the seeds' tables, decided on `{decode}` by the rule beside it, on "
             f"the runs above at seed {777} (a method with a learning-rate grid at its CV-chosen "

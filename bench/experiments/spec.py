@@ -3,7 +3,8 @@
 
 A :class:`RunSpec` says everything that makes one DNN training + decoding run differ from another
 on the same prerequisites (task and size, network, input, workers, mixing, averaging period or
-BMUF block, block momentum, update rule, initialisation, learning rate, schedule, training seed).
+BMUF block, block momentum, what a mix sends and whether it overlaps the next block, update rule,
+initialisation, learning rate, schedule, training seed).
 Its id (:func:`run_id`) is a readable prefix plus a digest of the spec *and* of the prerequisites'
 fingerprint, so a run made on other prerequisites can never be taken for this one.
 
@@ -28,6 +29,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, Optional
 
+from nnetmix.parallel.buffers import ParallelError
+from nnetmix.parallel.compress import COMPRESSIONS, check_compression
+from nnetmix.parallel.overlap import check_overlap
+
 __all__ = ["RunSpec", "BenchSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "BENCHES",
            "CV_CHOSEN", "run_id", "bench_id", "load_plan", "spec_from_dict", "bench_from_dict",
            "method_key"]
@@ -39,6 +44,10 @@ CV_CHOSEN = -1.0
 #: mixing methods: model averaging through an exact all-reduce, butterfly and ring mixing
 #: (seed 000), BMUF with classical or Nesterov block momentum (seed 002)
 MIXINGS = ("average", "butterfly", "ring", "bmuf-cbm", "bmuf-nbm")
+#: each mixing as nnet-train-mpi.py's --mixing names it (BMUF filters the exact all-reduce), so
+#: that a spec's mix compression and overlap go through the tool's own checks
+TOOL_MIXING = {"average": "allreduce", "butterfly": "butterfly", "ring": "ring",
+               "bmuf-cbm": "allreduce", "bmuf-nbm": "allreduce"}
 NETWORKS = ("dnn", "relu", "blstm")
 INITS = ("rbm", "random")
 OPTIMIZERS = ("ngsgd", "sgd")
@@ -78,6 +87,8 @@ class RunSpec:
     average_every: int = 10     #: minibatches between mixes; the BMUF block size tau
     block_momentum: Optional[float] = None   #: BMUF eta; None: 1 - 1/N (nnetmix's default)
     block_lr: float = 1.0       #: BMUF zeta
+    mix_compression: str = "none"   #: train.sh --mix-compression: none | fp16 | bf16 | 1bit | topk
+    overlap_mixing: bool = False    #: train.sh --overlap-mixing: a mix applied one block late
     scale_lr: Optional[bool] = None  #: learning rate x N; None: true for averaging, false for BMUF
     optimizer: str = "ngsgd"
     init: str = "rbm"           #: rbm (stage 9's DBN) or random
@@ -94,7 +105,7 @@ class RunSpec:
             return PlanError(f"{where}: {msg}")
         for field, allowed in (("mixing", MIXINGS), ("network", NETWORKS), ("init", INITS),
                                ("optimizer", OPTIMIZERS), ("scheduler", SCHEDULERS),
-                               ("input", INPUTS)):
+                               ("input", INPUTS), ("mix_compression", COMPRESSIONS)):
             if getattr(self, field) not in allowed:
                 raise bad(f"{field} {getattr(self, field)!r} is not one of {', '.join(allowed)}")
         for field in ("workers", "average_every", "minibatch", "max_epochs", "epochs"):
@@ -110,6 +121,16 @@ class RunSpec:
             raise bad(f"block_momentum must be in [0, 1) (got {self.block_momentum})")
         if self.workers == 1 and self.mixing != "average":
             raise bad(f"mixing {self.mixing!r} needs more than one worker")
+        if self.workers == 1 and self.mix_variant:
+            raise bad(f"{self._variant_option()} needs more than one worker (one worker never "
+                      f"mixes)")
+        try:    # the training tool's own refusals (nnet-train-mpi.py --mix-compression ...)
+            check_compression(self.mix_compression, 0.01, TOOL_MIXING[self.mixing])
+            check_overlap(self.overlap_mixing, TOOL_MIXING[self.mixing], "mpi",
+                          self.mix_compression)
+        except ParallelError as e:
+            raise bad(f"mixing {self.mixing!r}, {self._variant_option()}: the training tool "
+                      f"refuses it ({e})") from None
         if self.mixing == "butterfly" and self.workers & (self.workers - 1):
             raise bad(f"butterfly mixing needs a power-of-two number of workers "
                       f"(got {self.workers})")
@@ -126,11 +147,32 @@ class RunSpec:
         d.pop("name")
         return d
 
+    @property
+    def mix_variant(self) -> str:
+        """'' for a mix as the seeds ran it (the models, exchanged between blocks); else what
+        it sends ('1bit', 'fp16', ...) or 'overlap' (the tool takes one or the other)."""
+        if self.mix_compression != "none":
+            return self.mix_compression
+        return "overlap" if self.overlap_mixing else ""
+
+    def _variant_option(self) -> str:
+        return ", ".join(([f"mix_compression = {self.mix_compression!r}"]
+                          if self.mix_compression != "none" else [])
+                         + (["overlap_mixing = true"] if self.overlap_mixing else []))
+
+    def variant_label(self) -> str:
+        """'1bit updates', 'overlapped' or '' for tables, after the mixing."""
+        v = self.mix_variant
+        return "overlapped" if v == "overlap" else f"{v} updates" if v else ""
+
     def label(self) -> str:
-        """'16 workers, bmuf-nbm every 10, lr 0.008, seed 777' for tables."""
+        """'16 workers, bmuf-nbm every 10, lr 0.008, seed 777' for tables (', 1bit updates'
+        or ', overlapped' after the mixing when it has them)."""
         what = "1 worker" if self.workers == 1 else f"{self.workers} workers, {self.mixing}"
         if self.workers > 1:
             what += f" every {self.average_every}"
+            if self.mix_variant:
+                what += f", {self.variant_label()}"
         lr = "chosen on CV" if self.learn_rate == CV_CHOSEN else f"{self.learn_rate:g}"
         return f"{what}, lr {lr}, seed {self.seed}"
 
@@ -149,16 +191,19 @@ def method_key(spec: RunSpec) -> str:
 
 
 def run_id(spec: RunSpec, prereqs: str) -> str:
-    """``<network>-w<N>-<mixing>-<digest>``: the digest (10 hex digits of sha1) covers the
+    """``<network>-w<N>-<mixing>[-<variant>]-<digest>`` (variant: ``1bit``, ``overlap``, ...,
+    :attr:`RunSpec.mix_variant`): the digest (10 hex digits of sha1) covers the
     spec's fields that differ from their defaults (task and size always), not its label, and
     the prerequisites' fingerprint digest ``prereqs``. So a field added later, whose default is
-    the behaviour before it, leaves every stored id as it was; a default is never changed."""
+    the behaviour before it, leaves every stored id as it was (mix_compression and
+    overlap_mixing were); a default is never changed."""
     defaults = {f.name: f.default for f in dataclasses.fields(RunSpec)}
     key = {k: v for k, v in spec.key().items()
            if k in ("task", "size") or v != defaults[k]}
     blob = json.dumps({"spec": key, "prereqs": prereqs}, sort_keys=True)
     digest = hashlib.sha1(blob.encode()).hexdigest()[:10]
-    return f"{spec.network}-w{spec.workers}-{spec.mixing}-{digest}"
+    variant = f"-{spec.mix_variant}" if spec.mix_variant else ""
+    return f"{spec.network}-w{spec.workers}-{spec.mixing}{variant}-{digest}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,7 +254,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(RunSpec)}
 def _typed(name: str, value: Any, where: str) -> Any:
     """A plan value checked against the field's type (ints are accepted for floats)."""
     kind = _FIELDS[name].type
-    want = {"int": int, "float": float, "str": str, "Optional[float]": float,
+    want = {"int": int, "float": float, "str": str, "bool": bool, "Optional[float]": float,
             "Optional[bool]": bool}[kind]
     if value is None and kind.startswith("Optional"):
         return None

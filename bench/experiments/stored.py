@@ -8,10 +8,12 @@ one of its test conditions (its ``texts`` are that decode's reference and hypoth
 :func:`roles` finds, for each role a seed group's table names (``ar/16``, ``nbm/8``,
 ``baseline/1``, ...), the stored run that plays it: the run of that configuration at the
 plan's first seed (777) and, where the plan gave a learning-rate grid, at the rate chosen on the
-CV set.
+CV set. A run with compressed or overlapped mixing plays none of them (the seeds mixed whole
+models between blocks); :func:`variant_pairs` pairs each with the run it is compared with.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 from nnetmix.train.runlog import EpochTiming, RunResult
@@ -19,8 +21,8 @@ from nnetmix.train.runlog import EpochTiming, RunResult
 from bench.experiments.plan import SPEC_MIXING, Size, group_runs
 from bench.experiments.store import Record
 
-__all__ = ["StoredRun", "stored_run", "roles", "blstm_roles", "HARBOUR_ROLES", "MIX_OF", "cv_rank",
-           "FIRST_SEED"]
+__all__ = ["StoredRun", "stored_run", "roles", "blstm_roles", "variant_pairs", "HARBOUR_ROLES",
+           "MIX_OF", "cv_rank", "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
 MIX_OF = SPEC_MIXING
@@ -68,13 +70,15 @@ def stored_run(rec: Record, decode: str) -> StoredRun:
     return r
 
 
-def _matches(rec: Record, run, size: str) -> bool:
+def _matches(rec: Record, run, size: str, variant: str = "") -> bool:
+    """The record is ``run`` of a seed group at the first seed, with mixing ``variant``."""
     s = rec.spec
     return (s.size == size and s.network == "dnn" and s.workers == run.workers
             and s.mixing == MIX_OF[run.mix] and s.average_every == run.average_every
             and s.minibatch == run.minibatch and s.scheduler == run.scheduler
             and s.optimizer == run.optimizer and s.init == ("rbm" if run.pretrain else "random")
-            and s.scale_lr is None and s.block_lr == 1.0 and s.seed == FIRST_SEED)
+            and s.scale_lr is None and s.block_lr == 1.0 and s.seed == FIRST_SEED
+            and s.mix_variant == variant)
 
 
 def cv_rank(rec: Record) -> tuple:
@@ -107,6 +111,7 @@ def blstm_roles(records: list[Record], size: str, decode: str,
         found = [r for r in records if r.spec.size == size and r.spec.network == network
                  and r.spec.workers == n and r.spec.mixing == mixing and r.spec.seed == FIRST_SEED
                  and r.spec.average_every == 10 and r.spec.scale_lr is None
+                 and not r.spec.mix_variant
                  and (network == "blstm" or (r.spec.init == "rbm" and r.spec.optimizer == "ngsgd"
                                              and r.spec.minibatch == 256
                                              and r.spec.scheduler == "newbob"))]
@@ -117,3 +122,18 @@ def blstm_roles(records: list[Record], size: str, decode: str,
         out[f"blstm-ma/{n}"] = pick("blstm", n, "average")
         out[f"blstm-nbm/{n}"] = pick("blstm", n, "bmuf-nbm")
     return out
+
+
+def variant_pairs(group: str, role: str, variant: str, roles_size: Size, records: list[Record],
+                  size: str, decode: str) -> tuple[Optional[StoredRun], Optional[StoredRun]]:
+    """(the run of ``role`` in ``group``'s table with the mixing as the seeds ran it, the same
+    run with ``variant``, :attr:`~bench.experiments.spec.RunSpec.mix_variant`: '1bit',
+    'overlap', ...) at the same learning rate: the variant's rate chosen on the CV set where
+    it has a grid. Either is None when the store lacks it."""
+    run = group_runs(group, roles_size)[role]
+    rec = _chosen([r for r in records if _matches(r, run, size, variant)])
+    if rec is None:
+        return None, None
+    plain = dataclasses.replace(rec.spec, mix_compression="none", overlap_mixing=False).key()
+    base = next((r for r in records if r.spec.key() == plain), None)
+    return (stored_run(base, decode) if base is not None else None), stored_run(rec, decode)

@@ -94,6 +94,10 @@ class Task:
                       "--block-lr", f"{spec.block_lr:g}"]
             if spec.block_momentum is not None:
                 train += ["--block-momentum", f"{spec.block_momentum:g}"]
+        if spec.mix_compression != "none":
+            train += ["--mix-compression", spec.mix_compression]
+        if spec.overlap_mixing:
+            train += ["--overlap-mixing", "true"]
         if spec.scale_lr is not None:
             train += ["--scale-lr-by-workers", "true" if spec.scale_lr else "false"]
         a, b = self.run_stages

@@ -3,6 +3,7 @@ campaigns on a stand-in recipe whose run.sh writes what train.sh and decode.sh l
 driver is what is tested here; the real recipes are tested in tests/egs). With
 NNETMIX_TEST_EXPERIMENTS=1 a real digits smoke campaign runs too (several minutes)."""
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -136,6 +137,23 @@ def test_plan_grid_defaults_and_duplicates(tmp_path):
     ('[[run]]\nworkers = 2\nmixing = "allreduce"\n', "mixing 'allreduce' is not one of"),
     ('[[run]]\nworkers = 2\nlearn_rate = -0.1\n', "learn_rate must be positive"),
     ('[[run]]\nworkers = 2\nnetwork = "relu"\n', "init \"rbm\" is for the sigmoid dnn"),
+    # compressed and overlapped mixing: what nnet-train-mpi.py refuses, and one worker
+    ('[[run]]\nworkers = 1\nmix_compression = "1bit"\n',
+     "mix_compression = '1bit' needs more than one worker"),
+    ('[[run]]\nworkers = 1\noverlap_mixing = true\n',
+     "overlap_mixing = true needs more than one worker"),
+    ('[[run]]\nworkers = 4\nmixing = "ring"\nmix_compression = "1bit"\n',
+     "mixing 'ring', mix_compression = '1bit': the training tool refuses it "
+     "(--mix-compression=1bit with --mixing=ring"),
+    ('[[run]]\nworkers = 4\nmixing = "butterfly"\nmix_compression = "fp16"\n',
+     "(--mix-compression=fp16 with --mixing=butterfly"),
+    ('[[run]]\nworkers = 4\nmixing = "butterfly"\noverlap_mixing = true\n',
+     "(--overlap-mixing=true with --mixing=butterfly"),
+    ('[[run]]\nworkers = 4\nmixing = "bmuf-nbm"\nmix_compression = "1bit"\n'
+     'overlap_mixing = true\n', "(--overlap-mixing=true with --mix-compression=1bit"),
+    ('[[run]]\nworkers = 4\nmix_compression = "2bit"\n',
+     "mix_compression '2bit' is not one of none, fp16, bf16, 1bit, topk"),
+    ('[[run]]\nworkers = 4\noverlap_mixing = "yes"\n', "overlap_mixing = 'yes' is not a bool"),
 ])
 def test_bad_plans_are_one_line_naming_the_run(tmp_path, body, message):
     p = tmp_path / "p.toml"
@@ -175,6 +193,75 @@ def test_run_id_is_the_spec_and_the_prerequisites():
     assert run_id(a, "d1") != run_id(RunSpec(**{**a.__dict__, "seed": 1}), "d1")
     # the id is part of the store's paths: it must not change when the code is edited
     assert run_id(a, "d1") == "dnn-w16-bmuf-nbm-85673a7aff"
+
+
+def test_compressed_and_overlapped_runs_have_ids_of_their_own():
+    """A field added with the behaviour before it as its default leaves the id alone; a 1bit
+    or overlapped run is another run, its variant in the id's readable part."""
+    a = RunSpec("harbour", "full", workers=16, mixing="bmuf-nbm", block_momentum=0.94)
+    plain = RunSpec(**{**a.__dict__, "mix_compression": "none", "overlap_mixing": False})
+    assert run_id(plain, "d1") == run_id(a, "d1") == "dnn-w16-bmuf-nbm-85673a7aff"
+    one_bit = RunSpec(**{**a.__dict__, "mix_compression": "1bit"})
+    fp16 = RunSpec(**{**a.__dict__, "mix_compression": "fp16"})
+    overlap = RunSpec(**{**a.__dict__, "overlap_mixing": True})
+    ids = [run_id(s, "d1") for s in (a, one_bit, fp16, overlap)]
+    assert len(set(ids)) == 4 and len({i[-10:] for i in ids}) == 4
+    assert ids[1].startswith("dnn-w16-bmuf-nbm-1bit-") and \
+        ids[3].startswith("dnn-w16-bmuf-nbm-overlap-")
+    assert one_bit.label() == "16 workers, bmuf-nbm every 10, 1bit updates, lr 0.008, seed 777"
+    assert overlap.label() == "16 workers, bmuf-nbm every 10, overlapped, lr 0.008, seed 777"
+    assert a.label() == "16 workers, bmuf-nbm every 10, lr 0.008, seed 777"
+
+
+def test_stored_run_ids_are_recomputed_from_their_specs():
+    """Every run in bench/results keeps its id: the id recomputed from the stored spec and
+    prerequisites' digest is the stored one (a new RunSpec field must leave them alone)."""
+    from bench.experiments.spec import spec_from_dict
+    found = sorted(p for p in (ROOT / "bench" / "results").glob("*/*/result.json")
+                   if not p.parent.name.startswith("bench-"))
+    if not found:
+        pytest.skip("no campaign runs are stored yet")
+    for p in found:
+        result = json.loads(p.read_text())
+        spec = spec_from_dict(result["spec"], str(p))
+        assert result["run_id"] == p.parent.name
+        assert run_id(spec, result["prereqs"]) == result["run_id"], f"{p}: its id changed"
+        assert not spec.mix_variant
+
+
+def _train_sh_options() -> set:
+    """The options steps/nnet/train.sh takes: its configuration block's variables, as
+    parse_options.sh turns them into --options."""
+    text = (ROOT / "steps" / "nnet" / "train.sh").read_text()
+    block = text.split("# Begin configuration section.")[1].split("# End configuration")[0]
+    return {"--" + m.group(1).replace("_", "-")
+            for m in re.finditer(r"^([a-z_0-9]+)=", block, re.M)}
+
+
+@pytest.mark.parametrize("field, value, option", [
+    ("mix_compression", "1bit", ["--mix-compression", "1bit"]),
+    ("mix_compression", "topk", ["--mix-compression", "topk"]),
+    ("overlap_mixing", True, ["--overlap-mixing", "true"]),
+])
+def test_compression_and_overlap_reach_the_training_command_line(field, value, option):
+    """The harbour recipe's DNN training gets them through --dnn-opts, as steps/nnet/train.sh
+    options it has (and run.sh hands --dnn-opts to train.sh)."""
+    task = get_task("harbour")
+    spec = RunSpec("harbour", "full", workers=16, mixing="bmuf-nbm", block_momentum=0.94,
+                   **{field: value})
+    task.check(spec, "p.toml: run 1")
+    args = task.run_args(spec, run_id(spec, "d"))
+    train = args[args.index("--dnn-opts") + 1].split()
+    i = train.index(option[0])
+    assert train[i:i + 2] == option and train.count(option[0]) == 1
+    names = train[0::2]
+    assert all(n.startswith("--") for n in names) and set(names) <= _train_sh_options()
+    plain = task.run_args(RunSpec("harbour", "full", workers=16, mixing="bmuf-nbm",
+                                  block_momentum=0.94), "x")
+    assert "--mix-compression" not in plain[-1] and "--overlap-mixing" not in plain[-1]
+    run_sh = (ROOT / "egs" / "harbour" / "s5" / "run.sh").read_text()
+    assert any("steps/nnet/train.sh" in block and "$dnn_opts" in block
+               for block in run_sh.split("\n\n"))
 
 
 # ---- the store
@@ -247,6 +334,32 @@ def test_campaign_runs_stores_commits_and_skips(setup, capsys):
     assert _git(repo, "status", "--porcelain") == "" and len(_git(repo, "log", "--oneline")
                                                              .splitlines()) == 5
     assert not store.stale_temporaries()
+
+
+def test_compressed_and_overlapped_runs_go_through_the_campaign(setup):
+    """1bit and overlapped BMUF-NBM are runs of their own: stored under their own ids, their
+    options in the stored run.sh command, their names and mixing in the tables."""
+    task, plan_file, opts, repo = setup
+    plan_file.write_text('task = "digits"\nsize = "smoke"\n[defaults]\ninput = "mfcc"\n'
+                         'learn_rate = 0.008\nworkers = 2\nmixing = "bmuf-nbm"\n'
+                         '[[run]]\nname = "NBM"\n'
+                         '[[run]]\nname = "NBM 1bit"\nmix_compression = "1bit"\n'
+                         '[[run]]\nname = "NBM overlap"\noverlap_mixing = true\n')
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    recs = {r.spec.name: r for r in Store(opts.store, "digits").records()}
+    assert sorted(recs) == ["NBM", "NBM 1bit", "NBM overlap"]
+    assert recs["NBM 1bit"].run_id.startswith("dnn-w2-bmuf-nbm-1bit-")
+    assert recs["NBM overlap"].run_id.startswith("dnn-w2-bmuf-nbm-overlap-")
+    dnn_opts = {name: r.result["command"][r.result["command"].index("--dnn-opts") + 1]
+                for name, r in recs.items()}
+    assert "--mix-compression 1bit" in dnn_opts["NBM 1bit"]
+    assert "--overlap-mixing true" in dnn_opts["NBM overlap"]
+    assert "--mix-compression" not in dnn_opts["NBM"] + dnn_opts["NBM overlap"]
+    assert "--overlap-mixing" not in dnn_opts["NBM"] + dnn_opts["NBM 1bit"]
+    text = (opts.store / "digits" / "RESULTS.md").read_text()
+    assert "| NBM 1bit | 2 | bmuf-nbm (eta 1-1/N), 1bit updates |" in text
+    assert "| NBM overlap | 2 | bmuf-nbm (eta 1-1/N), overlapped |" in text
+    assert "| NBM | 2 | bmuf-nbm (eta 1-1/N) |" in text
 
 
 def test_failed_run_is_named_and_the_others_go_on(setup, monkeypatch, capsys):

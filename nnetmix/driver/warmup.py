@@ -61,10 +61,14 @@ def _tiny_system():
 
 def warm_decoding(tmp: Path) -> None:
     """The lattice decoder and the GMM likelihood kernels, as gmm-latgen-faster,
-    gmm-decode-faster and latgen-faster-mapped call them (``tmp`` is unused: all in memory)."""
+    gmm-decode-faster and latgen-faster-mapped call them, and lattice-determinize-pruned
+    (``tmp``: a scratch directory for the lattices)."""
     from nnetmix.decode.decoder import LatticeDecoder, LatticeDecoderConfig
     from nnetmix.decode.gmmframes import GmmFrames, OnDemandGmm
     from nnetmix.decode.graph import add_self_loops, make_clg, make_h, make_hclga, make_lg
+    from nnetmix.decode.latio import CompactLatticeWriter
+    from nnetmix.decode.latrescore import determinize_lattices
+    from nnetmix.decode.phonedet import PhoneDeterminizeOptions, phone_start_labels
     from nnetmix.hmm.gmm_likelihood import GmmParams
     from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
     tm, tree, L, G, disambig = _tiny_system()
@@ -86,6 +90,19 @@ def warm_decoding(tmp: Path) -> None:
     loglikes = rng.normal(size=(30, tm.num_pdfs)).astype(np.float32)
     for lattice in (True, False):
         decoder.decode(loglikes, "warmup", lattice=lattice)
+    phone_det = LatticeDecoder(hclg, tm, LatticeDecoderConfig(allow_partial=True,
+                                                              phone_determinize=True))
+    phone_det.decode(loglikes, "warmup")
+    # steps/decode_fmllr.sh: state-level lattices written, read back and determinized by
+    # lattice-determinize-pruned (and -phone-pruned)
+    raw = LatticeDecoder(hclg, tm, LatticeDecoderConfig(allow_partial=True,
+                                                        determinize_lattice=False))
+    lats = f"ark:{tmp}/lat.ark"
+    with CompactLatticeWriter(lats) as writer:
+        writer.write("warmup", raw.decode(loglikes, "warmup").lattice)
+    determinize_lattices(lats, f"ark:{tmp}/det.ark", 0.1, 4.0)
+    determinize_lattices(lats, f"ark:{tmp}/phone-det.ark", 0.1, 4.0,
+                         phones=(phone_start_labels(tm), PhoneDeterminizeOptions()))
 
 
 def _write_tables(tmp: Path, rng: np.random.Generator, dim: int, num_pdfs: int,
@@ -100,15 +117,35 @@ def _write_tables(tmp: Path, rng: np.random.Generator, dim: int, num_pdfs: int,
     return feats, post
 
 
+_OTHER_PROTO = """<AffineTransform> <InputDim> {dim} <OutputDim> {hid} <ParamStddev> 0.1 <MaxNorm> 1.0
+<Tanh> <InputDim> {hid} <OutputDim> {hid}
+<LinearTransform> <InputDim> {hid} <OutputDim> {hid} <ParamStddev> 0.1
+<Sigmoid> <InputDim> {hid} <OutputDim> {hid}
+<AffineTransform> <InputDim> {hid} <OutputDim> {hid} <ParamStddev> 0.1
+<ParametricRelu> <InputDim> {hid} <OutputDim> {hid} <AlphaLearnRateCoef> 1 <BetaLearnRateCoef> 1
+<Dropout> <InputDim> {hid} <OutputDim> {hid} <DropoutRate> 0.2
+<LinearTransform> <InputDim> {hid} <OutputDim> {hid} <ParamStddev> 0.1
+<Tanh> <InputDim> {hid} <OutputDim> {hid}
+<AffineTransform> <InputDim> {hid} <OutputDim> {pdfs} <ParamStddev> 0.1
+<Softmax> <InputDim> {pdfs} <OutputDim> {pdfs}
+"""
+_RNN_PROTO = """{kind} <InputDim> {dim} <OutputDim> 6 <CellDim> 6 <ParamRange> 0.1
+<AffineTransform> <InputDim> 6 <OutputDim> {pdfs} <ParamStddev> 0.1
+<Softmax> <InputDim> {pdfs} <OutputDim> {pdfs}
+"""
+
+
 def warm_training(tmp: Path) -> None:
     """A DNN epoch (NG-SGD and SGD), its cross-validation, nnet-forward and RBM CD-1, on the
     cpu backend in float32, as nnet-train-frmshuff / nnet-train-mpi, nnet-forward and
     rbm-train-cd1-frmshuff run them."""
-    from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch, rbm_train
+    from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch, multistream_epoch, rbm_train
     from nnetmix.nnet import (AffineTransform, ForwardOptions, Nnet, NnetTrainOptions, PdfPrior,
-                              Rbm, Sigmoid, Softmax, nnet_forward)
+                              Rbm, Sigmoid, Softmax, init_components, nnet_forward, read_nnet)
     from nnetmix.rbm.options import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
     from nnetmix.train.options import OptimizerOptions, TrainOptions
+    from nnetmix.train.seqstreams import PerUttOptions
+    from nnetmix.train.streams import StreamOptions
     rng = np.random.default_rng(0)
     dim, hid, pdfs = 8, 16, 5
     feats, post = _write_tables(tmp, rng, dim, pdfs)
@@ -126,10 +163,29 @@ def warm_training(tmp: Path) -> None:
         dnn_epoch(None, EpochSpec(train, update, optim), EpochFiles(feats, post, model, out))
         dnn_epoch(None, EpochSpec(TrainOptions(cross_validate=True, prefetch=False), update),
                   EpochFiles(feats, post, out))
+    # the other feed-forward components (harbour's recipes): max-norm, <Tanh> and <Sigmoid>
+    # after an <AffineTransform> (fused with its bias) and after a <LinearTransform> (alone),
+    # <ParametricRelu> with learnt slopes, <Dropout>; trained, cross-validated, forwarded
+    other = str(tmp / "nnet.other")
+    Nnet(init_components(_OTHER_PROTO.format(dim=dim, hid=hid, pdfs=pdfs))).write(other)
+    for cv in (False, True):
+        dnn_epoch(None, EpochSpec(TrainOptions(minibatch_size=64, prefetch=False,
+                                               cross_validate=cv), NnetTrainOptions(momentum=0.5)),
+                  EpochFiles(feats, post, other, None if cv else other + ".out"))
     x = rng.normal(size=(40, dim)).astype(np.float32)
-    nnet_forward(net, x, ForwardOptions(apply_log=True),
-                 prior=PdfPrior(np.arange(1, pdfs + 1, dtype=np.float64)))
-    nnet_forward(net, x, ForwardOptions(no_softmax=True))
+    for model in (net, read_nnet(other)):
+        nnet_forward(model, x, ForwardOptions(apply_log=True),
+                     prior=PdfPrior(np.arange(1, pdfs + 1, dtype=np.float64)))
+        nnet_forward(model, x, ForwardOptions(no_softmax=True))
+    # LSTM (nnet-train-multistream) and BLSTM (nnet-train-multistream-perutt) epochs
+    for proto, streams in (("<LstmProjected>", StreamOptions(batch_size=10, num_streams=2)),
+                           ("<BlstmProjected>", PerUttOptions(num_streams=2))):
+        rnn = str(tmp / "rnn")
+        Nnet(init_components(_RNN_PROTO.format(kind=proto, dim=dim, pdfs=pdfs))).write(rnn)
+        for cv in (False, True):
+            multistream_epoch(EpochSpec(TrainOptions(prefetch=False, cross_validate=cv),
+                                        NnetTrainOptions(momentum=0.9), streams=streams),
+                              EpochFiles(feats, post, rnn, None if cv else rnn + ".out"))
     for vis_type in ("bern", "gauss"):
         rbm = Nnet([Rbm(dim, hid, rng.normal(size=(hid, dim)) * 0.1, np.zeros(dim),
                         np.zeros(hid), vis_type, "bern")])

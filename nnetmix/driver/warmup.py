@@ -36,6 +36,32 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from nnetmix.decode.decoder import LatticeDecoder, LatticeDecoderConfig
+from nnetmix.decode.gmmframes import GmmFrames, OnDemandGmm
+from nnetmix.decode.graph import add_self_loops, make_clg, make_h, make_hclga, make_lg
+from nnetmix.decode.latio import CompactLatticeWriter
+from nnetmix.decode.latrescore import determinize_lattices
+from nnetmix.decode.phonedet import PhoneDeterminizeOptions, phone_start_labels
+from nnetmix.driver.dnn import dnn_epoch
+from nnetmix.driver.multistream import multistream_epoch
+from nnetmix.driver.rbm import rbm_train
+from nnetmix.driver.spec import EpochFiles, EpochSpec
+from nnetmix.hmm.gmm_likelihood import GmmParams
+from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
+from nnetmix.kaldi import TableWriter
+from nnetmix.kaldi.context_dep import monophone_context_dependency
+from nnetmix.kaldi.hmm_topology import default_topology
+from nnetmix.kaldi.transition_model import TransitionModel
+from nnetmix.nnet import (AffineTransform, ForwardOptions, Nnet, NnetTrainOptions, PdfPrior, Rbm,
+                          Sigmoid, Softmax, init_components, nnet_forward, read_nnet)
+from nnetmix.rbm.options import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
+from nnetmix.train.options import OptimizerOptions, TrainOptions
+from nnetmix.train.seqstreams import PerUttOptions
+from nnetmix.train.streams import StreamOptions
+
+import kaldifst  # noqa: I001 -- after nnetmix.decode, which loads kaldi_hmm_gmm first
+from numba.core.registry import CPUDispatcher
+
 __all__ = ["PARTS", "warm_decoding", "warm_training", "cache_counts", "warm_up", "main"]
 
 logger = logging.getLogger(__name__)
@@ -44,11 +70,6 @@ logger = logging.getLogger(__name__)
 def _tiny_system():
     """(TransitionModel, tree, L_disambig, G, disambig phones): phones 1 SIL, 2 a, 3 b, #0 = 4;
     words A -> a, B -> b with optional silence after each; G a unigram loop over A and B."""
-    import kaldifst
-
-    from nnetmix.kaldi.context_dep import monophone_context_dependency
-    from nnetmix.kaldi.hmm_topology import default_topology
-    from nnetmix.kaldi.transition_model import TransitionModel
     topo = default_topology([1, 2, 3], [1], 3, 3)
     tree = monophone_context_dependency([1, 2, 3], topo.phone_to_num_pdf_classes())
     tm = TransitionModel.build(tree, topo)
@@ -63,14 +84,6 @@ def warm_decoding(tmp: Path) -> None:
     """The lattice decoder and the GMM likelihood kernels, as gmm-latgen-faster,
     gmm-decode-faster and latgen-faster-mapped call them, and lattice-determinize-pruned
     (``tmp``: a scratch directory for the lattices)."""
-    from nnetmix.decode.decoder import LatticeDecoder, LatticeDecoderConfig
-    from nnetmix.decode.gmmframes import GmmFrames, OnDemandGmm
-    from nnetmix.decode.graph import add_self_loops, make_clg, make_h, make_hclga, make_lg
-    from nnetmix.decode.latio import CompactLatticeWriter
-    from nnetmix.decode.latrescore import determinize_lattices
-    from nnetmix.decode.phonedet import PhoneDeterminizeOptions, phone_start_labels
-    from nnetmix.hmm.gmm_likelihood import GmmParams
-    from nnetmix.hmm.khg import to_khg_context_dependency, to_khg_transition_model
     tm, tree, L, G, disambig = _tiny_system()
     kc = to_khg_context_dependency(tree, tm.topo)
     ktm = to_khg_transition_model(tm, tree=tree, ctx_dep=kc)
@@ -108,7 +121,6 @@ def warm_decoding(tmp: Path) -> None:
 def _write_tables(tmp: Path, rng: np.random.Generator, dim: int, num_pdfs: int,
                   num_utts: int = 6, frames: int = 60) -> tuple[str, str]:
     """(feats rspecifier, posterior-targets rspecifier) of random utterances in ``tmp``."""
-    from nnetmix.kaldi import TableWriter
     feats, post = f"ark:{tmp}/feats.ark", f"ark:{tmp}/post.ark"
     with TableWriter(feats, "mat") as fw, TableWriter(post, "post") as pw:
         for u in range(num_utts):
@@ -139,13 +151,6 @@ def warm_training(tmp: Path) -> None:
     """A DNN epoch (NG-SGD and SGD), its cross-validation, nnet-forward and RBM CD-1, on the
     cpu backend in float32, as nnet-train-frmshuff / nnet-train-mpi, nnet-forward and
     rbm-train-cd1-frmshuff run them."""
-    from nnetmix.driver import EpochFiles, EpochSpec, dnn_epoch, multistream_epoch, rbm_train
-    from nnetmix.nnet import (AffineTransform, ForwardOptions, Nnet, NnetTrainOptions, PdfPrior,
-                              Rbm, Sigmoid, Softmax, init_components, nnet_forward, read_nnet)
-    from nnetmix.rbm.options import Cd1Options, RbmRandomizerOptions, RbmTrainOptions
-    from nnetmix.train.options import OptimizerOptions, TrainOptions
-    from nnetmix.train.seqstreams import PerUttOptions
-    from nnetmix.train.streams import StreamOptions
     rng = np.random.default_rng(0)
     dim, hid, pdfs = 8, 16, 5
     feats, post = _write_tables(tmp, rng, dim, pdfs)
@@ -202,7 +207,6 @@ PARTS: dict[str, Callable[[Path], None]] = {"decoding": warm_decoding, "training
 def cache_counts(modules: Iterable[str] = ()) -> dict[str, tuple[int, int]]:
     """``module.function -> (cache hits, cache misses)`` of every cached numba dispatcher this
     process has called, in loaded nnetmix modules (or in ``modules``). A miss is a compile."""
-    from numba.core.registry import CPUDispatcher
     names = list(modules) or [m for m in sys.modules if m.startswith("nnetmix")]
     out: dict[str, tuple[int, int]] = {}
     for name in names:

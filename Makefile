@@ -5,6 +5,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.nnetmix-installed
 BENCH_STAMP := $(VENV)/.nnetmix-bench-installed
+# the numba kernels compiled into their on-disk cache once (nnetmix/driver/warmup.py); an edited
+# source file's kernels are compiled again by the first process that calls them
+WARM_STAMP := $(VENV)/.nnetmix-kernels-compiled
 DEBIAN := espeak-ng sox
 # make test only: tests/cluster starts a one-node Slurm (slurm-wlm, munge) and two network-namespace
 # hosts (iproute2, util-linux: ip, unshare) with these (skipped without them)
@@ -14,13 +17,19 @@ TEST_JOBS ?= 2
 
 .PHONY: install debian-deps demo test test-gpu bench docs clean
 
-install: $(STAMP) debian-deps
+install: $(STAMP) $(WARM_STAMP) debian-deps
 
 $(STAMP): setup.py
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@echo "make: installing nnetmix and its pinned dependencies into $(VENV) (log: $(VENV)/install.log)"
 	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' > $(VENV)/install.log 2>&1 \
 	  || { cat $(VENV)/install.log; echo "make: pip install failed, see $(VENV)/install.log" >&2; exit 1; }
+	@touch $@
+
+$(WARM_STAMP): $(STAMP)
+	@echo "make: compiling the numba kernels into their cache, 2 processes (log: $(VENV)/warmup.log)"
+	@$(PY) -m nnetmix.driver.warmup --jobs=2 > $(VENV)/warmup.log 2>&1 \
+	  || { cat $(VENV)/warmup.log; echo "make: the kernel warm-up failed, see $(VENV)/warmup.log" >&2; exit 1; }
 	@touch $@
 
 # the bench targets' plots need matplotlib (the optional bench extra); make test does not

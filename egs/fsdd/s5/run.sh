@@ -89,6 +89,7 @@ tri3_gauss=1000        # Gaussians of tri3
 dnn_input=fmllr        # fmllr: tri3's fMLLR features, alignments and graph; mfcc: MFCC + CMVN and
                        # the monophone's (the recipe's DNN before tri1-tri3)
 # End configuration section.
+run_cmdline="$0 $*"   # as typed, before parse_options.sh consumes it: stage_done keeps it in $exp/run_opts
 
 . ./cmd.sh
 . ./path.sh
@@ -133,9 +134,11 @@ nj_for() {
 stage_done() {
   # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
   # (default $exp; the DNN stages 10-11 use the DNN's directory), and the commit that ran it in
-  # $exp/commit (of the checkout path.sh found; "+changes" with uncommitted changes), for
-  # local/make_results.py
+  # $exp/commit (of the checkout path.sh found; "+changes" with uncommitted changes) and the
+  # command lines that ran the split's stages in $exp/run_opts (each once), for
+  # local/make_results.py and local/store_split.py
   mkdir -p ${3:-$exp}/stage_seconds
+  grep -qxF -- "$run_cmdline" $exp/run_opts 2>/dev/null || echo "$run_cmdline" >> $exp/run_opts
   echo $(( SECONDS - $2 )) > ${3:-$exp}/stage_seconds/$1
   local commit
   if commit=$(git -C "$NNETMIX_ROOT" rev-parse --short HEAD 2>/dev/null); then

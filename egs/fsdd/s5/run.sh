@@ -17,7 +17,21 @@
 #   ./run.sh --fsdd-dir DIR --stage 2 --stop-stage 2                         # one stage
 #   ./run.sh --stage 9 --dnn-input mfcc                                      # the DNN on MFCCs and
 #                                                                            # the monophone's alignments
-#   local/make_results.py                                                    # RESULTS.md from exp/
+#   local/store_split.py loso_theo                                           # exp/loso_theo into the
+#                                                                            # store, results/loso_theo
+#   local/make_results.py                                                    # RESULTS.md from results/
+#
+# The results store: exp/ stays on the machine that ran it, so each finished split is copied into
+# results/<split>/ (kept in the repository: the small text files local/make_results.py reads,
+# with the commit, machine, command lines and recipe fingerprint; local/fsdd_store.py) and
+# committed, and RESULTS.md is written from there. The folds still to run are those
+# RESULTS.md names; each, one at a time, then stored and committed:
+#   s=theo   # then jackson yweweler george lucas, and the official split (no --split; store "official")
+#   nice -n 10 ./run.sh --fsdd-dir DIR --split speaker --test-speaker $s --nj 2 &&
+#     local/store_split.py loso_$s && local/make_results.py &&
+#     git add results/loso_$s RESULTS.md && git commit -m "egs/fsdd/s5: the $s fold"
+# make_results.py pools only folds of one recipe fingerprint (run.sh, conf/, local/fsdd_*.py
+# without comments): after a change to that code, the stored folds are run again.
 #
 # Options (defaults in the configuration section of this file):
 #   --fsdd-dir DIR            the FSDD clone (required for stage 0)

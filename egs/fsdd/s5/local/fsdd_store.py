@@ -196,7 +196,8 @@ def store_split(split_dir: Path, store: Path, run_opts: Optional[list[str]] = No
         raise DataDirError(f"{split_dir}: no run_opts (a run.sh older than its run_opts record): "
                            "give run.sh's command line with --run-opts")
     dest = store / split_dir.name
-    tmp, old = store / f".{split_dir.name}.tmp.{os.getpid()}", store / f".{split_dir.name}.old.{os.getpid()}"
+    tmp = store / f".{split_dir.name}.tmp.{os.getpid()}"
+    old = store / f".{split_dir.name}.old.{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         for rel in files:
@@ -210,8 +211,14 @@ def store_split(split_dir: Path, store: Path, run_opts: Optional[list[str]] = No
         (tmp / PROVENANCE).write_text(record.text())
         if dest.exists():
             dest.rename(old)
-        tmp.rename(dest)
+        try:
+            tmp.rename(dest)
+        except OSError:
+            if old.exists():
+                old.rename(dest)         # the earlier copy back in place
+            raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
+        if dest.exists():
+            shutil.rmtree(old, ignore_errors=True)
     return dest

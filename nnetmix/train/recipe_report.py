@@ -23,7 +23,7 @@ from nnetmix.score.compare import CompareOptions, Comparison, compare_decode_dir
 from nnetmix.train.runlog import best_wer
 
 __all__ = ["StageTime", "stage_seconds", "best_wer_line", "WerCi", "wer_ci", "compare_systems",
-           "comparison_cells", "machine_line"]
+           "comparison_cells", "machine_description", "machine_line"]
 
 
 @dataclass
@@ -109,6 +109,18 @@ def comparison_cells(c: Comparison) -> tuple[str, str, str]:
     return diff, f"{t.p_value:.3g}", verdict
 
 
+def machine_description() -> str:
+    """This machine's cores and CPU model (``2 cores (AMD EPYC ...)``), for a RESULTS.md header
+    and for the FSDD results store's record of where a split ran."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(x.split(":", 1)[1].strip() for x in fh if x.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{os.cpu_count()} cores ({cpu})"
+
+
 def machine_line(root: str | os.PathLike | None = None) -> str:
     """Commit of the checkout (``root``, default the current directory), cores, CPU model and
     date, for a RESULTS.md header."""
@@ -117,11 +129,5 @@ def machine_line(root: str | os.PathLike | None = None) -> str:
                                 text=True, check=True, cwd=root).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(x.split(":", 1)[1].strip() for x in fh if x.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"Written at commit {commit} on {os.cpu_count()} cores ({cpu}), "
+    return (f"Written at commit {commit} on {machine_description()}, "
             f"{datetime.date.today().isoformat()}.")

@@ -8,6 +8,7 @@ weights 9-11), down to a WER for each GMM and the DNN.
 """
 import os
 import re
+import shutil
 
 import pytest
 
@@ -83,3 +84,10 @@ def test_run_sh_end_to_end_on_a_subset(tmp_path):
         assert re.search(rf"\| `{sys}` - `mono` \| \d+ vs \d+ of 90 \| [+-]\d+\.\d\d \| \[", text)
     assert re.search(r"\| `dnn_fmllr_rand_w1` - `(mono|tri\d)` \(best GMM\) \| \d+ vs \d+ of 90 \|", text)
     assert "Run at commit " in text and "unknown" not in (exp / "commit").read_text()
+    # the split kept in the results store gives the same RESULTS.md without exp/
+    p = run_script([RECIPE / "local" / "store_split.py", "official"], cwd=s5)
+    assert p.returncode == 0, p.stdout + p.stderr
+    shutil.rmtree(s5 / "exp")
+    p = run_script([RECIPE / "local" / "make_results.py", "--out", "RESULTS.store.md"], cwd=s5)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (s5 / "RESULTS.store.md").read_text() == text

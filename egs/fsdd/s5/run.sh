@@ -17,7 +17,21 @@
 #   ./run.sh --fsdd-dir DIR --stage 2 --stop-stage 2                         # one stage
 #   ./run.sh --stage 9 --dnn-input mfcc                                      # the DNN on MFCCs and
 #                                                                            # the monophone's alignments
-#   local/make_results.py                                                    # RESULTS.md from exp/
+#   local/store_split.py loso_theo                                           # exp/loso_theo into the
+#                                                                            # store, results/loso_theo
+#   local/make_results.py                                                    # RESULTS.md from results/
+#
+# The results store: exp/ stays on the machine that ran it, so each finished split is copied into
+# results/<split>/ (kept in the repository: the small text files local/make_results.py reads,
+# with the commit, machine, command lines and recipe fingerprint; local/fsdd_store.py) and
+# committed, and RESULTS.md is written from there. The folds still to run are those
+# RESULTS.md names; each, one at a time, then stored and committed:
+#   s=theo   # then jackson yweweler george lucas, and the official split (no --split; store "official")
+#   nice -n 10 ./run.sh --fsdd-dir DIR --split speaker --test-speaker $s --nj 2 &&
+#     local/store_split.py loso_$s && local/make_results.py &&
+#     git add results/loso_$s RESULTS.md && git commit -m "egs/fsdd/s5: the $s fold"
+# make_results.py pools only folds of one recipe fingerprint (run.sh, conf/, local/fsdd_*.py
+# without comments): after a change to that code, the stored folds are run again.
 #
 # Options (defaults in the configuration section of this file):
 #   --fsdd-dir DIR            the FSDD clone (required for stage 0)
@@ -89,6 +103,7 @@ tri3_gauss=1000        # Gaussians of tri3
 dnn_input=fmllr        # fmllr: tri3's fMLLR features, alignments and graph; mfcc: MFCC + CMVN and
                        # the monophone's (the recipe's DNN before tri1-tri3)
 # End configuration section.
+run_cmdline="$0 $*"   # as typed, before parse_options.sh consumes it: stage_done keeps it in $exp/run_opts
 
 . ./cmd.sh
 . ./path.sh
@@ -133,9 +148,11 @@ nj_for() {
 stage_done() {
   # stage_done <N> <start-seconds> [<dir>]: the stage's wall time in <dir>/stage_seconds/N
   # (default $exp; the DNN stages 10-11 use the DNN's directory), and the commit that ran it in
-  # $exp/commit (of the checkout path.sh found; "+changes" with uncommitted changes), for
-  # local/make_results.py
+  # $exp/commit (of the checkout path.sh found; "+changes" with uncommitted changes) and the
+  # command lines that ran the split's stages in $exp/run_opts (each once), for
+  # local/make_results.py and local/store_split.py
   mkdir -p ${3:-$exp}/stage_seconds
+  grep -qxF -- "$run_cmdline" $exp/run_opts 2>/dev/null || echo "$run_cmdline" >> $exp/run_opts
   echo $(( SECONDS - $2 )) > ${3:-$exp}/stage_seconds/$1
   local commit
   if commit=$(git -C "$NNETMIX_ROOT" rev-parse --short HEAD 2>/dev/null); then

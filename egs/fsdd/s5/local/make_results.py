@@ -15,8 +15,15 @@ several speakers have been left out, their test sets (each speaker once) are als
 compared as one. The header names the commit, the machine (cores, CPU model) and the date.
 Nothing here is typed by hand: rerun it after run.sh.
 
-Usage: ``local/make_results.py [--exp exp] [--out RESULTS.md] [--note TEXT]``; the file is written to a
-temporary name and renamed.
+It reads the results store by default (``--exp results``: the splits local/store_split.py
+copied there from exp/, kept in the repository with the commit, machine and run.sh options of
+each, local/fsdd_store.py), because exp/ holds only the splits this machine ran and RESULTS.md
+must pool the folds every session ran; ``--exp exp`` reads a run before it is stored. The text
+names each split's files by their exp/<split>/ paths either way, so the two read the same.
+Folds of different recipe fingerprints are not pooled: that is an error.
+
+Usage: ``local/make_results.py [--exp results] [--out RESULTS.md] [--note TEXT]``; the file is
+written to a temporary name and renamed.
 """
 from __future__ import annotations
 
@@ -31,6 +38,8 @@ from nnetmix.score import CompareOptions, Comparison, best_scoring, compare_deco
 from nnetmix.train.recipe_report import best_wer_line, machine_line, stage_seconds
 from nnetmix.train.runlog import best_wer, read_run
 
+from fsdd_data_prep import SPEAKERS
+from fsdd_store import cv_utts, dnn_names, provenance
 from local_script import run_script, script_parser
 
 __all__ = ["STAGES", "GMMS", "OPTS", "split_section", "pooled_section", "results",
@@ -67,10 +76,10 @@ def _seconds(d: Path) -> dict[int, int]:
 
 
 def _cv_note(dnn_dir: Path) -> str:
-    """Newbob's CV set, from the DNN's cv.scp (utterance ids are ``<speaker>_<digit>_<take>``)."""
-    try:
-        utts = [line.split(" ", 1)[0] for line in (dnn_dir / "cv.scp").read_text().splitlines()]
-    except OSError:
+    """Newbob's CV set, from the DNN's cv.scp or the store's cv_utts (utterance ids are
+    ``<speaker>_<digit>_<take>``)."""
+    utts = cv_utts(dnn_dir)
+    if utts is None:
         return ""
     spk = sorted({u.split("_", 1)[0] for u in utts})
     who = f"held-out speaker {spk[0]}" if len(spk) == 1 else f"{len(spk)} training speakers"
@@ -119,10 +128,24 @@ def summary_row(split: str, c: Comparison) -> str:
             f"{_ci(b.diff.low, b.diff.high)} | {format_p(t.p_value)} | {_verdict(c)} |")
 
 
-def _dnn_names(split_dir: Path) -> list[str]:
-    """The DNN directories of a split (not the RBMs of stage 9: dnn_pretrain, dnn_pretrain_fmllr)."""
-    return c_sorted(p.name for p in split_dir.glob("dnn_*")
-                    if p.is_dir() and not p.name.startswith("dnn_pretrain"))
+def _shown(split_dir: Path) -> Path:
+    """How the text names a split's directory: exp/<split>/, where run.sh wrote it, whether it is
+    read from there or from the store."""
+    return Path("exp") / split_dir.name
+
+
+def _wer_line(split_dir: Path, decode_dir: Path) -> str:
+    """best_wer_line with the directory named as :func:`_shown` names it."""
+    line, path = best_wer_line(decode_dir).rsplit(" ", 1)
+    return f"{line} {_shown(split_dir) / Path(path).relative_to(split_dir)}"
+
+
+def provenance_line(split_dir: Path) -> str:
+    """Where a split's numbers come from: commit, machine, day, run.sh's command lines, recipe
+    fingerprint (local/fsdd_store.py's record)."""
+    p = provenance(split_dir)
+    return (f"Run at commit {p.commit} on {p.machine}, finished {p.finished}, by "
+            f"{'; '.join(f'`{c}`' for c in p.run_opts)}; recipe fingerprint {p.recipe[:12]}.")
 
 
 def _comparisons(names: list[str], gmms: list[str], compare) -> list[tuple[str, Comparison]]:
@@ -154,9 +177,9 @@ def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
         own = compare_decode_dirs(d, d, opts=OPTS)[0].bootstrap.wer_a
         rows.append(f"| {what} (`{g}`) | {stages} | {best[0]:.2f} ({best[1]}/{best[2]}) "
                     f"| {_ci(own.low, own.high)} | {best[3]} | - |")
-        lines.append(best_wer_line(d))
+        lines.append(_wer_line(split_dir, d))
     gmms = list(decode)
-    for d in _dnn_names(split_dir):
+    for d in dnn_names(split_dir):
         run = read_run(split_dir / d)
         if run is None or run.wer is None:
             continue
@@ -166,7 +189,7 @@ def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
                     f"{run.wer_words}) | {_ci(own.low, own.high)} | {run.wer_file} "
                     f"| {run.epochs} epochs ({run.rejected} rejected), CV frame accuracy "
                     f"{run.cv_acc:.2f}%{_cv_note(split_dir / d)} |")
-        lines.append(best_wer_line(decode[d]))
+        lines.append(_wer_line(split_dir, decode[d]))
         times += [(n, f"{STAGES[n]} (`{d}`)", t) for n, t in sorted(_seconds(split_dir / d).items())]
     if not rows:
         return []
@@ -179,10 +202,8 @@ def split_section(split_dir: Path, summary: list | None = None) -> list[str]:
     comps = _comparisons(list(decode), gmms, compare)
     if summary is not None:
         summary += [summary_row(f"`{split_dir.name}`", c) for _, c in comps]
-    commit = split_dir / "commit"
-    made = (f"Run at commit {commit.read_text().strip()} (`{split_dir}/commit`, written by run.sh)."
-            if commit.is_file() else "")
-    out = [f"## {_split_title(split_dir.name)} (`{split_dir}`)", "", *([made, ""] if made else []),
+    out = [f"## {_split_title(split_dir.name)} (`{_shown(split_dir)}`)", "",
+           provenance_line(split_dir), "",
            "| system | stages | %WER (errors/words) | 95% interval | best wer_LMWT_WIP | notes |",
            "| --- | --- | ---: | --- | --- | --- |", *rows, ""]
     if comps:
@@ -213,6 +234,32 @@ def _pooled_texts(decode_dirs: list[Path]) -> tuple[list, dict]:
     return refs, hyps
 
 
+def check_one_version(folds: list[Path]) -> None:
+    """DataDirError unless every fold was run by one recipe version (fsdd_store.Provenance's
+    fingerprint of run.sh, conf/ and local/fsdd_*.py): pooling a fold of another recipe would
+    mix two systems under one name."""
+    first = provenance(folds[0])
+    for d in folds[1:]:
+        other = provenance(d)
+        if other.version != first.version:
+            raise DataDirError(
+                f"{d}: recipe fingerprint {other.version} (commit {other.commit}) differs from "
+                f"{folds[0]}'s {first.version} (commit {first.commit}): folds of two recipe "
+                "versions are not pooled (rerun the older folds with this recipe and store them "
+                "with local/store_split.py)")
+
+
+def folds_line(dirs: list[Path]) -> str:
+    """Which splits the file holds and which are still to be run."""
+    have = [d.name[5:] for d in dirs if d.name.startswith("loso_")]
+    todo = [s for s in SPEAKERS if s not in have]
+    official = any(d.name == "official" for d in dirs)
+    return (f"Leave-one-speaker-out folds here: {', '.join(have) or 'none'}"
+            + (f"; still to be run: {', '.join(todo)}" if todo else "; all six")
+            + f". The official split: {'here' if official else 'still to be run'}. "
+            "The pooled rows pool the folds named in their section only.")
+
+
 def pooled_section(exp: Path, summary: list | None = None) -> list[str]:
     """The leave-one-speaker-out folds, pooled: each fold's test set is one speaker, so the
     pooled test set holds each speaker's recordings once, every one decoded by models that never
@@ -220,7 +267,7 @@ def pooled_section(exp: Path, summary: list | None = None) -> list[str]:
     monophone, and the others decoded in at least two folds) is decoded; empty with fewer than
     two. Each comparison's :func:`summary_row` is appended to ``summary`` when given."""
     loso = sorted(exp.glob("loso_*"))
-    decoded = {d: [n for n in [g for g, _, _ in GMMS] + _dnn_names(d)
+    decoded = {d: [n for n in [g for g, _, _ in GMMS] + dnn_names(d)
                    if best_wer(d / n / "decode_test")] for d in loso}
     gmm_names = [g for g, _, _ in GMMS]
     dnns = c_sorted({n for v in decoded.values() for n in v if n not in gmm_names})
@@ -231,6 +278,7 @@ def pooled_section(exp: Path, summary: list | None = None) -> list[str]:
     folds = [d for d in loso if all(n in decoded[d] for n in names)]
     if len(folds) < 2:
         return []
+    check_one_version(folds)
     refs, hyps = None, {}
     for n in names:
         r, hyps[n] = _pooled_texts([d / n / "decode_test" for d in folds])
@@ -267,10 +315,12 @@ def results(exp: Path, note: str = "") -> list[str]:
     """The whole RESULTS.md."""
     if not exp.is_dir():
         raise DataDirError(f"no such directory {exp} (run ./run.sh first)")
-    dirs = sorted((d for d in exp.iterdir() if d.is_dir() and d.name != "make_mfcc"),
+    dirs = sorted((d for d in exp.iterdir() if d.is_dir() and d.name != "make_mfcc"
+                   and not d.name.startswith(".")),     # not a store's temporary directories
                   key=lambda d: (d.name != "official", d.name))     # the official split first
     summary: list[str] = []
-    sections = [split_section(d, summary) for d in dirs] + [pooled_section(exp, summary)]
+    split_secs = [(d, split_section(d, summary)) for d in dirs]
+    sections = [s for _, s in split_secs] + [pooled_section(exp, summary)]
     sections = [s for s in sections if s]
     if not sections:
         raise DataDirError(f"{exp}: no decoded split (no */mono/decode_test/wer_*): run ./run.sh "
@@ -283,8 +333,9 @@ def results(exp: Path, note: str = "") -> list[str]:
             "first pass), and DNNs (`dnn_fmllr_*`: on tri3's fMLLR features and alignments, "
             "decoded with tri3's graph and the test speaker's transforms; `dnn_rbm_*`: on MFCCs "
             "and the monophone's alignments). Written by `local/make_results.py` from "
-            "`exp/`; the WER is the best over local/score.sh's LM-weight / insertion-penalty "
-            "sweep (with one word per utterance and a uniform grammar the sweep changes little). "
+            "the splits run.sh left in `exp/<split>/`, as local/store_split.py keeps them in "
+            "`results/<split>/`; the WER is the best over local/score.sh's LM-weight / "
+            "insertion-penalty sweep (with one word per utterance and a uniform grammar the sweep changes little). "
             "With 300 or 500 test words one error is 0.2-0.3% absolute. Intervals are 95% "
             "bootstrap intervals (Bisani and Ney 2004; 10000 resamplings of the utterances, seed "
             "777); every system is compared with the monophone GMM, and each DNN with the best "
@@ -294,7 +345,8 @@ def results(exp: Path, note: str = "") -> list[str]:
             "is called significant only when MAPSSWE's p is below 0.05 and the interval of the "
             "difference excludes 0; otherwise it is not significant, a tie, whichever WER is "
             "lower.",
-            "", machine_line() + (f" {note}" if note else ""), ""]
+            "", machine_line() + (f" {note}" if note else ""), "",
+            folds_line([d for d, s in split_secs if s]), ""]
     if summary:
         head += ["## Summary: every system against the monophone GMM, each DNN against the best "
                  "GMM", "", *SUMMARY_HEAD, *summary, ""]
@@ -303,7 +355,8 @@ def results(exp: Path, note: str = "") -> list[str]:
 
 def get_args(argv=None) -> argparse.Namespace:
     p = script_parser(__doc__)
-    p.add_argument("--exp", default="exp", help="the experiment directory of run.sh")
+    p.add_argument("--exp", default="results",
+                   help="the results store (local/store_split.py), or run.sh's exp/")
     p.add_argument("--out", default="RESULTS.md", help="the markdown file to write")
     p.add_argument("--note", default="", help="a sentence after the machine line (e.g. the load)")
     return p.parse_args(argv)

@@ -144,7 +144,8 @@ def lattice_best_path_grid(rspecifier: str, grid: ScoringGrid, word_symbol_table
                            output_pattern: str) -> GridSummary:
     """Write one transcript file per grid point (``output_pattern`` with LMWT and WIP
     replaced), each through a temporary name renamed at the end (an error leaves none
-    half-written). Raises LangError for a word id the symbol table lacks, as int2sym does."""
+    half-written). Raises LangError for a word id the symbol table lacks, as int2sym does, and
+    LatticeError for an archive without lattices (no file is written then)."""
     grid.check_pattern(output_pattern)
     table = read_symbol_table(word_symbol_table)
     syms = {i: s for s, i in table}
@@ -172,6 +173,8 @@ def lattice_best_path_grid(rspecifier: str, grid: ScoringGrid, word_symbol_table
             if nfail:
                 logger.warning("Best-path failed for key %s (at %d of %d grid points)", key,
                                nfail, len(failed))
+        if n == 0:  # as lattice-best-path.py: no output at all, one line saying why
+            raise LatticeError(f"{rspecifier}: no lattices, so no transcripts were written")
     for (lmwt, wip), k in failed.items():
         logger.info("LMWT %d, WIP %s: done %d lattices, failed for %d", lmwt, wip, n - k, k)
     return GridSummary(n, failed)

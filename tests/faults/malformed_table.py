@@ -228,6 +228,12 @@ ROWS = [
     ("lattice-add-penalty.py", "ark:{bad} ark:{o}/x.lat", "lat.ark"),
     ("lattice-best-path.py", "ark:{bad} ark:{o}/x.tra ark:{o}/x.ali", "lat.ark"),
     ("lattice-best-path.py", "'ark:gunzip -c {bad}|' ark:{o}/x.tra ark:{o}/x.ali", "lat.gz"),
+    ("lattice-best-path-grid.py", "--min-lmwt=9 --max-lmwt=10 --word-ins-penalty=0.0,0.5 "
+     "--word-symbol-table={w}/words.txt ark:{bad} {o}/LMWT.WIP.tra", "lat.ark"),
+    ("lattice-best-path-grid.py", "--min-lmwt=9 --max-lmwt=10 --word-ins-penalty=0.0 "
+     "--word-symbol-table={w}/words.txt 'ark:gunzip -c {bad}|' {o}/LMWT.WIP.tra", "lat.gz"),
+    ("lattice-best-path-grid.py", "--min-lmwt=9 --max-lmwt=9 --word-ins-penalty=0.0 "
+     "--word-symbol-table={bad} ark:{w}/lat.ark {o}/LMWT.WIP.tra", "words.txt"),
     ("lattice-copy.py", "ark:{bad} ark:{o}/x.lat", "lat.ark"),
     ("lattice-determinize-phone-pruned.py", "{bad} ark:{w}/lat.ark ark:{o}/x.lat", "0.tm"),
     ("lattice-determinize-phone-pruned.py", "%s ark:{bad} ark:{o}/x.lat" % M, "lat.ark"),

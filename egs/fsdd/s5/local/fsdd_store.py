@@ -15,7 +15,8 @@ for the ``final.nnet`` that tells read_run a DNN finished, an empty ``.done``. N
 Each stored split also holds ``provenance`` (:class:`Provenance`): the commit run.sh recorded,
 the machine (cores, CPU model), the day the split finished, run.sh's command lines and the
 recipe's fingerprint, the md5 of the code run.sh runs at that commit (run.sh, conf/,
-local/fsdd_*.py, comment and blank lines left out so a comment does not part two versions).
+local/fsdd_*.py but this store's own code, comment and blank lines left out so a comment does
+not part two versions).
 make_results.py pools only folds of one fingerprint. Read from exp/, the same record is computed
 on the spot, so RESULTS.md reads the same from exp/ and from the store.
 """
@@ -66,8 +67,8 @@ def _git(recipe_dir: Path, *args: str) -> str:
 
 
 def recipe_md5(recipe_dir: Path, commit: str) -> str:
-    """md5 of the code run.sh runs (run.sh, conf/*, local/fsdd_*.py) at ``commit`` of the checkout
-    holding ``recipe_dir``, comment and blank lines left out; ``unknown`` when git cannot read
+    """md5 of the code run.sh runs (run.sh, conf/*, local/fsdd_*.py but this store) at
+    ``commit`` of the checkout holding ``recipe_dir``, comment and blank lines left out; ``unknown`` when git cannot read
     that commit (not a checkout, or a commit it does not have)."""
     rev = commit.split()[0] if commit.split() else ""
     try:
@@ -77,7 +78,8 @@ def recipe_md5(recipe_dir: Path, commit: str) -> str:
         for name in sorted(names):
             base = name.rsplit("/", 2)
             if not (base[-1] == "run.sh" or base[-2] == "conf"
-                    or (base[-2] == "local" and base[-1].startswith("fsdd_"))):
+                    or (base[-2] == "local" and base[-1].startswith("fsdd_")
+                        and base[-1] != "fsdd_store.py")):  # the store changes no result
                 continue
             code = [x for x in _git(recipe_dir, "show", f"{rev}:{name}").splitlines()
                     if x.strip() and not x.lstrip().startswith("#")]

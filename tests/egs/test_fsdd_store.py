@@ -25,12 +25,14 @@ def git(repo: Path, *args: str) -> str:
                            *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def commit_recipe(s5: Path, run_sh: str, message: str) -> str:
-    """Commit a recipe's run.sh, conf/ and local/fsdd_*.py (the fingerprinted code); the short
-    hash, as run.sh's stage_done writes it in exp/<split>/commit."""
+def commit_recipe(s5: Path, run_sh: str, message: str, store_code: str = "") -> str:
+    """Commit a recipe's run.sh, conf/ and local/fsdd_*.py (the fingerprinted code, but for
+    local/fsdd_store.py: ``store_code``); the short hash, as run.sh's stage_done writes it in
+    exp/<split>/commit."""
     (s5 / "conf").mkdir(parents=True, exist_ok=True)
     (s5 / "local").mkdir(exist_ok=True)
     (s5 / "run.sh").write_text(run_sh)
+    (s5 / "local" / "fsdd_store.py").write_text(store_code or "STORE = 1\n")
     (s5 / "conf" / "mfcc.conf").write_text("--sample-frequency=8000\n")
     (s5 / "local" / "fsdd_data_prep.py").write_text("# prepare\nSPEAKERS = 6\n")
     git(s5, "add", "-A")
@@ -153,11 +155,11 @@ def test_run_opts_are_needed_from_an_older_run_sh(s5):
 
 def test_two_recipe_versions_are_not_pooled(s5):
     """A fold of an older run.sh is not pooled with a newer one; a commit that changes only a
-    comment keeps the fingerprint, so its folds pool."""
+    comment, or the store's own code, keeps the fingerprint, so its folds pool."""
     old = commit_recipe(s5, "#!/bin/bash\nstage=0\ntri1_leaves=200\n", "old")
     new = commit_recipe(s5, "#!/bin/bash\nstage=0\ntri1_leaves=300\n", "new")
     same = commit_recipe(s5, "#!/bin/bash\n# how to run the folds\nstage=0\n\ntri1_leaves=300\n",
-                         "a comment")
+                         "a comment", store_code="STORE = 2  # the store's code is no result's\n")
     for spk, commit in (("theo", old), ("lucas", new), ("george", same)):
         fake_split(s5 / "exp", f"loso_{spk}", commit)
         assert store(s5, f"loso_{spk}").returncode == 0

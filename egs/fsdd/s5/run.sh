@@ -26,7 +26,7 @@
 # with the commit, machine, command lines and recipe fingerprint; local/fsdd_store.py) and
 # committed, and RESULTS.md is written from there. The folds still to run are those
 # RESULTS.md names; each, one at a time, then stored and committed:
-#   s=theo   # then jackson yweweler george lucas, and the official split (no --split; store "official")
+#   s=jackson   # and each other fold RESULTS.md names, then the official split (no --split; store "official")
 #   nice -n 10 ./run.sh --fsdd-dir DIR --split speaker --test-speaker $s --nj 2 &&
 #     local/store_split.py loso_$s && local/make_results.py &&
 #     git add results/loso_$s RESULTS.md && git commit -m "egs/fsdd/s5: the $s fold"

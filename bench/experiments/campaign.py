@@ -129,7 +129,6 @@ class _Run:
     spec: RunSpec
     id: str
     proc: Optional[subprocess.Popen] = None
-    start: float = 0.0
     load: str = ""
     log: Optional[Path] = None
 
@@ -143,6 +142,30 @@ def _load() -> str:
 
 def _pid_file(work: Path, rid: str) -> Path:
     return work / "runs" / f"{rid}.pid"
+
+
+def _clock_file(work: Path, rid: str) -> Path:
+    return work / "runs" / f"{rid}.clock"
+
+
+def _tick(work: Path, rid: str, new: bool = False) -> float:
+    """The run's wall seconds over every start of it in this work directory: ``runs/<id>.clock``
+    holds one ``start last`` line per start (``new`` opens one), its last line brought up to now
+    at each call; the sum of the lines is returned. A driver stopped in any way loses at most the
+    time since its last tick, so a resumed run's record counts the earlier starts too."""
+    path, now = _clock_file(work, rid), time.time()
+    try:
+        spans = [[float(x) for x in ln.split()] for ln in path.read_text().splitlines()]
+        spans = [sp for sp in spans if len(sp) == 2]
+    except (OSError, ValueError):
+        spans = []
+    if new or not spans:
+        spans.append([now, now])
+    spans[-1][1] = now
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(f"{a:.1f} {b:.1f}\n" for a, b in spans))
+    tmp.replace(path)
+    return round(sum(b - a for a, b in spans), 1)
 
 
 def _alive(pid_file: Path) -> bool:
@@ -195,7 +218,7 @@ def _cores(spec: RunSpec, cores: int) -> int:
 def _finish(r: _Run, task: Task, opts: CampaignOptions, store: Store, tables) -> bool:
     rc = r.proc.wait()
     _pid_file(opts.work, r.id).unlink(missing_ok=True)
-    secs = round(time.time() - r.start, 1)
+    secs = _tick(opts.work, r.id)
     if rc != 0:
         log(f"run {r.id} ({r.spec.label()}) failed after {secs:.0f} s (exit {rc}), log is in "
             f"{r.log}")
@@ -225,7 +248,8 @@ def _start(r: _Run, task: Task, opts: CampaignOptions) -> None:
     (opts.work / "runs").mkdir(exist_ok=True)
     r.log = opts.work / "logs" / f"{r.id}.log"
     cmd = ["./run.sh"] + task.run_args(r.spec, r.id)
-    r.load, r.start = _load(), time.time()
+    r.load = _load()
+    _tick(opts.work, r.id, new=True)
     with open(r.log, "a") as f:
         f.write(f"# {' '.join(cmd)}\n")
         f.flush()
@@ -348,10 +372,12 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         for r in running:
             if r.proc is not None:
                 r.proc.wait()
+                _tick(opts.work, r.id)
             _pid_file(opts.work, r.id).unlink(missing_ok=True)
         log(f"stopped by signal {signum}; {len(running)} run(s) in progress left to resume")
         sys.exit(128 + signum)
     old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    ticked = time.time()
     try:
         while todo or running:
             while todo and len(running) < opts.jobs and (
@@ -361,6 +387,10 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
                 running.append(r)   # first: a signal while it starts stops it and its pid file
                 _start(r, task, opts)
             time.sleep(0.2 if not running else 1.0)
+            if time.time() - ticked > 30:
+                ticked = time.time()
+                for r in running:
+                    _tick(opts.work, r.id)
             for r in [r for r in running if r.proc.poll() is not None]:
                 running.remove(r)
                 failed += not _finish(r, task, opts, store, tables)

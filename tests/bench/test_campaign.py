@@ -688,3 +688,27 @@ def test_charts_are_drawn_from_the_store_byte_for_byte(setup):
         p.unlink()
     campaign_tables.write_tables(store, ["decode_test"])
     assert {p.name: p.read_bytes() for p in store.dir.glob("*.png")} == pngs
+
+
+def test_a_runs_clock_counts_every_start_of_it(tmp_path, monkeypatch):
+    """A run stopped with its driver (or its machine) and resumed later is stored with the wall
+    seconds of every start in its work directory, not only the last one's (a resumed run read
+    21 s for two hours of training)."""
+    from bench.experiments import campaign
+    (tmp_path / "runs").mkdir()
+    now = [1000.0]
+    monkeypatch.setattr(campaign.time, "time", lambda: now[0])
+    campaign._tick(tmp_path, "r", new=True)
+    now[0] = 1600.0
+    campaign._tick(tmp_path, "r")           # the driver's last tick before the machine stopped
+    now[0] = 5000.0                          # nothing ran between the two starts
+    campaign._tick(tmp_path, "r", new=True)
+    now[0] = 5021.0
+    assert campaign._tick(tmp_path, "r") == 621.0
+    assert len((tmp_path / "runs" / "r.clock").read_text().splitlines()) == 2
+
+
+def test_a_record_whose_clock_missed_starts_shows_its_epochs_hours_as_a_bound():
+    cell = campaign_tables._hours_cell
+    assert cell({"seconds": {"run": 7483.1}, "train_seconds": 6901.1}) == "2.08"
+    assert cell({"seconds": {"run": 21.0}, "train_seconds": 3059.6}) == ">= 0.85"

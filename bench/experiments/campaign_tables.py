@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import re
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 from typing import Optional
@@ -30,9 +32,10 @@ from bench.experiments.spec import method_key
 from bench.experiments.store import BenchRecord, Record, Store
 from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles, \
     variant_pairs
-from bench.experiments.verdict import claims_markdown
+from bench.experiments.verdict import HELD, NOT_HELD, NOT_MEASURED, TIE, Claim, claims_markdown
 
-__all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker"]
+__all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker",
+           "readme_summary", "summary_block"]
 
 ALPHA = 0.05
 
@@ -324,8 +327,8 @@ def _scaling_factors(res: dict, roles_size, cores: int, allreduce: Optional[Benc
     return seed000.scaling_rows(res, roles_size, cores, link, params)[1]
 
 
-def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str],
-                    allreduce: Optional[BenchRecord] = None) -> list[str]:
+def _claims(task: str, size: str, recs: list[Record], decodes: list[str],
+            allreduce: Optional[BenchRecord] = None) -> list[Claim]:
     """Every claim of the seed tables (seeds 000, 001, 002) on this size's runs, and on
     harbour issue 33's (:mod:`bench.experiments.mix_variants`)."""
     roles_size = HARBOUR_ROLES if task == "harbour" else plan.SIZES.get(size)
@@ -344,6 +347,15 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
         claims += mix_variants.claims({
             (v, n): variant_pairs("seed002", f"nbm/{n}", v, roles_size, recs, size, decode)
             for v in mix_variants.VARIANTS for n in mix_variants.WORKERS})
+    return claims
+
+
+def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str],
+                    allreduce: Optional[BenchRecord] = None) -> list[str]:
+    claims = _claims(task, size, recs, decodes, allreduce)
+    if not claims:
+        return []
+    decode = CLAIMS_DECODE.get(task, decodes[0])
     return ["### The seeds' claims", "",
             f"Each claim of the seeds' tables, decided on `{decode}` by the rule beside it, on "
             f"the runs above at seed {777} (a method with a learning-rate grid at its CV-chosen "
@@ -394,9 +406,84 @@ def _bench_section(store: Store, benches: list[BenchRecord]) -> list[str]:
     return lines
 
 
+def all_claims(store: Store, decodes: list[str]) -> list[Claim]:
+    """Every claim RESULTS.md decides: each size's, then seed 004's on the stored all-reduce
+    benchmark."""
+    records, benches = list(store.records()), list(store.benches())
+    by_size = defaultdict(list)
+    for r in records:
+        by_size[r.spec.size].append(r)
+    out = []
+    for size in sorted(by_size):
+        out += _claims(store.task, size, by_size[size], decodes, _allreduce(benches))
+    for b in benches:
+        if b.spec.bench == "allreduce":
+            out += seed004.claims(json.loads(b.text("allreduce.json")),
+                                  b.result["machine"]["cores"])
+    return out
+
+
+SUMMARY_BEGIN = "<!-- the {task} campaign's verdicts: written by bench/campaign.py -->"
+SUMMARY_END = "<!-- end of the {task} campaign's verdicts -->"
+
+
+def summary_block(store: Store, decodes: list[str]) -> str:
+    """README's short table of the campaign: per seed, how many of its claims held, did not
+    hold, tied or wait for their runs, with a link to RESULTS.md, where each claim's rule and
+    figures are. Between the two markers, both included."""
+    claims = all_claims(store, decodes)
+    kinds = (HELD, NOT_HELD, TIE, NOT_MEASURED)
+    counts: dict = {}
+    for c in claims:
+        m = re.match(r"(seed|issue) \d+", c.source)
+        row = counts.setdefault(m.group(0) if m else c.source, dict.fromkeys(kinds, 0))
+        row[c.verdict] += 1
+    rel = f"bench/results/{store.task}/RESULTS.md"
+    runs = sum(1 for _ in store.records())
+    rows = [[src, str(sum(n.values()))] + [str(n[k]) for k in kinds]
+            for src, n in sorted(counts.items(), key=lambda kv: (kv[0].startswith("issue"),
+                                                                 kv[0]))]
+    return "\n".join([
+        SUMMARY_BEGIN.format(task=store.task),
+        textwrap.fill(f"The seeds' claims tested on {store.task} so far ({runs} training runs "
+                      f"stored), each by a stated rule on compare-wer.py's significance tests; "
+                      f"every claim with its rule and figures is in [{rel}]({rel}).", 99,
+                      break_long_words=False, break_on_hyphens=False), "",
+        table(["claims of", "claims", "held", "not held", "tie", "not measured yet"], rows,
+              right=(1, 2, 3, 4, 5)).rstrip("\n"),
+        SUMMARY_END.format(task=store.task)])
+
+
+def readme_summary(store: Store) -> Optional[Path]:
+    """The README.md, two levels above the store (the repository's), that holds this task's
+    summary markers; None where there is none (a store elsewhere, or no markers)."""
+    path = store.dir.resolve().parents[2] / "README.md" if len(
+        store.dir.resolve().parents) > 2 else None
+    if path is None or not path.is_file():
+        return None
+    text = path.read_text()
+    ok = SUMMARY_BEGIN.format(task=store.task) in text and SUMMARY_END.format(
+        task=store.task) in text
+    return path if ok else None
+
+
+def with_summary(text: str, block: str, task: str) -> str:
+    """``text`` with its summary block (markers included) replaced by ``block``."""
+    i = text.index(SUMMARY_BEGIN.format(task=task))
+    j = text.index(SUMMARY_END.format(task=task)) + len(SUMMARY_END.format(task=task))
+    return text[:i] + block + text[j:]
+
+
 def write_tables(store: Store, decodes: list[str]) -> list[Path]:
-    """Rewrite ``<store>/<task>/RESULTS.md`` and its charts; the files there."""
+    """Rewrite ``<store>/<task>/RESULTS.md`` and its charts, and the summary in the README
+    that holds its markers; the files written."""
     path = store.dir / "RESULTS.md"
     write_atomic(path, render(store, decodes, draw=True))
-    return [path] + sorted(store.dir.glob("*.png"))
+    out = [path] + sorted(store.dir.glob("*.png"))
+    readme = readme_summary(store)
+    if readme is not None:
+        write_atomic(readme, with_summary(readme.read_text(), summary_block(store, decodes),
+                                          store.task))
+        out.append(readme)
+    return out
 

@@ -712,3 +712,42 @@ def test_a_record_whose_clock_missed_starts_shows_its_epochs_hours_as_a_bound():
     cell = campaign_tables._hours_cell
     assert cell({"seconds": {"run": 7483.1}, "train_seconds": 6901.1}) == "2.08"
     assert cell({"seconds": {"run": 21.0}, "train_seconds": 3059.6}) == ">= 0.85"
+
+
+def test_the_readme_summary_is_the_store_s():
+    """README.md's campaign table is what --tables-only writes from bench/results/<task>/."""
+    root = ROOT / "bench" / "results"
+    text = (ROOT / "README.md").read_text()
+    marked = [d for d in sorted(root.iterdir()) if d.is_dir()
+              and campaign_tables.SUMMARY_BEGIN.format(task=d.name) in text]
+    assert [d.name for d in marked] == ["harbour"]
+    for d in marked:
+        store = Store(root, d.name)
+        assert campaign_tables.readme_summary(store) == ROOT / "README.md"
+        block = campaign_tables.summary_block(store, list(get_task(d.name).decodes))
+        assert block in text, "README.md's campaign table is stale: run bench/campaign.py " \
+                              "--tables-only"
+
+
+def test_tables_write_the_summary_into_the_readme_that_holds_its_markers(setup):
+    """write_tables fills the block between the task's markers in the README two levels above
+    the store, counting the claims RESULTS.md decides; a README without them is left alone."""
+    task, plan_file, opts, repo = setup
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    store = Store(opts.store, "digits")
+    readme = store.dir.resolve().parents[2] / "README.md"
+    begin = campaign_tables.SUMMARY_BEGIN.format(task="digits")
+    end = campaign_tables.SUMMARY_END.format(task="digits")
+    readme.write_text(f"# A repository\n\nintro\n\n{begin}\nold\n{end}\n\nafter\n")
+    written = campaign_tables.write_tables(store, list(task.decodes))
+    assert readme in written
+    text = readme.read_text()
+    assert text.startswith("# A repository\n\nintro\n\n" + begin) and text.endswith(
+        end + "\n\nafter\n") and "old" not in text
+    claims = campaign_tables.all_claims(store, list(task.decodes))
+    rows = [ln for ln in text.splitlines() if ln.startswith("| seed") or ln.startswith("| issue")]
+    assert rows and sum(int(r.split("|")[2]) for r in rows) == len(claims)
+    assert "(4 training runs stored)" in " ".join(text.split())
+    readme.write_text("# no markers\n")
+    assert readme not in campaign_tables.write_tables(store, list(task.decodes))
+    assert readme.read_text() == "# no markers\n"

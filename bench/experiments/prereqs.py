@@ -97,8 +97,8 @@ def _prereq_row(what: str) -> bool:
 
 
 def digest_of(rows: list[tuple[str, str]]) -> str:
-    """md5 of the rows in name order (the fingerprint lists exp/ directories in the order of
-    their modification times, which a later write into one of them can change)."""
+    """md5 of the rows in name order (records made when the fingerprint listed exp/
+    directories by modification time keep their digests)."""
     return hashlib.md5("".join(f"{w} {m}\n" for w, m in sorted(rows)).encode()).hexdigest()
 
 

@@ -88,8 +88,7 @@ def _data_rows(recipe: str) -> Iterator[tuple[str, str]]:
 
 
 def _exp_rows(recipe: str) -> Iterator[tuple[str, str]]:
-    dirs = sorted(glob.glob(os.path.join(recipe, "exp", "*", "")), key=os.path.getmtime)
-    for d in dirs:
+    for d in sorted(glob.glob(os.path.join(recipe, "exp", "*", ""))):
         name = os.path.relpath(d, recipe).rstrip("/")
         for pattern in _MODELS:
             for p in sorted(glob.glob(os.path.join(d, pattern))):
@@ -111,7 +110,8 @@ def _exp_rows(recipe: str) -> Iterator[tuple[str, str]]:
 
 def recipe_fingerprint(recipe: str) -> list[tuple[str, str]]:
     """(what, md5) for the data and exp directories of a recipe directory, data first, then
-    the experiments in the order they were made."""
+    the experiments by name (not in the order they were made: stages that run side by side
+    finish in either order, and two runs of the same bits must list the same rows)."""
     return list(_data_rows(recipe)) + list(_exp_rows(recipe))
 
 

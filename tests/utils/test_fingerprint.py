@@ -119,3 +119,20 @@ def test_compare_on_the_command_line(tmp_path, capsys):
         "'exp/mono/final.mdl'" in err
     assert fp.main([f"--compare={tmp_path}/none.md", str(mine)]) == 1
     assert f"{tmp_path}/none.md: cannot read the fingerprint" in capsys.readouterr().err
+
+
+def test_experiments_are_listed_by_name_whatever_order_they_were_made(tmp_path):
+    """Stages run side by side (the RBMs beside tri1) finish in either order; the rows of two
+    runs of the same bits must come in the same order."""
+    import os
+    lists = []
+    for order in (("tri1", "dnn_pretrain", "mono"), ("mono", "dnn_pretrain", "tri1")):
+        root = tmp_path / "-".join(order)
+        for i, name in enumerate(order):
+            d = root / "exp" / name
+            d.mkdir(parents=True)
+            (d / "final.mdl").write_bytes(name.encode())
+            os.utime(d, (1000 + i, 1000 + i))
+        lists.append([what for what, _ in recipe_fingerprint(str(root))])
+    assert lists[0] == lists[1] == ["exp/dnn_pretrain/final.mdl", "exp/mono/final.mdl",
+                                    "exp/tri1/final.mdl"]

@@ -40,11 +40,12 @@ from slurm_cluster import SlurmUnavailable, shared_cluster
 from nnetmix.utils.fingerprint import compare_fingerprints, read_fingerprint
 
 S5 = ROOT / "egs" / "digits" / "s5"
-# two DNN epochs and three LM weights in scoring: each is a deterministic step whatever its count;
-# the sizes the default run tunes are given here, so that tuning them leaves GOLDEN as it is
+# 15 passes of mono and tri1, two DNN epochs and three LM weights in scoring: each is a
+# deterministic step whatever its count; the sizes the default run tunes are given here, so that
+# tuning them leaves GOLDEN as it is
 SMALL = ["--num-train-utts", "120", "--num-test-utts", "30", "--num-train-spk", "12",
          "--num-test-spk", "6", "--snr", "10:20", "--glottal-onset", "false",
-         "--tri1-leaves", "100", "--tri1-gauss", "500",
+         "--tri1-leaves", "100", "--tri1-gauss", "500", "--gmm-iters", "15",
          "--dnn-hid-layers", "2", "--dnn-hid-dim", "64", "--dnn-learn-rate", "0.008",
          "--dnn-num-workers", "2", "--dnn-opts", "--max-iters 2",
          "--scoring-opts", "--min-lmwt 9 --max-lmwt 11 --word-ins-penalty 0.0"]

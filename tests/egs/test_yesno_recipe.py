@@ -2,15 +2,15 @@
 trained model (../shared/kaldi-fixtures/yesno): every stage, the same command that wrote the
 recipe's RESULTS.md, and the WERs of the monophone, the DNN (2 MPI ranks) and Kaldi's model must
 be RESULTS.md's (the runs are reproducible: dither seeded per utterance, seeded training).
-About 7 CPU-minutes (18 min wall on 2 busy cores), too long for the default suite:
-    NNETMIX_TEST_RECIPES=1 .venv/bin/python -m pytest -q tests/egs/test_yesno_recipe.py
-(the stages' own tests, tests/egs/test_yesno_prep.py, run by default).
+About 155 CPU-seconds (Kaldi's 40 monophone passes, the DNN and three decodes), run by the
+default suite as the issue asks of Kaldi's "hello world"; the stages' own tests are in
+tests/egs/test_yesno_prep.py.
 """
 import re
 
 import pytest
 
-from helpers import FIXTURES, ROOT, link_recipe, recipes_opt_in, run_script
+from helpers import FIXTURES, ROOT, link_recipe, run_script
 
 RECIPE = ROOT / "egs" / "yesno" / "s5"
 YESNO = ROOT.parent / "shared" / "corpora" / "yesno"
@@ -33,7 +33,6 @@ def rows(text):
     return {m.group(2): (m.group(3), m.group(4), m.group(5)) for m in ROW.finditer(text)}
 
 
-@recipes_opt_in
 def test_run_sh_end_to_end_gives_results_md(tmp_path):
     s5 = link_recipe(RECIPE, tmp_path)
     p = run_script(["./run.sh", "--corpus-dir", YESNO, "--kaldi-model-dir", FIXTURES / "yesno"],

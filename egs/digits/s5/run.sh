@@ -79,6 +79,7 @@ glottal_onset=true     # a glottal stop before the vowel-initial words OH and EI
 mfcc_config=conf/mfcc_dither.conf  # stage 2's MFCC options: Kaldi's --dither=1.0 (the clean parts are digital zeros)
 tri1_leaves=300        # tree leaves of tri1 (Kaldi's tidigits: 300 on 8623 utterances)
 tri1_gauss=2000        # Gaussians of tri1 (Kaldi's tidigits: 3000; the monophone has 1000)
+gmm_iters=             # training passes of mono and tri1 (--num-iters; empty: the steps' own, Kaldi's 40 and 35)
 dnn_hid_layers=2       # DNN hidden layers (the seeds use 6 x 2048 on Switchboard)
 dnn_hid_dim=512        # DNN neurons per hidden layer
 dnn_learn_rate=0.008   # initial learning rate (Newbob halves it once the CV loss stalls)
@@ -199,7 +200,8 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   # passes 1-10, 12, 14, ..., mixing up to 1000 Gaussians in all. Its alignments start tri1.
   (
   stage_start
-  steps/train_mono.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/mono
+  steps/train_mono.sh --nj $nj --cmd "$train_cmd" ${gmm_iters:+--num-iters $gmm_iters} \
+    data/train data/lang exp/mono
   steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/mono exp/mono_ali
   stage_done 3
   )
@@ -251,8 +253,8 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   fi
   (
   stage_start
-  steps/train_deltas.sh --cmd "$train_cmd" $tri1_leaves $tri1_gauss data/train data/lang \
-    exp/mono_ali exp/tri1
+  steps/train_deltas.sh --cmd "$train_cmd" ${gmm_iters:+--num-iters $gmm_iters} \
+    $tri1_leaves $tri1_gauss data/train data/lang exp/mono_ali exp/tri1
   steps/align_si.sh --nj $nj --cmd "$train_cmd" data/train data/lang exp/tri1 exp/tri1_ali
   stage_done 5
   )

@@ -59,6 +59,7 @@ tri2_leaves=2500       # tree leaves of tri2b (LDA+MLLT)
 tri2_gauss=15000       # Gaussians of tri2b
 tri3_leaves=2500       # tree leaves of tri3b (SAT)
 tri3_gauss=15000       # Gaussians of tri3b
+gmm_iters=             # training passes of mono, tri1, tri2b and tri3b (--num-iters; empty: the steps' own, Kaldi's 40 and 35)
 beam=11.0              # decoding beam, GMM and DNN (Kaldi's 13: slower here, see egs/harbour/s5)
 lattice_beam=5.0       # lattice beam (Kaldi's 8)
 max_active=7000        # most active states per frame
@@ -95,6 +96,7 @@ echo "$(date '+%Y-%m-%d %H:%M:%S') [$commit] $command_line" >> exp/commands
 
 train=data/$(echo $train_set | tr - _)
 tests=$(for x in $test_sets; do echo -n "data/$(echo $x | tr - _) "; done)
+iters_opt=${gmm_iters:+--num-iters $gmm_iters}   # none: the steps' own passes
 fmllr_lm=${lms%% *}   # the test speakers' fMLLR transforms come from tri3b's decoding with this LM
 dnn_dir=exp/dnn_fmllr_w${dnn_num_workers}   # _bmuf: BMUF over the ranks (one rank has no mixing)
 if [ $dnn_num_workers -gt 1 ] && $dnn_bmuf; then dnn_dir=${dnn_dir}_bmuf; fi
@@ -151,7 +153,7 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
     [ -f $mono_data/feats.scp ] && [ $mono_data/feats.scp -nt $train/feats.scp ] || \
       { rm -rf $mono_data; utils/subset_data_dir.sh --shortest $train $mono_subset $mono_data; }
   fi
-  steps/train_mono.sh --boost-silence $boost_silence --nj $nj --cmd "$train_cmd" \
+  steps/train_mono.sh --boost-silence $boost_silence --nj $nj --cmd "$train_cmd" $iters_opt \
     --totgauss $mono_gauss $mono_data data/lang_nosp exp/mono
   steps/align_si.sh --boost-silence $boost_silence --nj $nj --cmd "$train_cmd" \
     $train data/lang_nosp exp/mono exp/mono_ali_${train#data/}
@@ -185,7 +187,7 @@ if [ $stage -le 5 ] && [ $stop_stage -ge 5 ]; then
   log "Stage 5: tri1, deltas ($tri1_leaves leaves, $tri1_gauss Gaussians) and alignment"
   t0=$SECONDS
   need 5 exp/mono_ali_${train#data/}/ali.1.gz "the monophone alignments: run stage 3"
-  steps/train_deltas.sh --boost-silence $boost_silence --cmd "$train_cmd" $tri1_leaves $tri1_gauss \
+  steps/train_deltas.sh --boost-silence $boost_silence --cmd "$train_cmd" $iters_opt $tri1_leaves $tri1_gauss \
     $train data/lang_nosp exp/mono_ali_${train#data/} exp/tri1
   steps/align_si.sh --nj $nj --cmd "$train_cmd" $train data/lang_nosp exp/tri1 exp/tri1_ali_${train#data/}
   stage_done 5 $t0
@@ -195,7 +197,7 @@ if [ $stage -le 6 ] && [ $stop_stage -ge 6 ]; then
   log "Stage 6: tri2b, LDA+MLLT ($tri2_leaves leaves, $tri2_gauss Gaussians) and alignment"
   t0=$SECONDS
   need 6 exp/tri1_ali_${train#data/}/ali.1.gz "tri1's alignments: run stage 5"
-  steps/train_lda_mllt.sh --cmd "$train_cmd" --splice-opts "--left-context=3 --right-context=3" \
+  steps/train_lda_mllt.sh --cmd "$train_cmd" $iters_opt --splice-opts "--left-context=3 --right-context=3" \
     $tri2_leaves $tri2_gauss $train data/lang_nosp exp/tri1_ali_${train#data/} exp/tri2b
   # as Kaldi, with tri2b's own training graphs (fsts.JOB.gz, split as tri1's alignments)
   steps/align_si.sh --nj $(cat exp/tri2b/num_jobs) --cmd "$train_cmd" --use-graphs true \
@@ -207,7 +209,7 @@ if [ $stage -le 7 ] && [ $stop_stage -ge 7 ]; then
   log "Stage 7: tri3b, speaker-adaptive training ($tri3_leaves leaves, $tri3_gauss Gaussians) and fMLLR alignment"
   t0=$SECONDS
   need 7 exp/tri2b_ali_${train#data/}/ali.1.gz "tri2b's alignments: run stage 6"
-  steps/train_sat.sh --cmd "$train_cmd" $tri3_leaves $tri3_gauss $train data/lang_nosp \
+  steps/train_sat.sh --cmd "$train_cmd" $iters_opt $tri3_leaves $tri3_gauss $train data/lang_nosp \
     exp/tri2b_ali_${train#data/} exp/tri3b
   steps/align_fmllr.sh --nj $nj --cmd "$train_cmd" $train data/lang_nosp exp/tri3b exp/tri3b_ali_${train#data/}
   stage_done 7 $t0

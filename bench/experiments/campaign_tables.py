@@ -162,6 +162,12 @@ def _lr_cell(spec) -> str:
 def render(store: Store, decodes: list[str], draw: bool = False) -> str:
     """RESULTS.md's text; with ``draw``, the charts (campaign_plots) are drawn first. The
     text links each chart the store holds, so it does not depend on matplotlib."""
+    return _render(store, decodes, draw)[0]
+
+
+def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, list[Claim]]:
+    """RESULTS.md's text and every claim it decides (the README summary counts them)."""
+    found: list[Claim] = []
     records = list(store.records())
     benches = list(store.benches())
     lines = [f"# The {store.task} experiment campaign", "",
@@ -173,7 +179,7 @@ def render(store: Store, decodes: list[str], draw: bool = False) -> str:
              "accuracy are real, their times are not speedups.", ""]
     if not records:
         lines += ["No run is stored yet.", ""]
-        return "\n".join(lines + _bench_section(store, benches))
+        return "\n".join(lines + _bench_section(store, benches, found)), found
     machines = defaultdict(int)
     for r in records:
         m = r.result["machine"]
@@ -254,8 +260,8 @@ def render(store: Store, decodes: list[str], draw: bool = False) -> str:
             lines += [table(["run", "workers", "mixing", "seed", "test", "WER 1 worker", "WER",
                              "difference", "p", "verdict"], rows, right=(1, 3, 5, 6))]
         lines += _seeds_section(recs, vs, decodes)
-        lines += _claims_section(store.task, size, recs, decodes, _allreduce(benches))
-    return "\n".join(lines + _bench_section(store, benches))
+        lines += _claims_section(store.task, size, recs, decodes, found, _allreduce(benches))
+    return "\n".join(lines + _bench_section(store, benches, found)), found
 
 
 def _seeds_section(recs: list[Record], vs: list, decodes: list[str]) -> list[str]:
@@ -351,8 +357,10 @@ def _claims(task: str, size: str, recs: list[Record], decodes: list[str],
 
 
 def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str],
-                    allreduce: Optional[BenchRecord] = None) -> list[str]:
+                    found: list[Claim], allreduce: Optional[BenchRecord] = None) -> list[str]:
+    """The claims' section of one size; its claims are added to ``found``."""
     claims = _claims(task, size, recs, decodes, allreduce)
+    found += claims
     if not claims:
         return []
     decode = CLAIMS_DECODE.get(task, decodes[0])
@@ -366,7 +374,7 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
             claims_markdown(claims)]
 
 
-def _bench_section(store: Store, benches: list[BenchRecord]) -> list[str]:
+def _bench_section(store: Store, benches: list[BenchRecord], found: list[Claim]) -> list[str]:
     """The stored benchmarks: seed 004's claims on bench/allreduce.py's rows with its tables,
     and bench/scaling_model.py's predictions from the stored bench/scaling.py output."""
     if not benches:
@@ -384,9 +392,11 @@ def _bench_section(store: Store, benches: list[BenchRecord]) -> list[str]:
             rows = json.loads(b.text("allreduce.json"))
             algs = [a for a in ALGS if any(a in r for r in rows)]
             ranks = sorted({r["ranks"] for r in rows})
+            claims = seed004.claims(rows, m["cores"])
+            found += claims
             lines += ["### Seed 004: all-reduce algorithms against message size and processes",
                       "", where + " Median of the slowest rank's time per call, float32 buffers.",
-                      "", claims_markdown(seed004.claims(rows, m["cores"]))]
+                      "", claims_markdown(claims)]
             lines += [("##" + ln if ln.startswith("#") else ln)      # under this ###
                       for ln in report(rows, algs, ranks, m["cores"]).splitlines()[1:]] + [""]
         elif b.spec.bench == "scaling":
@@ -409,29 +419,20 @@ def _bench_section(store: Store, benches: list[BenchRecord]) -> list[str]:
 def all_claims(store: Store, decodes: list[str]) -> list[Claim]:
     """Every claim RESULTS.md decides: each size's, then seed 004's on the stored all-reduce
     benchmark."""
-    records, benches = list(store.records()), list(store.benches())
-    by_size = defaultdict(list)
-    for r in records:
-        by_size[r.spec.size].append(r)
-    out = []
-    for size in sorted(by_size):
-        out += _claims(store.task, size, by_size[size], decodes, _allreduce(benches))
-    for b in benches:
-        if b.spec.bench == "allreduce":
-            out += seed004.claims(json.loads(b.text("allreduce.json")),
-                                  b.result["machine"]["cores"])
-    return out
+    return _render(store, decodes)[1]
 
 
 SUMMARY_BEGIN = "<!-- the {task} campaign's verdicts: written by bench/campaign.py -->"
 SUMMARY_END = "<!-- end of the {task} campaign's verdicts -->"
 
 
-def summary_block(store: Store, decodes: list[str]) -> str:
-    """README's short table of the campaign: per seed, how many of its claims held, did not
-    hold, tied or wait for their runs, with a link to RESULTS.md, where each claim's rule and
-    figures are. Between the two markers, both included."""
-    claims = all_claims(store, decodes)
+def summary_block(store: Store, decodes: list[str],
+                  claims: Optional[list[Claim]] = None) -> str:
+    """README's short table of the campaign: per seed, how many of its claims (``claims``, else
+    :func:`all_claims`) held, did not hold, tied or wait for their runs, with a link to
+    RESULTS.md, where each claim's rule and figures are. Between the two markers, both
+    included."""
+    claims = all_claims(store, decodes) if claims is None else claims
     kinds = (HELD, NOT_HELD, TIE, NOT_MEASURED)
     counts: dict = {}
     for c in claims:
@@ -457,8 +458,8 @@ def summary_block(store: Store, decodes: list[str]) -> str:
 def readme_summary(store: Store) -> Optional[Path]:
     """The README.md, two levels above the store (the repository's), that holds this task's
     summary markers; None where there is none (a store elsewhere, or no markers)."""
-    path = store.dir.resolve().parents[2] / "README.md" if len(
-        store.dir.resolve().parents) > 2 else None
+    parents = store.dir.resolve().parents
+    path = parents[2] / "README.md" if len(parents) > 2 else None
     if path is None or not path.is_file():
         return None
     text = path.read_text()
@@ -478,12 +479,13 @@ def write_tables(store: Store, decodes: list[str]) -> list[Path]:
     """Rewrite ``<store>/<task>/RESULTS.md`` and its charts, and the summary in the README
     that holds its markers; the files written."""
     path = store.dir / "RESULTS.md"
-    write_atomic(path, render(store, decodes, draw=True))
+    text, claims = _render(store, decodes, draw=True)
+    write_atomic(path, text)
     out = [path] + sorted(store.dir.glob("*.png"))
     readme = readme_summary(store)
     if readme is not None:
-        write_atomic(readme, with_summary(readme.read_text(), summary_block(store, decodes),
-                                          store.task))
+        write_atomic(readme, with_summary(readme.read_text(),
+                                          summary_block(store, decodes, claims), store.task))
         out.append(readme)
     return out
 

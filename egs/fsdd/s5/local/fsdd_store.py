@@ -68,8 +68,9 @@ def _git(recipe_dir: Path, *args: str) -> str:
 
 def recipe_md5(recipe_dir: Path, commit: str) -> str:
     """md5 of the code run.sh runs (run.sh, conf/*, local/fsdd_*.py but this store) at
-    ``commit`` of the checkout holding ``recipe_dir``, comment and blank lines left out; ``unknown`` when git cannot read
-    that commit (not a checkout, or a commit it does not have)."""
+    ``commit`` of the checkout holding ``recipe_dir``, comment and blank lines left out;
+    ``unknown`` when git cannot read that commit (not a checkout, or a commit it does not
+    have)."""
     rev = commit.split()[0] if commit.split() else ""
     try:
         names = _git(recipe_dir, "ls-tree", "-r", "--full-name", "--name-only", rev, "--",

@@ -48,7 +48,7 @@ from nnetmix.kaldi.compressed import (COMPRESSED_TOKENS, Compressed, compress_ma
                                       read_compressed)
 from nnetmix.kaldi.stream import InputStream
 
-__all__ = ["KINDS", "Where", "read_value", "encode_value", "Posterior"]
+__all__ = ["KINDS", "Where", "read_value", "skip_value", "encode_value", "Posterior"]
 
 KINDS = ("mat", "vec", "ivec", "post", "pairvec", "gpost", "float")
 Posterior = list  # list of frames, each a list of (int id, float weight) pairs
@@ -175,8 +175,45 @@ def _pairs_struct(n: int) -> struct.Struct:
     return st
 
 
+#: one frame of one (id, weight) pair, as ali-to-post writes every frame: its count, the id and
+#: the weight, each behind its size byte (15 bytes, packed)
+_ONE_PAIR_FRAME = np.dtype([("count_size", "u1"), ("count", "<i4"), ("id_size", "u1"),
+                            ("id", "<i4"), ("weight_size", "u1"), ("weight", "<f4")])
+
+
+def _one_pair_records(src: InputStream, frames: int) -> Optional[np.ndarray]:
+    """The next ``frames`` frames as :data:`_ONE_PAIR_FRAME` records when every one holds one
+    pair of 4-byte values; None, with the stream where it was, otherwise. The frames are
+    checked in step with the layout, so the first frame that differs fails the check."""
+    n = _ONE_PAIR_FRAME.itemsize * frames
+    if not 0 < n <= _BIG_READ:
+        return None
+    raw = src.read(n)
+    if len(raw) == n:
+        rec = np.frombuffer(raw, dtype=_ONE_PAIR_FRAME)
+        if ((rec["count_size"] == 4) & (rec["count"] == 1) & (rec["id_size"] == 4)
+                & (rec["weight_size"] == 4)).all():
+            return rec
+    src.unread(raw)
+    return None
+
+
+def _read_one_pair_frames(src: InputStream, frames: int) -> Optional[list]:
+    """The posterior's frames read at once when each holds one pair (as ali-to-post writes
+    every frame): a target archive of a million frames in about a second rather than several
+    frame by frame. None otherwise: the frame-by-frame reader, with its error messages, takes
+    over."""
+    rec = _one_pair_records(src, frames)
+    if rec is None:
+        return None
+    return [[pair] for pair in zip(rec["id"].tolist(), rec["weight"].tolist())]
+
+
 def _read_post_bin(src: InputStream, where: Where, table: bool) -> list:
     frames = _read_size(src, where, "posterior frame count")
+    post = _read_one_pair_frames(src, frames)
+    if post is not None:
+        return post
     post = []
     for t in range(frames):
         n = _read_size(src, where, f"posterior frame {t} size")
@@ -454,6 +491,20 @@ def read_value(src: InputStream, kind: str, where: Where, table: bool = True) ->
         src.read(2)
         return _BIN[kind](src, where, table)
     return _TEXT[kind](src, where, table)
+
+
+def skip_value(src: InputStream, kind: str, where: Where, table: bool = True) -> None:
+    """Move past one object of ``kind``, checked as :func:`read_value` checks it, without
+    building it where that is the cost: an archive's index needs only where each object
+    starts, and a million frames of one-pair posteriors as Python lists take seconds."""
+    if kind == "post" and src.peek(2) == b"\0B":
+        src.read(2)
+        frames = _read_size(src, where, "posterior frame count")
+        if _one_pair_records(src, frames) is None:
+            src.unread(_int32(frames))
+            _read_post_bin(src, where, table)
+        return
+    read_value(src, kind, where, table)
 
 
 # -- writers ----------------------------------------------------------------------------------

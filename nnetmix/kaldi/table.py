@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from nnetmix.errors import FormatError, NnetmixError
-from nnetmix.kaldi.codec import Where, check_kind, read_value
+from nnetmix.kaldi.codec import Where, check_kind, read_value, skip_value
 from nnetmix.kaldi.errors import KaldiIOError, TableKeyError
 from nnetmix.kaldi.specifier import classify_rxfilename, parse_rspecifier, split_range
 from nnetmix.kaldi.stream import InputStream, open_input
@@ -36,8 +36,10 @@ def _key_text(word: bytes) -> str:
     return word.decode("utf-8", errors="surrogateescape")
 
 
-def iter_archive(src: InputStream, kind: str, table: bool = True) -> Iterator[tuple[str, int, Any]]:
-    """Yield (key, offset of the object, value) from an archive stream until its end."""
+def iter_archive(src: InputStream, kind: str, table: bool = True,
+                 values: bool = True) -> Iterator[tuple[str, int, Any]]:
+    """Yield (key, offset of the object, value) from an archive stream until its end; with
+    ``values=False`` the value is None (each object is checked and passed over, not built)."""
     while True:
         word = src.read_word()
         if not word:
@@ -53,7 +55,11 @@ def iter_archive(src: InputStream, kind: str, table: bool = True) -> Iterator[tu
         if after != b"\n":
             src.read(1)
         offset = src.pos
-        yield key, offset, read_value(src, kind, Where(src.name, key), table)
+        if values:
+            yield key, offset, read_value(src, kind, Where(src.name, key), table)
+        else:
+            skip_value(src, kind, Where(src.name, key), table)
+            yield key, offset, None
 
 
 def _parse_scp_line(line: bytes, name: str, lineno: int) -> Optional[tuple[str, str]]:
@@ -245,7 +251,7 @@ class RandomAccessReader:
 
     def _index_archive(self, src: InputStream) -> None:
         table = self._offsets if self._seekable else self._values
-        for key, offset, value in iter_archive(src, self.kind):
+        for key, offset, value in iter_archive(src, self.kind, values=not self._seekable):
             if key in table:
                 raise FormatError(f"{src.name}: duplicate key {key} in archive")
             table[key] = offset if self._seekable else value

@@ -367,7 +367,10 @@ def _claims_section(task: str, size: str, recs: list[Record], decodes: list[str]
     return ["### The seeds' claims", "",
             f"Each claim of the seeds' tables, decided on `{decode}` by the rule beside it, on "
             f"the runs above at seed {777} (a method with a learning-rate grid at its CV-chosen "
-            f"rate). A claim whose runs are not stored yet reads \"not measured\"; seed 000's "
+            f"rate); where every run of a comparison was also trained with other seeds, it is "
+            f"made once per seed (\"seed S ...\", each seed's runs against each other) and is "
+            f"significant only when it is for every seed, in the same direction. A claim whose "
+            f"runs are not stored yet reads \"not measured\"; seed 000's "
             f"scaling factors are the runs' measured frames per second where the workers fit "
             f"the cores and the scaling model's beyond them, which needs a stored "
             f"bench/allreduce.py run (a [[bench]] entry of the plan).", "",

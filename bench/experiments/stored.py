@@ -8,8 +8,10 @@ one of its test conditions (its ``texts`` are that decode's reference and hypoth
 :func:`roles` finds, for each role a seed group's table names (``ar/16``, ``nbm/8``,
 ``baseline/1``, ...), the stored run that plays it: the run of that configuration at the
 plan's first seed (777) and, where the plan gave a learning-rate grid, at the rate chosen on the
-CV set. A run with compressed or overlapped mixing plays none of them (the seeds mixed whole
-models between blocks); :func:`variant_pairs` pairs each with the run it is compared with.
+CV set, carrying the same run at every other training seed the store holds (:func:`with_seeds`),
+which the claims compare seed by seed. A run with compressed or overlapped mixing plays none of
+them (the seeds mixed whole models between blocks); :func:`variant_pairs` pairs each with the
+run it is compared with.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from nnetmix.train.runlog import EpochTiming, RunResult
 from bench.experiments.plan import SPEC_MIXING, Size, group_runs
 from bench.experiments.store import Record
 
-__all__ = ["StoredRun", "stored_run", "roles", "blstm_roles", "variant_pairs", "HARBOUR_ROLES",
+__all__ = ["StoredRun", "stored_run", "with_seeds", "roles", "blstm_roles", "variant_pairs", "HARBOUR_ROLES",
            "MIX_OF", "cv_rank", "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
@@ -40,6 +42,7 @@ class StoredRun(RunResult):
 
     record: Record
     decode: str
+    seed_runs: dict   #: training seed -> this run at that seed (itself included); see with_seeds
 
     def texts(self) -> tuple[list, dict, tuple[str, str]]:
         ref = self.record.tokens(self.decode, "ref")
@@ -70,6 +73,17 @@ def stored_run(rec: Record, decode: str) -> StoredRun:
     return r
 
 
+def with_seeds(rec: Record, records: list[Record], decode: str) -> StoredRun:
+    """``rec``'s stored run with its ``seed_runs``: the same run (every field of its spec but
+    the training seed) at each seed the store holds, for the per-seed comparisons of
+    :func:`bench.experiments.verdict.wer_test`."""
+    run = stored_run(rec, decode)
+    key = dict(rec.spec.key(), seed=None)
+    run.seed_runs = {r.spec.seed: run if r is rec else stored_run(r, decode)
+                     for r in records if dict(r.spec.key(), seed=None) == key}
+    return run
+
+
 def _matches(rec: Record, run, size: str, variant: str = "") -> bool:
     """The record is ``run`` of a seed group at the first seed, with mixing ``variant``."""
     s = rec.spec
@@ -98,7 +112,7 @@ def roles(group: str, roles_size: Size, records: list[Record], size: str,
     out = {}
     for role, run in group_runs(group, roles_size).items():
         rec = _chosen([r for r in records if _matches(r, run, size)])
-        out[role] = stored_run(rec, decode) if rec is not None else None
+        out[role] = with_seeds(rec, records, decode) if rec is not None else None
     return out
 
 
@@ -116,7 +130,7 @@ def blstm_roles(records: list[Record], size: str, decode: str,
                                              and r.spec.minibatch == 256
                                              and r.spec.scheduler == "newbob"))]
         rec = _chosen(found)
-        return stored_run(rec, decode) if rec is not None else None
+        return with_seeds(rec, records, decode) if rec is not None else None
     out = {"blstm/1": pick("blstm", 1, "average"), "dnn/1": pick("dnn", 1, "average")}
     for n in workers:
         out[f"blstm-ma/{n}"] = pick("blstm", n, "average")
@@ -136,4 +150,5 @@ def variant_pairs(group: str, role: str, variant: str, roles_size: Size, records
         return None, None
     plain = dataclasses.replace(rec.spec, mix_compression="none", overlap_mixing=False).key()
     base = next((r for r in records if r.spec.key() == plain), None)
-    return (stored_run(base, decode) if base is not None else None), stored_run(rec, decode)
+    return ((with_seeds(base, records, decode) if base is not None else None),
+            with_seeds(rec, records, decode))

@@ -16,6 +16,11 @@ how much a change *costs* (plain SGD loses more than NG-SGD going from 1 to N wo
 difference of two differences: :func:`change_test` resamples the four runs' per-utterance errors
 together (the bootstrap) and tests the per-utterance contrast with MAPSSWE on utterances.
 
+**Repeated training seeds**: where every run of a comparison was trained with two or more of
+the same seeds, the comparison is made once per seed, each seed's runs against each other
+(:class:`SeedTests`), and is significant only when every seed's test is significant in the
+same direction; a single pair of runs decides it otherwise.
+
 Claims on other numbers (CV frame accuracy, time shares, scaling factors) have no per-utterance
 test and keep explicit comparisons with tolerances (:func:`close`, :func:`worse_by`):
 ``ACC_TOL`` = 1.0 absolute % CV frame accuracy (seed 000 Table 1 moves 59.3-60.2% across 2-16
@@ -32,9 +37,9 @@ from nnetmix.score import CompareOptions, align_ops, best_scoring, bootstrap, fo
 from nnetmix.score.compare import compare_systems
 from nnetmix.score.wer import ScoreError
 
-__all__ = ["ALPHA", "ACC_TOL", "HELD", "NOT_HELD", "TIE", "NOT_MEASURED", "WerTest", "Claim",
-           "wer_test", "change_test", "run_texts", "cell", "lower", "higher", "no_higher", "same", "close",
-           "worse_by", "all_of", "as_verdict", "status", "claims_markdown"]
+__all__ = ["ALPHA", "ACC_TOL", "HELD", "NOT_HELD", "TIE", "NOT_MEASURED", "WerTest", "SeedTests",
+           "Claim", "wer_test", "change_test", "run_texts", "cell", "lower", "higher", "no_higher",
+           "same", "close", "worse_by", "all_of", "as_verdict", "status", "claims_markdown"]
 
 ALPHA = 0.05
 ACC_TOL = 1.0
@@ -65,9 +70,48 @@ class WerTest:
         return f"{self.diff:+.2f} [{self.low:+.2f}, {self.high:+.2f}], p {format_p(self.p_value)}"
 
 
-def cell(t: Optional[WerTest]) -> str:
-    """:meth:`WerTest.cell`, or '-' when a run is missing."""
+@dataclasses.dataclass(frozen=True)
+class SeedTests:
+    """The same comparison made once per training seed that every run of it was trained with
+    (each seed's runs against each other, never across seeds). The rule over the seeds:
+    significant, in one direction, only when every seed's test is significant in that
+    direction; any tie or disagreement makes the whole a tie."""
+
+    tests: tuple[tuple[int, WerTest], ...]   #: (training seed, its test), in seed order
+
+    @property
+    def sign(self) -> int:
+        signs = {t.sign for _, t in self.tests}
+        return signs.pop() if len(signs) == 1 else 0
+
+    @property
+    def significant(self) -> bool:
+        return self.sign != 0
+
+    def cell(self) -> str:
+        """'seed 1 +0.98 [-0.49, +2.46], p 0.21; seed 2 ...' for the "here" column."""
+        return "; ".join(f"seed {s} {t.cell()}" for s, t in self.tests)
+
+
+Test = Union[WerTest, SeedTests]
+
+
+def cell(t: Optional[Test]) -> str:
+    """:meth:`WerTest.cell` (or :meth:`SeedTests.cell`), or '-' when a run is missing."""
     return "-" if t is None else t.cell()
+
+
+def _seed_runs(runs: Sequence) -> Optional[list[tuple[int, tuple]]]:
+    """[(seed, the runs of that seed)] for the training seeds that every one of ``runs`` was
+    trained and decoded with (a run's ``seed_runs``: seed -> run, set by
+    :func:`bench.experiments.stored.roles`), when there are at least two; else None (the
+    comparison is the one of the runs given)."""
+    maps = [getattr(r, "seed_runs", None) or {} for r in runs]
+    common = set.intersection(*(set(s for s, x in m.items() if x.wer is not None)
+                                for m in maps))
+    if len(common) < 2:
+        return None
+    return [(s, tuple(m[s] for m in maps)) for s in sorted(common)]
 
 
 def _decode_dir(run) -> Path:
@@ -95,12 +139,20 @@ def _same_test_set(ref_a: list, src_a: str, ref_b: list, src_b: str) -> None:
                          f"scored against different references)")
 
 
-def wer_test(a, b) -> Optional[WerTest]:
+def wer_test(a, b) -> Optional[Test]:
     """Run b's WER against run a's (:class:`nnetmix.train.runlog.RunResult` or a stored run,
-    or None when the run is missing or undecoded: then None). Raises :class:`ScoreError` when
+    or None when the run is missing or undecoded: then None); per seed (:class:`SeedTests`)
+    where both were trained with two or more of the same seeds. Raises :class:`ScoreError` when
     the decodes lack local/score.sh's per-utterance texts or hold different test sets."""
     if a is None or b is None or a.wer is None or b.wer is None:
         return None
+    seeds = _seed_runs((a, b))
+    if seeds is not None:
+        return SeedTests(tuple((s, _wer_test(*runs)) for s, runs in seeds))
+    return _wer_test(a, b)
+
+
+def _wer_test(a, b) -> WerTest:
     ref_a, hyp_a, src_a = run_texts(a)
     ref_b, hyp_b, src_b = run_texts(b)
     _same_test_set(ref_a, src_a[0], ref_b, src_b[0])
@@ -123,15 +175,23 @@ def _utterance_errors(run) -> tuple[dict[str, int], dict[str, int]]:
     return errors, words
 
 
-def change_test(a1, an, b1, bn) -> Optional[WerTest]:
+def change_test(a1, an, b1, bn) -> Optional[Test]:
     """(WER(an) - WER(a1)) - (WER(bn) - WER(b1)): does going from a1 to an cost more than going
     from b1 to bn? The four runs' per-utterance errors are resampled together (Bisani and Ney's
     bootstrap of ``errors(an) + errors(b1)`` against ``errors(a1) + errors(bn)``) and the
-    per-utterance contrast is tested with MAPSSWE, one segment per utterance. None when a run is
-    missing."""
+    per-utterance contrast is tested with MAPSSWE, one segment per utterance; per seed as
+    :func:`wer_test`. None when a run is missing."""
     runs = (a1, an, b1, bn)
     if any(r is None or r.wer is None for r in runs):
         return None
+    seeds = _seed_runs(runs)
+    if seeds is not None:
+        return SeedTests(tuple((s, _change_test(*rs)) for s, rs in seeds))
+    return _change_test(*runs)
+
+
+def _change_test(a1, an, b1, bn) -> WerTest:
+    runs = (a1, an, b1, bn)
     per = [_utterance_errors(r) for r in runs]
     words = per[0][1]
     for r, (_, w) in zip(runs[1:], per[1:]):
@@ -149,24 +209,24 @@ def change_test(a1, an, b1, bn) -> Optional[WerTest]:
                    test.significant and boot.significant)
 
 
-def lower(t: Optional[WerTest]) -> Verdict:
+def lower(t: Optional[Test]) -> Verdict:
     """The claim "b's WER is lower than a's"."""
     return NOT_MEASURED if t is None else {-1: HELD, 1: NOT_HELD, 0: TIE}[t.sign]
 
 
-def higher(t: Optional[WerTest]) -> Verdict:
+def higher(t: Optional[Test]) -> Verdict:
     """The claim "b's WER is higher than a's" (b degrades)."""
     return NOT_MEASURED if t is None else {1: HELD, -1: NOT_HELD, 0: TIE}[t.sign]
 
 
-def no_higher(t: Optional[WerTest]) -> Verdict:
+def no_higher(t: Optional[Test]) -> Verdict:
     """The claim "b loses nothing against a": refuted by a significantly higher WER, held by a
     significantly lower one, not significant otherwise (no difference found is no proof of
     none)."""
     return lower(t) if t is None or t.sign != 0 else TIE
 
 
-def same(t: Optional[WerTest]) -> Verdict:
+def same(t: Optional[Test]) -> Verdict:
     """The claim "b and a give similar WER": refuted by a significant difference either way;
     otherwise not significant (never held)."""
     return NOT_MEASURED if t is None else NOT_HELD if t.significant else TIE

@@ -291,3 +291,47 @@ def test_compressed_and_overlapped_claims_wait_for_their_runs(tmp_path):
     assert len(lines) == 2 and all(line.endswith("| not measured |") for line in lines)
     assert "| 16: 1bit 4.00 vs NBM -, - |" in lines[0]
     assert "| 16: overlap - vs NBM -, - |" in lines[1]
+
+
+ONE_BIT = ("| BMUF-NBM with 1bit-compressed updates (error feedback) loses nothing against "
+           "BMUF-NBM mixing whole models (issue 33) |")
+
+
+def _one_bit_row(text):
+    rows = [line for line in text.splitlines() if line.startswith(ONE_BIT)]
+    assert len(rows) == 1
+    return rows[0]
+
+
+@pytest.mark.parametrize("seed2_wer, expected", [(6.0, "| **not held** |"),
+                                                 (4.25, "| not significant (a tie) |")])
+def test_claims_compare_seed_by_seed_where_every_run_has_the_seeds(tmp_path, seed2_wer,
+                                                                   expected):
+    """Runs stored at seeds 777, 1 and 2 on both sides: one test per seed, each seed's runs
+    against each other; refuted only when every seed's difference is significant the same way
+    (24 words of 1200 is, 3 is not)."""
+    from bench.experiments.campaign_tables import render
+    nbm = {**NBM16, "learn_rate": 0.008}
+    runs = []
+    for seed, wer in ((777, 6.0), (1, 6.0), (2, seed2_wer)):
+        runs += [("NBM 16", {**nbm, "seed": seed}, 4.0, 70.0),
+                 ("NBM 16 1bit", {**nbm, "seed": seed, "mix_compression": "1bit"}, wer, 70.0)]
+    text = render(_harbour_store(tmp_path, runs), ["decode_test_tg"])
+    row = _one_bit_row(text)
+    assert row.endswith(expected)
+    assert "seed 1 +2.00 [" in row and "seed 777 +2.00 [" in row
+    assert f"seed 2 {seed2_wer - 4.0:+.2f} [" in row
+    assert row.index("seed 1 ") < row.index("seed 2 ") < row.index("seed 777 ")
+
+
+def test_a_seed_on_one_side_only_leaves_the_single_comparison(tmp_path):
+    """NBM 16 1bit at seeds 777 and 1, NBM 16 at 777 alone: the claim is the one pair at 777."""
+    from bench.experiments.campaign_tables import render
+    nbm = {**NBM16, "learn_rate": 0.008}
+    store = _harbour_store(tmp_path, [
+        ("NBM 16", nbm, 4.0, 70.0),
+        ("NBM 16 1bit", {**nbm, "mix_compression": "1bit"}, 6.0, 70.0),
+        ("NBM 16 1bit", {**nbm, "mix_compression": "1bit", "seed": 1}, 4.0, 70.0)])
+    row = _one_bit_row(render(store, ["decode_test_tg"]))
+    assert "| 16: 1bit 6.00 vs NBM 4.00, +2.00 [" in row and "seed " not in row
+    assert row.endswith("| **not held** |")

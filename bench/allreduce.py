@@ -151,6 +151,7 @@ def compressed_row(comm, name: str, x: np.ndarray, reps: int, fraction: float) -
         row.update(payload=fb.payload_bytes, sent=(size - 1) * fb.payload_bytes)
         fb.free()
     _summarise(row, "time", times)
+    row["load"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     return row
 
 
@@ -216,12 +217,14 @@ def compression_report(rows: list[dict]) -> list[str]:
     """The compressed-mixing rows: bytes on the wire and time per mix."""
     if not rows:
         return []
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    loads = [r["load"] for r in rows if r.get("load") is not None]  # measured with the row
+    load = (f" Load average (1 min) after each row: {min(loads):.1f} to {max(loads):.1f}."
+            if loads else "")
     out = ["## Compressed mixing: bytes on the wire and time per mix", "",
            "One model-averaging mix of a float32 buffer (nnetmix.parallel.ErrorFeedback: "
            "compress with error feedback, Allgather, decompress and sum all payloads); none is "
-           "MPI's all-reduce, its bytes those of a ring all-reduce, 2(N-1)/N x 4n per rank. "
-           f"Load average at the end: {load:.1f}.", "",
+           "MPI's all-reduce, its bytes those of a ring all-reduce, 2(N-1)/N x 4n per rank."
+           + load, "",
            "| ranks | buffer | compression | payload | sent per rank | x fewer than float32 | "
            "ms per mix |", "|---:|---:|---|---:|---:|---:|---:|"]
     for r in sorted(rows, key=lambda r: (r["ranks"], r["bytes"])):

@@ -100,7 +100,10 @@ def render(store: Store) -> str:
                                              if b.spec.bench in TITLES else 99, b.path.name)):
         res, m = b.result, b.result["machine"]
         rel = os.path.relpath(b.path, md.parent)
-        lines += [f"## {TITLES.get(b.spec.bench, b.spec.bench)}", "",
+        title = TITLES.get(b.spec.bench, b.spec.bench)
+        if charted.get(b.spec.bench) is not b and res.get("name"):
+            title += f": {res['name']}"  # a second record of one benchmark: the plan's name
+        lines += [f"## {title}", "",
                   f"Machine: {m['cpu']}, {m['cores']} cores; load average "
                   f"{res.get('load', '')}; {res['seconds']['run']:.0f} s. "
                   f"[{b.path.name}]({rel}/result.json): `{' '.join(res['command'])}`.", ""]

@@ -166,3 +166,20 @@ def test_the_speed_plan_checks_and_the_committed_results_are_its_store_s():
     assert speed_tables.render(store) == (ROOT / "bench" / "RESULTS.md").read_text(), \
         "bench/RESULTS.md is stale: run bench/campaign.py --plan bench/plans/speed.toml " \
         "--tables-only"
+
+
+def test_compressed_mixing_rows_render_the_load_they_were_measured_at(monkeypatch):
+    """A stored all-reduce run with --compression renders the same bytes on any machine at any
+    load (--tables-only): the load average is the one each row recorded."""
+    from bench import allreduce
+    rows = [{"kind": "compression", "bytes": 4 << 20, "ranks": 2, "compression": c,
+             "reps": 3, "payload": p, "sent": s, "time": t, "load": load}
+            for c, p, s, t, load in (("none", 4 << 20, 4 << 20, 0.004, 1.5),
+                                     ("1bit", 131080, 131080, 0.002, 2.2))]
+    texts = []
+    for now in (0.1, 30.0):
+        monkeypatch.setattr(allreduce.os, "getloadavg", lambda now=now: (now, now, now))
+        texts.append("\n".join(allreduce.compression_report(rows)))
+    assert texts[0] == texts[1]
+    assert "after each row: 1.5 to 2.2" in texts[0]
+    assert "| 2 | 4 MiB | 1bit | 131 KB | 131 KB | 32.0 (wire 32.0) | 2 |" in texts[0]

@@ -198,22 +198,19 @@ def _one_pair_records(src: InputStream, frames: int) -> Optional[np.ndarray]:
     return None
 
 
-def _read_one_pair_frames(src: InputStream, frames: int) -> Optional[list]:
-    """The posterior's frames read at once when each holds one pair (as ali-to-post writes
-    every frame): a target archive of a million frames in about a second rather than several
-    frame by frame. None otherwise: the frame-by-frame reader, with its error messages, takes
-    over."""
-    rec = _one_pair_records(src, frames)
-    if rec is None:
-        return None
-    return [[pair] for pair in zip(rec["id"].tolist(), rec["weight"].tolist())]
-
-
 def _read_post_bin(src: InputStream, where: Where, table: bool) -> list:
+    """A posterior: read at once when each frame holds one pair (as ali-to-post writes every
+    frame), a target archive of a million frames in about a second rather than several; frame
+    by frame otherwise (:func:`_read_post_frames`)."""
     frames = _read_size(src, where, "posterior frame count")
-    post = _read_one_pair_frames(src, frames)
-    if post is not None:
-        return post
+    rec = _one_pair_records(src, frames)
+    if rec is not None:
+        return [[pair] for pair in zip(rec["id"].tolist(), rec["weight"].tolist())]
+    return _read_post_frames(src, where, frames)
+
+
+def _read_post_frames(src: InputStream, where: Where, frames: int) -> list:
+    """A posterior's ``frames`` frames one by one, with an error naming the frame at fault."""
     post = []
     for t in range(frames):
         n = _read_size(src, where, f"posterior frame {t} size")
@@ -501,8 +498,7 @@ def skip_value(src: InputStream, kind: str, where: Where, table: bool = True) ->
         src.read(2)
         frames = _read_size(src, where, "posterior frame count")
         if _one_pair_records(src, frames) is None:
-            src.unread(_int32(frames))
-            _read_post_bin(src, where, table)
+            _read_post_frames(src, where, frames)
         return
     read_value(src, kind, where, table)
 

@@ -263,6 +263,9 @@ def report(rows: list[dict], algs: list[str], ranks: list[int], cores: int | Non
             out.append(f"| {_fmt_bytes(r['bytes'])} | "
                        + " | ".join(f"{1e3 * r[c]:.3g}" if c in r else "" for c in cols) + " |")
         out.append("")
+    if len({r["bytes"] for r in rows}) < 2:  # a line through one point is no fit
+        out += ["One message size: no alpha-beta fit.", ""] + compression_report(compressed)
+        return "\n".join(out).rstrip("\n") + "\n"
     out += ["## alpha-beta fits", "",
             "Per algorithm over every N and size, in the algorithm's own cost form "
             "(ring: 2(N-1) a + 2(N-1)/N n b; recursive-doubling: log2 N (a + n b); tree: "

@@ -183,3 +183,14 @@ def test_compressed_mixing_rows_render_the_load_they_were_measured_at(monkeypatc
     assert texts[0] == texts[1]
     assert "after each row: 1.5 to 2.2" in texts[0]
     assert "| 2 | 4 MiB | 1bit | 131 KB | 131 KB | 32.0 (wire 32.0) | 2 |" in texts[0]
+
+
+def test_one_message_size_gets_no_alpha_beta_fit():
+    """A run at one message size (the compressed-mixing entry) prints its times and no fit:
+    a line through one point would read alpha 0 and n/a."""
+    from bench import allreduce
+    rows = [{"bytes": 4 << 20, "ranks": n, "reps": 3, "mpi": 0.004 * n, "memcpy": 0.001,
+             "sendrecv": 0.002} for n in (2, 4)]
+    text = allreduce.report(rows, ["mpi"], [2, 4], cores=2)
+    assert "One message size: no alpha-beta fit." in text and "alpha-beta fits" not in text
+    assert "| 4 MiB | 8 | 1 | 2 |" in text

@@ -23,8 +23,8 @@ from nnetmix.train.runlog import EpochTiming, RunResult
 from bench.experiments.plan import SPEC_MIXING, Size, group_runs
 from bench.experiments.store import Record
 
-__all__ = ["StoredRun", "stored_run", "with_seeds", "roles", "blstm_roles", "variant_pairs", "HARBOUR_ROLES",
-           "MIX_OF", "cv_rank", "FIRST_SEED"]
+__all__ = ["StoredRun", "stored_run", "with_seeds", "roles", "blstm_roles", "variant_pairs",
+           "HARBOUR_ROLES", "MIX_OF", "cv_rank", "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
 MIX_OF = SPEC_MIXING

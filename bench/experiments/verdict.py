@@ -104,7 +104,7 @@ def cell(t: Optional[Test]) -> str:
 def _seed_runs(runs: Sequence) -> Optional[list[tuple[int, tuple]]]:
     """[(seed, the runs of that seed)] for the training seeds that every one of ``runs`` was
     trained and decoded with (a run's ``seed_runs``: seed -> run, set by
-    :func:`bench.experiments.stored.roles`), when there are at least two; else None (the
+    :func:`bench.experiments.stored.with_seeds`), when there are at least two; else None (the
     comparison is the one of the runs given)."""
     maps = [getattr(r, "seed_runs", None) or {} for r in runs]
     common = set.intersection(*(set(s for s, x in m.items() if x.wer is not None)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from bench.experiments.plot import PALETTE, Series, have_matplotlib, line_chart
+from bench.experiments.spec import NO_EPOCH_AVERAGE, seeds_epoch_average
 from bench.experiments.store import Record
 from bench.experiments.stored import FIRST_SEED, cv_rank
 
@@ -32,10 +33,12 @@ def _best(recs: list[Record]) -> Record | None:
 
 
 def _default_dnn(r: Record) -> bool:
+    """The sigmoid DNN at the defaults, each mixing as the seeds ran it."""
     s = r.spec
     return (s.network == "dnn" and s.seed == FIRST_SEED and s.average_every == 10
             and s.minibatch == 256 and s.scheduler == "newbob" and s.optimizer == "ngsgd"
-            and s.init == "rbm" and s.scale_lr is None and not s.mix_variant)
+            and s.init == "rbm" and s.scale_lr is None
+            and s.mix_variant == ("" if seeds_epoch_average(s.mixing) else NO_EPOCH_AVERAGE))
 
 
 def draw(out: Path, task: str, size: str, recs: list[Record], decode: str,

@@ -28,7 +28,7 @@ from nnetmix.score.compare import compare_systems
 from bench.experiments.report import table, write_atomic
 from bench.experiments import campaign_plots, mix_variants, plan, seed000, seed001, seed002, \
     seed004
-from bench.experiments.spec import method_key
+from bench.experiments.spec import NO_EPOCH_AVERAGE, method_key
 from bench.experiments.store import BenchRecord, Record, Store
 from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles, \
     variant_pairs
@@ -350,6 +350,10 @@ def _claims(task: str, size: str, recs: list[Record], decodes: list[str],
     claims += seed002.claims(roles("seed002", roles_size, recs, size, decode), roles_size, cores)
     if task == "harbour":
         claims += seed002.blstm_claims(blstm_roles(recs, size, decode, seed002.BLSTM_WORKERS))
+        mmax = max(roles_size.mixing_workers)
+        claims += seed000.epoch_average_claims({
+            mix: variant_pairs("seed000", f"{mix}/{mmax}", NO_EPOCH_AVERAGE, roles_size, recs,
+                               size, decode) for mix in ("bf", "ring")}, mmax)
         claims += mix_variants.claims({
             (v, n): variant_pairs("seed002", f"nbm/{n}", v, roles_size, recs, size, decode)
             for v in mix_variants.VARIANTS for n in mix_variants.WORKERS})

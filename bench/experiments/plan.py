@@ -69,6 +69,7 @@ class Run:
     scheduler: str = "newbob"
     optimizer: str = "ngsgd"
     pretrain: bool = True
+    epoch_average: bool = True   #: false: no exact average at an epoch's end (seed 000's way)
 
     def __post_init__(self) -> None:
         if self.mix not in MIXES:
@@ -78,7 +79,8 @@ class Run:
 
     @property
     def tag(self) -> str:
-        return f"{self.mix}_a{self.average_every}_mb{self.minibatch}_{self.scheduler}"
+        return (f"{self.mix}_a{self.average_every}_mb{self.minibatch}_{self.scheduler}"
+                + ("" if self.epoch_average else "_noepochavg"))
 
 
 def group_runs(group: str, size: Size) -> dict[str, Run]:
@@ -86,7 +88,8 @@ def group_runs(group: str, size: Size) -> dict[str, Run]:
     n1, n2 = 1, size.n001
     if group == "seed000":
         runs = {f"ar/{n}": Run(n) for n in size.workers}
-        runs.update({f"{m}/{n}": Run(n, mix=m)
+        # butterfly and ring mixing as seed 000 ran them: no average at an epoch's end
+        runs.update({f"{m}/{n}": Run(n, mix=m, epoch_average=False)
                      for m in ("bf", "ring") for n in size.mixing_workers})
         return runs
     if group == "seed001":

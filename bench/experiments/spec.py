@@ -32,10 +32,11 @@ from typing import Any, Optional
 from nnetmix.parallel.buffers import ParallelError
 from nnetmix.parallel.compress import COMPRESSIONS, check_compression
 from nnetmix.parallel.overlap import check_overlap
+from nnetmix.parallel.rank_models import check_epoch_average
 
 __all__ = ["RunSpec", "BenchSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "BENCHES",
            "CV_CHOSEN", "run_id", "bench_id", "load_plan", "spec_from_dict", "bench_from_dict",
-           "method_key"]
+           "method_key", "NO_EPOCH_AVERAGE", "seeds_epoch_average"]
 
 #: ``learn_rate = "cv"`` in a plan: the rate the CV set chose from the same method's grid in the
 #: plan (:func:`bench.experiments.campaign.resolve`); the run waits until that grid is stored
@@ -48,6 +49,8 @@ MIXINGS = ("average", "butterfly", "ring", "bmuf-cbm", "bmuf-nbm")
 #: that a spec's mix compression and overlap go through the tool's own checks
 TOOL_MIXING = {"average": "allreduce", "butterfly": "butterfly", "ring": "ring",
                "bmuf-cbm": "allreduce", "bmuf-nbm": "allreduce"}
+#: the mix variant (:attr:`RunSpec.mix_variant`) of ``epoch_average = false``
+NO_EPOCH_AVERAGE = "noepochavg"
 NETWORKS = ("dnn", "relu", "blstm")
 INITS = ("rbm", "random")
 OPTIMIZERS = ("ngsgd", "sgd")
@@ -89,6 +92,7 @@ class RunSpec:
     block_lr: float = 1.0       #: BMUF zeta
     mix_compression: str = "none"   #: train.sh --mix-compression: none | fp16 | bf16 | 1bit | topk
     overlap_mixing: bool = False    #: train.sh --overlap-mixing: a mix applied one block late
+    epoch_average: bool = True      #: train.sh --epoch-average: false keeps each worker's model
     scale_lr: Optional[bool] = None  #: learning rate x N; None: true for averaging, false for BMUF
     optimizer: str = "ngsgd"
     init: str = "rbm"           #: rbm (stage 9's DBN) or random
@@ -128,6 +132,8 @@ class RunSpec:
             check_compression(self.mix_compression, 0.01, TOOL_MIXING[self.mixing])
             check_overlap(self.overlap_mixing, TOOL_MIXING[self.mixing], "mpi",
                           self.mix_compression)
+            check_epoch_average(self.epoch_average, bmuf, self.mix_compression,
+                                self.overlap_mixing)
         except ParallelError as e:
             raise bad(f"mixing {self.mixing!r}, {self._variant_option()}: the training tool "
                       f"refuses it ({e})") from None
@@ -149,21 +155,27 @@ class RunSpec:
 
     @property
     def mix_variant(self) -> str:
-        """'' for a mix as the seeds ran it (the models, exchanged between blocks); else what
-        it sends ('1bit', 'fp16', ...) or 'overlap' (the tool takes one or the other)."""
+        """'' for nnetmix's default mixing (the models, exchanged between blocks, averaged
+        exactly at each epoch's end); else what a mix sends ('1bit', 'fp16', ...), 'overlap' or
+        :data:`NO_EPOCH_AVERAGE` (the tool takes one of them at a time)."""
         if self.mix_compression != "none":
             return self.mix_compression
-        return "overlap" if self.overlap_mixing else ""
+        if self.overlap_mixing:
+            return "overlap"
+        return "" if self.epoch_average else NO_EPOCH_AVERAGE
 
     def _variant_option(self) -> str:
         return ", ".join(([f"mix_compression = {self.mix_compression!r}"]
                           if self.mix_compression != "none" else [])
-                         + (["overlap_mixing = true"] if self.overlap_mixing else []))
+                         + (["overlap_mixing = true"] if self.overlap_mixing else [])
+                         + ([] if self.epoch_average else ["epoch_average = false"]))
 
     def variant_label(self) -> str:
-        """'1bit updates', 'overlapped' or '' for tables, after the mixing."""
+        """'1bit updates', 'overlapped', 'no epoch average' or '' for tables, after the
+        mixing."""
         v = self.mix_variant
-        return "overlapped" if v == "overlap" else f"{v} updates" if v else ""
+        return {"": "", "overlap": "overlapped",
+                NO_EPOCH_AVERAGE: "no epoch average"}.get(v, f"{v} updates")
 
     def label(self) -> str:
         """'16 workers, bmuf-nbm every 10, lr 0.008, seed 777' for tables (', 1bit updates'
@@ -182,6 +194,12 @@ class RunSpec:
         return self.learn_rate == CV_CHOSEN
 
 
+def seeds_epoch_average(mixing: str) -> bool:
+    """Whether the seeds ended each epoch of ``mixing`` with the exact average: seed 000's
+    butterfly and ring mixing have none (each node goes on from its own model)."""
+    return mixing not in ("butterfly", "ring")
+
+
 def method_key(spec: RunSpec) -> str:
     """What a learning-rate grid varies over: every field but the rate and the seed."""
     d = spec.key()
@@ -195,8 +213,8 @@ def run_id(spec: RunSpec, prereqs: str) -> str:
     :attr:`RunSpec.mix_variant`): the digest (10 hex digits of sha1) covers the
     spec's fields that differ from their defaults (task and size always), not its label, and
     the prerequisites' fingerprint digest ``prereqs``. So a field added later, whose default is
-    the behaviour before it, leaves every stored id as it was (mix_compression and
-    overlap_mixing were); a default is never changed."""
+    the behaviour before it, leaves every stored id as it was (mix_compression,
+    overlap_mixing and epoch_average were); a default is never changed."""
     defaults = {f.name: f.default for f in dataclasses.fields(RunSpec)}
     key = {k: v for k, v in spec.key().items()
            if k in ("task", "size") or v != defaults[k]}
@@ -300,7 +318,8 @@ def _included(groups: list, task: str, size: str, path: Path) -> list[dict]:
                         "average_every": run.average_every, "minibatch": run.minibatch,
                         "scheduler": run.scheduler, "optimizer": run.optimizer,
                         "init": "rbm" if run.pretrain else "random",
-                        "max_epochs": sz.max_iters, "epochs": sz.exp_epochs})
+                        "max_epochs": sz.max_iters, "epochs": sz.exp_epochs,
+                        "epoch_average": run.epoch_average})
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Optional
 from nnetmix.train.runlog import EpochTiming, RunResult
 
 from bench.experiments.plan import SPEC_MIXING, Size, group_runs
+from bench.experiments.spec import NO_EPOCH_AVERAGE
 from bench.experiments.store import Record
 
 __all__ = ["StoredRun", "stored_run", "with_seeds", "roles", "blstm_roles", "variant_pairs",
@@ -92,7 +93,8 @@ def _matches(rec: Record, run, size: str, variant: str = "") -> bool:
             and s.minibatch == run.minibatch and s.scheduler == run.scheduler
             and s.optimizer == run.optimizer and s.init == ("rbm" if run.pretrain else "random")
             and s.scale_lr is None and s.block_lr == 1.0 and s.seed == FIRST_SEED
-            and s.mix_variant == variant)
+            and s.epoch_average == run.epoch_average
+            and s.mix_variant == (variant or ("" if run.epoch_average else NO_EPOCH_AVERAGE)))
 
 
 def cv_rank(rec: Record) -> tuple:
@@ -140,15 +142,16 @@ def blstm_roles(records: list[Record], size: str, decode: str,
 
 def variant_pairs(group: str, role: str, variant: str, roles_size: Size, records: list[Record],
                   size: str, decode: str) -> tuple[Optional[StoredRun], Optional[StoredRun]]:
-    """(the run of ``role`` in ``group``'s table with the mixing as the seeds ran it, the same
-    run with ``variant``, :attr:`~bench.experiments.spec.RunSpec.mix_variant`: '1bit',
-    'overlap', ...) at the same learning rate: the variant's rate chosen on the CV set where
+    """(the run of ``role`` in ``group``'s table with nnetmix's default mixing, the same run
+    with ``variant``, :attr:`~bench.experiments.spec.RunSpec.mix_variant`: '1bit', 'overlap',
+    'noepochavg' ...) at the same learning rate: the variant's rate chosen on the CV set where
     it has a grid. Either is None when the store lacks it."""
     run = group_runs(group, roles_size)[role]
     rec = _chosen([r for r in records if _matches(r, run, size, variant)])
     if rec is None:
         return None, None
-    plain = dataclasses.replace(rec.spec, mix_compression="none", overlap_mixing=False).key()
+    plain = dataclasses.replace(rec.spec, mix_compression="none", overlap_mixing=False,
+                                epoch_average=True).key()
     base = next((r for r in records if r.spec.key() == plain), None)
     return ((with_seeds(base, records, decode) if base is not None else None),
             with_seeds(rec, records, decode))

@@ -98,6 +98,8 @@ class Task:
             train += ["--mix-compression", spec.mix_compression]
         if spec.overlap_mixing:
             train += ["--overlap-mixing", "true"]
+        if not spec.epoch_average:
+            train += ["--epoch-average", "false"]
         if spec.scale_lr is not None:
             train += ["--scale-lr-by-workers", "true" if spec.scale_lr else "false"]
         a, b = self.run_stages

@@ -47,7 +47,11 @@ collective; docs/parallel.md "Semantics"):
    checkpoint continues a run, whose residuals must be there too, so their absence is an
    error before anything is trained or written. At one rank there is nothing to mix and the
    option is a no-op. With ``--overlap-mixing`` each block's all-reduce runs during the next
-   block and is applied one block late (:mod:`nnetmix.parallel.overlap`).
+   block and is applied one block late (:mod:`nnetmix.parallel.overlap`). With
+   ``--epoch-average=false`` the ranks skip the end-of-epoch average: rank 0's model is
+   validated and saved, every rank's is gathered and written beside it,
+   ``<model-out>.ranks.npz``, and each rank of the next epoch starts from its own row of
+   ``<model-in>.ranks.npz`` (:mod:`nnetmix.parallel.rank_models`).
 """
 from __future__ import annotations
 
@@ -70,6 +74,8 @@ from nnetmix.parallel.compress import (MIX_STATE_SUFFIX, ErrorFeedback, read_mix
                                        write_mix_state)
 from nnetmix.parallel.elastic import ElasticResume
 from nnetmix.parallel.options import MpiTrainOptions
+from nnetmix.parallel.rank_models import (RANK_MODELS_SUFFIX, gather_rank_models,
+                                          take_rank_model, write_rank_models)
 from nnetmix.driver.batches import describe_step, epoch_streams, stream_steps, train_pass
 from nnetmix.driver.ranks import Workers
 from nnetmix.driver.spec import EpochFiles, EpochSpec
@@ -332,6 +338,10 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     if fb is not None:
         _load_mix_state(fb, _beside(files.model_in, MIX_STATE_SUFFIX), model_digest,
                         mopts.bmuf_state if resumed else "", log, resume)
+    own_models = w.parallel and not cv and not mopts.epoch_average
+    if own_models:  # seed 000's way: each rank goes on from its own model of the last epoch
+        take_rank_model(_beside(files.model_in, RANK_MODELS_SUFFIX), nnet, w.rank, w.size,
+                        model_digest, log, resume)
     if resume is not None:
         resume.report(mopts.lr_factor, mopts.epoch)
 
@@ -350,11 +360,11 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
         except NoDataError as e:  # empty tables, or no key in both: name them
             raise NoDataError(f"{files.feats}, {files.targets}: {e}") from None
         if mix is not None:
-            mix.finish(n_agreed, nnet.params)
+            mix.finish(n_agreed, nnet.params, average=not own_models)
         t_aggregate = mix.time if mix is not None else 0.0
         mixes = mix.mixes if mix is not None else 0
     wd.kick()
-    if not cv:
+    if not cv and not own_models:
         w.check_model(nnet, be, "the final model")
     if w.parallel:
         log.info("rank %d: %s", w.rank, st.summary_line())
@@ -369,6 +379,11 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
         mix_out = _beside(files.model_out, MIX_STATE_SUFFIX) if files.model_out else ""
         if mix_out:
             mix_state = fb.state_dict(params_digest(nnet.params, be))  # every rank's residual
+
+    ranks_state, ranks_out = None, ""
+    if own_models and files.model_out:
+        ranks_out = _beside(files.model_out, RANK_MODELS_SUFFIX)
+        ranks_state = gather_rank_models(comm, nnet.params, be, params_digest(nnet.params, be))
 
     total = w.sum(st.as_vector())
     wall = time.perf_counter() - t_start
@@ -395,6 +410,8 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
                 outputs.append((mopts.bmuf_state, bmuf.save))
             if mix_state is not None:
                 outputs.append((mix_out, lambda path: write_mix_state(path, mix_state)))
+            if ranks_state is not None and ranks_out:
+                outputs.append((ranks_out, lambda path: write_rank_models(path, ranks_state)))
             outputs.append((files.model_out, lambda path: nnet.write(path, binary=spec.binary)))
             write_together(outputs)
             if ng is not None:

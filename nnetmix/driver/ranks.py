@@ -186,7 +186,9 @@ class MixingHook:
         self.mixes += block_end
         self.time += time.perf_counter() - t0
 
-    def finish(self, steps: int, params: Any) -> None:
+    def finish(self, steps: int, params: Any, average: bool = True) -> None:
+        """``average=False`` (``--epoch-average=false``, plain mixing): no end-of-epoch average,
+        each rank keeps its own model."""
         t0 = time.perf_counter()
         if self.overlap is not None:
             self.overlap.finish(partial=bool(steps % self.every))
@@ -199,7 +201,7 @@ class MixingHook:
         elif self.feedback is not None:
             if steps % self.every:
                 self.mixer.mix(self.mixes)  # compressed too: the residual carries on
-        elif self.mixing not in EXACT or steps % self.every:
+        elif average and (self.mixing not in EXACT or steps % self.every):
             self.mixer.exact_average()
         self.time += time.perf_counter() - t0
 

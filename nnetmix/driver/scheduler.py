@@ -28,8 +28,9 @@ exponential work the same either way. With
 ``--bmuf-state=true`` each epoch's model carries its BMUF checkpoint (``<model>.bmuf.npz``: W,
 W_g, Delta): an epoch starts from the best model's checkpoint, a rejected epoch's is set aside
 with its model, so a killed run resumes with the filter where it stood. The residuals of
-compressed mixing (``<model>.mix.npz``, the tool's ``--mix-compression``) and NG-SGD's state
-move with their model the same way.
+compressed mixing (``<model>.mix.npz``, the tool's ``--mix-compression``), the ranks' own models
+(``<model>.ranks.npz``, its ``--epoch-average=false``) and NG-SGD's state move with their model
+the same way.
 
 Every epoch reads its starting model from disk, so momentum starts at zero each epoch, as with
 Kaldi's one process per epoch. The randomizer seed is the same every epoch (Kaldi passes the
@@ -54,6 +55,7 @@ from nnetmix.errors import UsageError
 from nnetmix.log import KaldiFormatter
 from nnetmix.nnet import read_nnet
 from nnetmix.options import option
+from nnetmix.parallel.rank_models import RANK_MODELS_SUFFIX
 from nnetmix.train.loop import Hook
 from nnetmix.train.newbob import (NewbobOptions, NewbobState, exponential_lr, kaldi_round,
                                   newbob_step)
@@ -246,9 +248,9 @@ class _Run:
     @staticmethod
     def move_model(src: Path, dst) -> None:
         """Rename a model and the state beside it (BMUF checkpoint, NG-SGD state, the residuals
-        of compressed mixing): the state first and the model last, so a model in place implies
+        of compressed mixing, the ranks' own models of --epoch-average=false): the state first and the model last, so a model in place implies
         its state; a stale state of ``dst``'s with no counterpart beside ``src`` is removed."""
-        for suffix in (".bmuf.npz", ".ngsgd.npz", ".mix.npz"):
+        for suffix in (".bmuf.npz", ".ngsgd.npz", ".mix.npz", RANK_MODELS_SUFFIX):
             state, old = Path(str(src) + suffix), Path(str(dst) + suffix)
             if state.exists():
                 os.replace(state, old)

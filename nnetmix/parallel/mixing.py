@@ -15,7 +15,8 @@ mixing) define them, for rank i of N with flat parameters theta_i:
   hierarchy.py). On one host it is ``allreduce``, bit for bit.
 
 At the end of every epoch :meth:`Mixer.exact_average` makes the ranks one model again, so
-validation and the saved model are one model. The mixing step counter belongs to the caller
+validation and the saved model are one model (unless ``--epoch-average=false``: each rank keeps
+its own, :mod:`nnetmix.parallel.rank_models`). The mixing step counter belongs to the caller
 (the trainer counts mixes), so every rank passes the same ``step``.
 
 One pairwise exchange is one ``Sendrecv`` of the whole flat buffer (mpi4py's buffer API,

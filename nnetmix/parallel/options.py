@@ -12,6 +12,7 @@ from nnetmix.parallel.compress import check_compression
 from nnetmix.parallel.elastic import check_resume_workers
 from nnetmix.parallel.mixing import EXACT, check_mixing
 from nnetmix.parallel.overlap import check_overlap
+from nnetmix.parallel.rank_models import check_epoch_average
 
 __all__ = ["MixingOptions", "MpiTrainOptions"]
 
@@ -80,6 +81,11 @@ class MpiTrainOptions(MixingOptions):
                                   "theta <- avg(s_k) + (theta - s_k); BMUF filters avg(s_k)); "
                                   "--mixing=allreduce --allreduce=mpi --mix-compression=none "
                                   "only")
+    epoch_average: bool = option(True, "At the epoch's end make the ranks one model, their exact "
+                                 "average, which is validated and saved; false (seed 000's way): "
+                                 "each rank keeps its own model, rank 0's is validated and saved, "
+                                 "every rank's goes beside it (<model-out>.ranks.npz) and each "
+                                 "rank of the next epoch starts from its own; plain mixing only")
 
     def check(self) -> None:
         super().check()
@@ -90,6 +96,8 @@ class MpiTrainOptions(MixingOptions):
         check_compression(self.mix_compression, self.mix_compression_topk_fraction, self.mixing)
         check_resume_workers(self.resume_workers)
         check_overlap(self.overlap_mixing, self.mixing, self.allreduce, self.mix_compression)
+        check_epoch_average(self.epoch_average, self.bmuf, self.mix_compression,
+                            self.overlap_mixing)
         self.lr_factor(1)
 
     def lr_factor(self, num_ranks: int) -> float:

@@ -65,6 +65,7 @@ average_every=10      # minibatches between model mixes (BMUF: the block size)
 mixing=allreduce      # model mixing: allreduce | butterfly | ring | hierarchical (exact average inside each host, then among one leader per host; BMUF too)
 mix_compression=none  # what a mix sends: none | fp16 | bf16 | 1bit | topk (each rank's update, with error feedback; allreduce mixing or BMUF)
 overlap_mixing=false  # true: each mix's all-reduce runs during the next block, applied one block late (allreduce mixing or BMUF, --allreduce mpi)
+epoch_average=true  # false: no average at an epoch's end, each worker goes on from its own model (seed 000's way; plain mixing only)
 allreduce=mpi         # all-reduce algorithm: mpi | ring | ring-async | recursive-doubling | tree
 bmuf=false            # blockwise model-update filtering instead of plain model averaging
 block_momentum=-1     # BMUF block momentum (negative: 1 - 1/num_workers)
@@ -120,6 +121,7 @@ main options (for others, see top of script file)
   --mixing <allreduce|butterfly|ring|hierarchical> # model mixing (default: $mixing)
   --mix-compression <none|fp16|bf16|1bit|topk> # compressed updates at a mix (default: $mix_compression)
   --overlap-mixing <true|false>   # mix's all-reduce overlapped with the next block (default: $overlap_mixing)
+  --epoch-average <true|false>    # the workers' exact average at each epoch's end (default: $epoch_average)
   --bmuf <true|false>             # BMUF instead of model averaging (default: $bmuf)
   --resume-workers <same|any>     # restarted with another --num-workers: refuse or resume (default: $resume_workers)
   --watchdog-timeout <seconds>    # end an MPI epoch whose rank hangs (default: $watchdog_timeout = adaptive; 0: off)
@@ -330,6 +332,7 @@ elif [ $num_workers -gt 1 ] || [ "$use_mpi" = true ]; then
   [ "$mix_compression" != none ] && tool="$tool --mix-compression=$mix_compression"
   [ "$resume_workers" != same ] && tool="$tool --resume-workers=$resume_workers"
   [ "$overlap_mixing" = true ] && tool="$tool --overlap-mixing=true"
+  [ "$epoch_average" = false ] && tool="$tool --epoch-average=false"
   if [ $network_type != dnn ]; then
     # the single-worker tool's stream options (--train-tool-opts) go to every epoch and CV pass
     tool="$tool --stream-mode=$stream_mode $train_tool_opts"; sched_tool_opts=

@@ -154,6 +154,13 @@ def test_plan_grid_defaults_and_duplicates(tmp_path):
     ('[[run]]\nworkers = 4\nmix_compression = "2bit"\n',
      "mix_compression '2bit' is not one of none, fp16, bf16, 1bit, topk"),
     ('[[run]]\nworkers = 4\noverlap_mixing = "yes"\n', "overlap_mixing = 'yes' is not a bool"),
+    # no end-of-epoch average: plain mixing on more than one worker only
+    ('[[run]]\nworkers = 1\nepoch_average = false\n',
+     "epoch_average = false needs more than one worker"),
+    ('[[run]]\nworkers = 4\nmixing = "bmuf-cbm"\nepoch_average = false\n',
+     "(--epoch-average=false with --bmuf=true"),
+    ('[[run]]\nworkers = 4\nmixing = "ring"\nepoch_average = false\nmix_compression = "fp16"\n',
+     "(--mix-compression=fp16 with --mixing=ring"),
 ])
 def test_bad_plans_are_one_line_naming_the_run(tmp_path, body, message):
     p = tmp_path / "p.toml"
@@ -213,6 +220,17 @@ def test_compressed_and_overlapped_runs_have_ids_of_their_own():
     assert a.label() == "16 workers, bmuf-nbm every 10, lr 0.008, seed 777"
 
 
+def test_runs_without_the_epoch_average_have_ids_of_their_own():
+    """epoch_average = true is the behaviour before the field (ids kept); false is another run,
+    named "noepochavg" in its id and "no epoch average" in its label."""
+    ring = RunSpec("harbour", "full", workers=16, mixing="ring")
+    assert run_id(RunSpec(**{**ring.__dict__, "epoch_average": True}), "d1") == run_id(ring, "d1")
+    own = RunSpec(**{**ring.__dict__, "epoch_average": False})
+    assert run_id(own, "d1").startswith("dnn-w16-ring-noepochavg-")
+    assert run_id(own, "d1")[-10:] != run_id(ring, "d1")[-10:]
+    assert own.label() == "16 workers, ring every 10, no epoch average, lr 0.008, seed 777"
+
+
 def test_stored_run_ids_are_recomputed_from_their_specs():
     """Every run in bench/results keeps its id: the id recomputed from the stored spec and
     prerequisites' digest is the stored one (a new RunSpec field must leave them alone)."""
@@ -243,13 +261,15 @@ def _train_sh_options() -> set:
     ("mix_compression", "1bit", ["--mix-compression", "1bit"]),
     ("mix_compression", "topk", ["--mix-compression", "topk"]),
     ("overlap_mixing", True, ["--overlap-mixing", "true"]),
+    ("epoch_average", False, ["--epoch-average", "false"]),
 ])
 def test_compression_and_overlap_reach_the_training_command_line(field, value, option):
     """The harbour recipe's DNN training gets them through --dnn-opts, as steps/nnet/train.sh
     options it has (and run.sh hands --dnn-opts to train.sh)."""
     task = get_task("harbour")
-    spec = RunSpec("harbour", "full", workers=16, mixing="bmuf-nbm", block_momentum=0.94,
-                   **{field: value})
+    mixing = {"mixing": "ring"} if field == "epoch_average" else {
+        "mixing": "bmuf-nbm", "block_momentum": 0.94}
+    spec = RunSpec("harbour", "full", workers=16, **mixing, **{field: value})
     task.check(spec, "p.toml: run 1")
     args = task.run_args(spec, run_id(spec, "d"))
     train = args[args.index("--dnn-opts") + 1].split()
@@ -260,6 +280,7 @@ def test_compression_and_overlap_reach_the_training_command_line(field, value, o
     plain = task.run_args(RunSpec("harbour", "full", workers=16, mixing="bmuf-nbm",
                                   block_momentum=0.94), "x")
     assert "--mix-compression" not in plain[-1] and "--overlap-mixing" not in plain[-1]
+    assert "--epoch-average" not in plain[-1]
     run_sh = (ROOT / "egs" / "harbour" / "s5" / "run.sh").read_text()
     assert any("steps/nnet/train.sh" in block and "$dnn_opts" in block
                for block in run_sh.split("\n\n"))

@@ -293,6 +293,41 @@ def test_compressed_and_overlapped_claims_wait_for_their_runs(tmp_path):
     assert "| 16: overlap - vs NBM -, - |" in lines[1]
 
 
+def test_butterfly_and_ring_claims_use_the_seeds_way_and_set_the_average_beside_it(tmp_path):
+    """Seed 000's rows take butterfly and ring mixing without the end-of-epoch average (the
+    seed's way), even when a run with the average has the better CV accuracy; issue 31's rows
+    set the averaged run against it (same spec and rate) through the significance tests; the
+    runs table names the variant; the WER chart takes the seed's way too."""
+    from bench.experiments.campaign_plots import _default_dnn
+    from bench.experiments.campaign_tables import render
+    from bench.experiments.store import Store
+    ring, bf = {"workers": 16, "mixing": "ring"}, {"workers": 16, "mixing": "butterfly"}
+    store = _harbour_store(tmp_path, [
+        ("MA 16", {"workers": 16}, 4.0, 70.0),
+        ("ring 16", {**ring, "epoch_average": False}, 6.0, 68.0),
+        ("ring 16 + average", ring, 4.0, 71.0),
+        ("butterfly 16", {**bf, "epoch_average": False}, 4.0, 70.0),
+        ("butterfly 16 + average", bf, 4.25, 71.0)])
+    text = render(store, ["decode_test_tg"])
+    rows = {line.split(" (issue 31)")[0].lstrip("| "): line for line in text.splitlines()
+            if "(issue 31)" in line}
+    r = rows["ring mixing loses nothing with the exact average at each epoch's end (nnetmix's "
+             "default) against none (the seed's way)"]
+    assert "| 4.00 vs 6.00: -2.00 [" in r and r.endswith("| **held** |")
+    b = rows["butterfly mixing loses nothing with the exact average at each epoch's end "
+             "(nnetmix's default) against none (the seed's way)"]
+    assert "| 4.25 vs 4.00: +0.25 [" in b and b.endswith("| not significant (a tie) |")
+    seed = [line for line in text.splitlines() if line.startswith(
+        "| ring mixing degrades WER at 16 workers (seed 000, Table 3) |")]
+    assert len(seed) == 1 and "| 6.00 vs 4.00: +2.00 [" in seed[0]
+    assert seed[0].endswith("| **held** |")
+    assert "| ring 16 | 16 | ring, no epoch average |" in text
+    assert "| ring 16 + average | 16 | ring |" in text
+    drawn = {rec.spec.name for rec in Store(tmp_path / "results", "harbour").records()
+             if _default_dnn(rec)}
+    assert drawn == {"MA 16", "ring 16", "butterfly 16"}
+
+
 ONE_BIT = ("| BMUF-NBM with 1bit-compressed updates (error feedback) loses nothing against "
            "BMUF-NBM mixing whole models (issue 33) |")
 

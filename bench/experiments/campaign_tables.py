@@ -30,8 +30,8 @@ from bench.experiments import campaign_plots, mix_variants, plan, seed000, seed0
     seed004
 from bench.experiments.spec import NO_EPOCH_AVERAGE, method_key
 from bench.experiments.store import BenchRecord, Record, Store
-from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, roles, \
-    variant_pairs
+from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, \
+    lr_scale_pair, roles, variant_pairs
 from bench.experiments.verdict import HELD, NOT_HELD, NOT_MEASURED, TIE, Claim, claims_markdown
 
 __all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker",
@@ -350,6 +350,8 @@ def _claims(task: str, size: str, recs: list[Record], decodes: list[str],
     claims += seed002.claims(roles("seed002", roles_size, recs, size, decode), roles_size, cores)
     if task == "harbour":
         claims += seed002.blstm_claims(blstm_roles(recs, size, decode, seed002.BLSTM_WORKERS))
+        claims.append(seed001.lr_scale_claim(*lr_scale_pair(roles_size, recs, size, decode),
+                                             roles_size.n001))
         mmax = max(roles_size.mixing_workers)
         claims += seed000.epoch_average_claims({
             mix: variant_pairs("seed000", f"{mix}/{mmax}", NO_EPOCH_AVERAGE, roles_size, recs,

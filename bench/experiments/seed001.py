@@ -16,7 +16,7 @@ from bench.experiments.report import num
 from bench.experiments.verdict import (Claim, all_of, cell, change_test, higher, lower, same,
                                        wer_test)
 
-__all__ = ["COMPARISONS", "claims"]
+__all__ = ["COMPARISONS", "claims", "lr_scale_claim"]
 
 # (table, title, variants (key, label), the seed's numbers per variant at 1 and 16/32 nodes)
 COMPARISONS = [
@@ -102,3 +102,17 @@ def claims(res: dict, size: Size, cores: Optional[int] = None) -> list:
         f"{num(w.get('rbm/1'))} -> {num(w.get(f'rbm/{n}'))}; difference of the changes "
         f"{cell(more)}", all_of([higher(rnd), higher(more)])))
     return out
+
+
+def lr_scale_claim(scaled, unscaled, n: int) -> Claim:
+    """Section 5.6's setup, argued rather than tabled: model averaging over N workers needs the
+    initial learning rate x N (each worker makes 1/N of the updates). ``scaled``: model
+    averaging at ``n`` workers with the rate x N (nnetmix's default); ``unscaled``: the same
+    run, same base rate, x 1; either None when not stored."""
+    t = wer_test(scaled, unscaled)
+    return Claim(
+        "seed 001, section 5.6", "model averaging needs the learning rate x N: at x 1 it is "
+        "less accurate", "none (the seed's setup, argued, not tabled)",
+        f"WER_lr x 1({n}) - WER_lr x {n}({n}), same base rate, significantly above 0",
+        f"x 1 {num(unscaled.wer if unscaled else None)} vs x {n} "
+        f"{num(scaled.wer if scaled else None)}: {cell(t)}", higher(t))

@@ -25,7 +25,7 @@ from bench.experiments.spec import NO_EPOCH_AVERAGE
 from bench.experiments.store import Record
 
 __all__ = ["StoredRun", "stored_run", "with_seeds", "roles", "blstm_roles", "variant_pairs",
-           "HARBOUR_ROLES", "MIX_OF", "cv_rank", "FIRST_SEED"]
+           "lr_scale_pair", "HARBOUR_ROLES", "MIX_OF", "cv_rank", "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
 MIX_OF = SPEC_MIXING
@@ -85,14 +85,16 @@ def with_seeds(rec: Record, records: list[Record], decode: str) -> StoredRun:
     return run
 
 
-def _matches(rec: Record, run, size: str, variant: str = "") -> bool:
-    """The record is ``run`` of a seed group at the first seed, with mixing ``variant``."""
+def _matches(rec: Record, run, size: str, variant: str = "",
+             scale_lr: Optional[bool] = None) -> bool:
+    """The record is ``run`` of a seed group at the first seed, with mixing ``variant`` and
+    ``scale_lr`` (None: the tool's default for the mixing)."""
     s = rec.spec
     return (s.size == size and s.network == "dnn" and s.workers == run.workers
             and s.mixing == MIX_OF[run.mix] and s.average_every == run.average_every
             and s.minibatch == run.minibatch and s.scheduler == run.scheduler
             and s.optimizer == run.optimizer and s.init == ("rbm" if run.pretrain else "random")
-            and s.scale_lr is None and s.block_lr == 1.0 and s.seed == FIRST_SEED
+            and s.scale_lr == scale_lr and s.block_lr == 1.0 and s.seed == FIRST_SEED
             and s.epoch_average == run.epoch_average
             and s.mix_variant == (variant or ("" if run.epoch_average else NO_EPOCH_AVERAGE)))
 
@@ -148,10 +150,27 @@ def variant_pairs(group: str, role: str, variant: str, roles_size: Size, records
     it has a grid. Either is None when the store lacks it."""
     run = group_runs(group, roles_size)[role]
     rec = _chosen([r for r in records if _matches(r, run, size, variant)])
+    return _with_twin(rec, records, decode, mix_compression="none", overlap_mixing=False,
+                      epoch_average=True)
+
+
+def lr_scale_pair(roles_size: Size, records: list[Record], size: str, decode: str
+                  ) -> tuple[Optional[StoredRun], Optional[StoredRun]]:
+    """(model averaging at seed 001's N with the learning rate x N, the same run at x 1) at the
+    x 1 run's base rate (its CV-chosen one where it has a grid). Either is None when the store
+    lacks it."""
+    run = group_runs("seed001", roles_size)[f"avg10/{roles_size.n001}"]
+    rec = _chosen([r for r in records if _matches(r, run, size, scale_lr=False)])
+    return _with_twin(rec, records, decode, scale_lr=None)
+
+
+def _with_twin(rec: Optional[Record], records: list[Record], decode: str, **fields
+               ) -> tuple[Optional[StoredRun], Optional[StoredRun]]:
+    """(the stored run whose spec is ``rec``'s with ``fields``, ``rec``'s run), each None when
+    absent."""
     if rec is None:
         return None, None
-    plain = dataclasses.replace(rec.spec, mix_compression="none", overlap_mixing=False,
-                                epoch_average=True).key()
-    base = next((r for r in records if r.spec.key() == plain), None)
+    twin = dataclasses.replace(rec.spec, **fields).key()
+    base = next((r for r in records if r.spec.key() == twin), None)
     return ((with_seeds(base, records, decode) if base is not None else None),
             with_seeds(rec, records, decode))

@@ -328,6 +328,25 @@ def test_butterfly_and_ring_claims_use_the_seeds_way_and_set_the_average_beside_
     assert drawn == {"MA 16", "ring 16", "butterfly 16"}
 
 
+@pytest.mark.parametrize("x1_wer, verdict_cell", [(6.0, "| **held** |"),
+                                                  (4.25, "| not significant (a tie) |")])
+def test_learning_rate_times_n_claim_sets_x1_against_xn_at_one_rate(tmp_path, x1_wer,
+                                                                    verdict_cell):
+    """Seed 001's section 5.6: model averaging at 16 with the rate x 1 against the same run and
+    base rate x 16, not against the CV-chosen MA 16 of another rate."""
+    from bench.experiments.campaign_tables import render
+    store = _harbour_store(tmp_path, [
+        ("MA 16", {"workers": 16, "learn_rate": 0.008}, 4.0, 70.0),
+        ("MA 16", {"workers": 16, "learn_rate": 0.002}, 5.0, 72.0),     # the CV-chosen rate
+        ("MA 16, lr x 1", {"workers": 16, "learn_rate": 0.008, "scale_lr": False}, x1_wer,
+         73.0)])
+    rows = [line for line in render(store, ["decode_test_tg"]).splitlines()
+            if "(seed 001, section 5.6)" in line]
+    assert len(rows) == 1
+    assert f"| x 1 {x1_wer:.2f} vs x 16 4.00: +{x1_wer - 4:.2f} [" in rows[0]
+    assert rows[0].endswith(verdict_cell)
+
+
 ONE_BIT = ("| BMUF-NBM with 1bit-compressed updates (error feedback) loses nothing against "
            "BMUF-NBM mixing whole models (issue 33) |")
 

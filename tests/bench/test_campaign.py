@@ -589,7 +589,9 @@ def test_committed_tables_are_the_store_s():
 
 @experiments_opt_in
 def test_digits_smoke_campaign(tmp_path):
-    """The real digits recipe, two runs of the digits plan at the smoke size."""
+    """The real digits recipe, three runs of the digits plan at the smoke size; ring mixing
+    without the end-of-epoch average keeps each worker's model beside every epoch's and the
+    second epoch starts each from its own."""
     plan = tmp_path / "plan.toml"
     plan.write_text(textwrap.dedent("""\
         task = "digits"
@@ -602,13 +604,24 @@ def test_digits_smoke_campaign(tmp_path):
         [[run]]
         workers = 2
         mixing = "bmuf-nbm"
+        [[run]]
+        workers = 2
+        mixing = "ring"
+        average_every = 3
+        epoch_average = false
+        max_epochs = 2
         """))
     store = tmp_path / "results"
     p = subprocess.run([sys.executable, SCRIPT, "--plan", plan, "--work", tmp_path / "work",
                         "--store", store, "--commit", "false"], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     records = list(Store(store, "digits").records())
-    assert len(records) == 2 and all(r.result["final_md5"] for r in records)
+    assert len(records) == 3 and all(r.result["final_md5"] for r in records)
+    ring = next(r for r in records if r.spec.mixing == "ring")
+    assert "--epoch-average false" in ring.result["command"][-1]
+    exp = next((tmp_path / "work").glob(f"exp/*{ring.run_id}"))
+    assert len(list((exp / "nnet").glob("*_iter0[12]_*.ranks.npz"))) >= 1
+    assert "starts from its own model" in (exp / "log" / "iter02.tr.rank1.log").read_text()
     assert json.loads((records[0].path / "result.json").read_text())["machine"]["cores"] >= 1
 
 

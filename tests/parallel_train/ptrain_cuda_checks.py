@@ -86,3 +86,27 @@ def test_train_epoch_on_cuda_equals_cpu(ngsgd):
     assert (a.frames, a.correct, acv.correct) == (b.frames, b.correct, bcv.correct)
     np.testing.assert_allclose([b.xent_sum, bcv.xent_sum], [a.xent_sum, acv.xent_sum], rtol=1e-5)
     np.testing.assert_allclose(pb, pa, rtol=0, atol=2e-4 if ngsgd else 1e-5)
+
+
+def test_mpi_ring_without_epoch_average_cuda_equals_cpu(task):
+    """--epoch-average=false on the GPU: each rank's model leaves the device for
+    <model-out>.ranks.npz and goes back onto it in the next epoch; two epochs of ring mixing
+    at 3 ranks give the cpu backend's rows and model, up to rounding."""
+    d, data, init = task
+    rows = {}
+    for be in ("cpu", "cuda"):
+        model = init
+        for epoch in (1, 2):
+            out = d / f"own_{be}_{epoch}.nnet"
+            p, _ = run_mpi(3, [*MB, "--mixing=ring", "--average-every=4", "--epoch-average=false",
+                               f"--epoch={epoch}", f"--backend={be}",
+                               f"--utt2num-frames={data['u2nf']}", data["feats"],
+                               data["targets"], model, out])
+            assert p.returncode == 0, p.stderr
+            model = out
+        assert "starts from its own model of the last epoch" in p.stderr
+        with np.load(f"{model}.ranks.npz") as z:
+            rows[be] = z["params"]
+        assert np.array_equal(rows[be][0], read_params(model))
+    np.testing.assert_allclose(rows["cuda"], rows["cpu"], rtol=0, atol=2e-4)
+    assert np.abs(rows["cpu"][0] - rows["cpu"][1]).max() > 1e-3       # the ranks differ

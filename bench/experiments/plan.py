@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
+from bench.experiments.spec import seeds_epoch_average
+
 __all__ = ["Size", "Run", "SIZES", "SPEC_MIXING", "TRAINING_GROUPS", "runs_for", "group_runs"]
 
 TRAINING_GROUPS = ("seed000", "seed001", "seed002")
@@ -89,7 +91,8 @@ def group_runs(group: str, size: Size) -> dict[str, Run]:
     if group == "seed000":
         runs = {f"ar/{n}": Run(n) for n in size.workers}
         # butterfly and ring mixing as seed 000 ran them: no average at an epoch's end
-        runs.update({f"{m}/{n}": Run(n, mix=m, epoch_average=False)
+        runs.update({f"{m}/{n}": Run(n, mix=m,
+                                     epoch_average=seeds_epoch_average(SPEC_MIXING[m]))
                      for m in ("bf", "ring") for n in size.mixing_workers})
         return runs
     if group == "seed001":

@@ -383,7 +383,7 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     ranks_state, ranks_out = None, ""
     if own_models and files.model_out:
         ranks_out = _beside(files.model_out, RANK_MODELS_SUFFIX)
-        ranks_state = gather_rank_models(comm, nnet.params, be, params_digest(nnet.params, be))
+        ranks_state = gather_rank_models(comm, nnet, params_digest(nnet.params, be))
 
     total = w.sum(st.as_vector())
     wall = time.perf_counter() - t_start

@@ -166,6 +166,10 @@ class Nnet:
         """Host copies of every component's parameters (for writing, info, statistics)."""
         return self._views(self._host(self.params))
 
+    def get_params(self) -> np.ndarray:
+        """A host copy of the flat parameter buffer (Kaldi's GetParams order)."""
+        return self._host(self.params)
+
     def set_params(self, flat: np.ndarray) -> None:
         """Copy a host flat vector (Kaldi's SetParams order) into the parameter buffer."""
         flat = np.asarray(flat)

@@ -54,18 +54,11 @@ def check_epoch_average(epoch_average: bool, bmuf: bool, compression: str,
                             "butterfly, ring) keeps each rank's own model between epochs")
 
 
-def _host(params: Any, be: Any) -> np.ndarray:
-    if isinstance(params, np.ndarray):
-        return params
-    be.synchronize()
-    return np.asarray(be.to_host(params), dtype=np.float32)
-
-
-def gather_rank_models(comm: Any, params: Any, be: Any, model_digest: str
+def gather_rank_models(comm: Any, nnet: Any, model_digest: str
                        ) -> Optional[dict[str, np.ndarray]]:
-    """Every rank's parameters gathered on rank 0 (None elsewhere), with the digest of rank 0's
-    model, the one saved beside them. Collective."""
-    own = np.ascontiguousarray(_host(params, be), dtype=np.float32)
+    """Every rank's parameters of ``nnet`` gathered on rank 0 (None elsewhere), with the digest
+    of rank 0's model, the one saved beside them. Collective."""
+    own = np.ascontiguousarray(nnet.get_params(), dtype=np.float32)
     size = comm.Get_size()
     rows = np.empty((size, own.shape[0]), np.float32) if comm.Get_rank() == 0 else None
     comm.Gather(own, rows, root=0)

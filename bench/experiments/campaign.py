@@ -37,9 +37,9 @@ from typing import Optional
 from bench.experiments import prereqs as prq
 from bench.experiments.benches import run_bench
 from bench.experiments.collect import collect, machine
-from bench.experiments.spec import Plan, RunSpec, bench_id, method_key, run_id
+from bench.experiments.spec import Plan, RunSpec, bench_id, cv_grid_of, run_id
 from bench.experiments.store import BENCH_PREFIX, Store, StoreError
-from bench.experiments.stored import FIRST_SEED, cv_rank
+from bench.experiments.stored import cv_rank
 from bench.experiments.tasks import Task
 
 __all__ = ["CampaignOptions", "CampaignError", "run_campaign", "status", "commit_paths",
@@ -186,19 +186,18 @@ def _run_dir(work: Path, rid: str) -> Path:
 
 def resolve(spec: RunSpec, plan: Plan, store: Store, digest: Optional[str]) -> Optional[RunSpec]:
     """A ``learn_rate = "cv"`` run at the rate chosen on the CV set (:func:`~bench.experiments.
-    stored.cv_rank`) from its method's grid in the plan at seed 777; None while a run of that
-    grid is not stored. Any other run as it is."""
+    stored.cv_rank`) from its grid in the plan (:func:`~bench.experiments.spec.cv_grid_of`);
+    None while a run of that grid is not stored. Any other run as it is."""
     if not spec.deferred:
         return spec
     if digest is None:
         return None
-    grid = [s for s in plan.runs if not s.deferred and s.seed == FIRST_SEED
-            and method_key(s) == method_key(spec)]
+    grid = cv_grid_of(spec, plan.runs)
     ids = [run_id(s, digest) for s in grid]
     if not grid or not all(store.has(i) for i in ids):
         return None
     best = max((store.read(i) for i in ids), key=cv_rank)
-    return dataclasses.replace(spec, learn_rate=best.spec.learn_rate)
+    return dataclasses.replace(spec, learn_rate=best.spec.learn_rate, cv_grid="")
 
 
 def plan_ids(plan: Plan, digest: Optional[str], store: Store

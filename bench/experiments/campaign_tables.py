@@ -249,16 +249,18 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                       "otherwise a tie.", ""]
             rows = []
             for v in sorted(vs, key=lambda v: (v.run.spec.workers, v.run.spec.mixing,
-                                               v.run.run_id, v.decode)):
+                                               v.run.spec.learn_rate, v.run.run_id, v.decode)):
                 verdict = ("tie" if not v.significant else
                            ("worse" if v.diff > 0 else "better"))
                 rows.append([v.run.spec.name or v.run.spec.label(), str(v.run.spec.workers),
-                             _mixing_cell(v.run.spec), str(v.run.spec.seed), v.decode,
+                             _mixing_cell(v.run.spec), _lr_cell(v.run.spec),
+                             str(v.run.spec.seed), v.decode,
                              f"{v.wer_base:.2f}",
                              f"{v.wer_run:.2f}", f"{v.diff:+.2f} [{v.low:+.2f}, {v.high:+.2f}]",
                              format_p(v.p), verdict])
-            lines += [table(["run", "workers", "mixing", "seed", "test", "WER 1 worker", "WER",
-                             "difference", "p", "verdict"], rows, right=(1, 3, 5, 6))]
+            lines += [table(["run", "workers", "mixing", "learning rate", "seed", "test",
+                             "WER 1 worker", "WER", "difference", "p", "verdict"], rows,
+                            right=(1, 4, 6, 7))]
         lines += _seeds_section(recs, vs, decodes)
         lines += _claims_section(store.task, size, recs, decodes, found, _allreduce(benches))
     return "\n".join(lines + _bench_section(store, benches, found)), found

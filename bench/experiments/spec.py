@@ -15,7 +15,8 @@ the plan's size), and ``[[bench]]`` tables: a benchmark script and its options (
 whose output is stored beside the runs; a list value in a run table is a grid (the cross product of its lists, in the
 order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or ``seed = [1, 2, 3]``;
 ``learn_rate = "cv"`` is the rate the CV set chooses from that method's grid earlier in the plan
-(the run waits until the grid is stored). An unknown
+(the run waits until the grid is stored), or with ``cv_grid = "<name>"`` from the grid of the runs
+of that name (an ablation at its baseline's chosen rate, so that it differs in one thing). An unknown
 key, a value of the wrong type or a spec that contradicts itself is a :class:`PlanError` naming
 the file and the run.
 """
@@ -36,7 +37,7 @@ from nnetmix.parallel.rank_models import check_epoch_average
 
 __all__ = ["RunSpec", "BenchSpec", "Plan", "PlanError", "MIXINGS", "NETWORKS", "BENCHES",
            "CV_CHOSEN", "run_id", "bench_id", "load_plan", "spec_from_dict", "bench_from_dict",
-           "method_key", "NO_EPOCH_AVERAGE", "seeds_epoch_average"]
+           "method_key", "cv_grid_of", "NO_EPOCH_AVERAGE", "seeds_epoch_average"]
 
 #: ``learn_rate = "cv"`` in a plan: the rate the CV set chose from the same method's grid in the
 #: plan (:func:`bench.experiments.campaign.resolve`); the run waits until that grid is stored
@@ -102,6 +103,9 @@ class RunSpec:
     max_epochs: int = 20        #: Newbob's cap (its stopping rule usually ends the run earlier)
     epochs: int = 8             #: exponential schedule's epochs
     seed: int = 777             #: train.sh --seed (shuffling and initialisation)
+    #: with ``learn_rate = "cv"``: the plan name of the grid whose CV choice the run takes ('':
+    #: its own method's grid); not part of the id, which has the rate chosen
+    cv_grid: str = ""
 
     def check(self, where: str = "run spec", max_workers: Optional[int] = None) -> None:
         """Raise :class:`PlanError` for a value out of range or options that contradict."""
@@ -117,6 +121,9 @@ class RunSpec:
                 raise bad(f"{field} must be at least 1 (got {getattr(self, field)})")
         if not (self.learn_rate > 0 or self.learn_rate == CV_CHOSEN):
             raise bad(f"learn_rate must be positive or \"cv\" (got {self.learn_rate})")
+        if self.cv_grid and not self.deferred:
+            raise bad(f"cv_grid = {self.cv_grid!r} names the grid a learn_rate = \"cv\" run "
+                      f"takes its rate from, but learn_rate is {self.learn_rate:g}")
         bmuf = self.mixing.startswith("bmuf")
         if not bmuf and (self.block_momentum is not None or self.block_lr != 1.0):
             raise bad(f"block_momentum / block_lr are BMUF settings, but mixing is "
@@ -148,9 +155,11 @@ class RunSpec:
                       f"from random weights: set init = \"random\")")
 
     def key(self) -> dict[str, Any]:
-        """The fields that make a run (everything but its label)."""
+        """The fields that make a run (everything but its label and where a "cv" rate comes
+        from)."""
         d = dataclasses.asdict(self)
         d.pop("name")
+        d.pop("cv_grid")
         return d
 
     @property
@@ -206,6 +215,14 @@ def method_key(spec: RunSpec) -> str:
     d.pop("learn_rate")
     d.pop("seed")
     return json.dumps(d, sort_keys=True)
+
+
+def cv_grid_of(spec: RunSpec, runs) -> list[RunSpec]:
+    """The grid a ``learn_rate = "cv"`` run takes its rate from, among ``runs``: the runs at
+    the first seed with a rate of their own named ``spec.cv_grid``, or else of ``spec``'s
+    method."""
+    return [s for s in runs if not s.deferred and s.seed == RunSpec.seed
+            and (s.name == spec.cv_grid if spec.cv_grid else method_key(s) == method_key(spec))]
 
 
 def run_id(spec: RunSpec, prereqs: str) -> str:
@@ -367,11 +384,19 @@ def load_plan(path: str | Path, size: Optional[str] = None) -> Plan:
             spec = spec_from_dict(d, where)
             spec.check(where)
             specs.setdefault(json.dumps(spec.key(), sort_keys=True), spec)
-            if spec.deferred and not any(method_key(o) == method_key(spec) and not o.deferred
-                                         for o in specs.values()):
-                raise PlanError(f"{where}: learn_rate = \"cv\", but no run before it in the "
-                                f"plan has this method with a learning rate to choose from")
+            if spec.deferred:
+                _check_cv_grid(spec, cv_grid_of(spec, specs.values()), where)
     return Plan(path, task, size, tuple(specs.values()), _benches(doc, task, size, path))
+
+
+def _check_cv_grid(spec: RunSpec, grid: list[RunSpec], where: str) -> None:
+    if not grid:
+        raise PlanError(f"{where}: learn_rate = \"cv\", but no run before it in the plan " + (
+            f"is named {spec.cv_grid!r}" if spec.cv_grid else "has this method")
+            + " with a learning rate to choose from")
+    if len({method_key(s) for s in grid}) > 1:
+        raise PlanError(f"{where}: cv_grid = {spec.cv_grid!r} names runs of more than one "
+                        f"method (a grid varies the learning rate alone)")
 
 
 def _benches(doc: dict, task: str, size: str, path: Path) -> tuple[BenchSpec, ...]:

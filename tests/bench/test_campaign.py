@@ -331,7 +331,7 @@ def test_campaign_runs_stores_commits_and_skips(setup, capsys):
     text = (store.dir / "RESULTS.md").read_text()
     assert "| **0.004** | 69.00 |" in text                 # the CV-chosen learning rate
     # the 2-worker run (3.50%) against one worker at 0.004 (3.00%): 2 words on 400, a tie
-    assert "| MA | 2 | average | 777 | decode_test | 3.00 | 3.50 |" in text
+    assert "| MA | 2 | average | 0.008 x 2 | 777 | decode_test | 3.00 | 3.50 |" in text
     assert "| tie |" in text
     # a second start skips every stored run, commits nothing
     capsys.readouterr()
@@ -708,6 +708,46 @@ def test_cv_chosen_rate_waits_for_its_grid(setup, capsys):
                    '[[run]]\nworkers = 2\nlearn_rate = "cv"\n')
     with pytest.raises(PlanError, match="no run before it in the plan has this method"):
         load_plan(bad)
+
+
+def test_an_ablation_takes_its_baseline_grids_rate(setup):
+    """``cv_grid``: a run of another method at the rate the named grid chose, so that it differs
+    from its baseline in one thing; its id is that of the same spec with the rate written."""
+    task, plan_file, opts, repo = setup
+    plan_file.write_text('task = "digits"\nsize = "smoke"\n[defaults]\ninput = "mfcc"\n'
+                         '[[run]]\nname = "1 worker"\nworkers = 1\nlearn_rate = [0.008, 0.004]\n'
+                         '[[run]]\nname = "mb 1024"\nworkers = 1\nminibatch = 1024\n'
+                         'learn_rate = "cv"\ncv_grid = "1 worker"\n')
+    plan = load_plan(plan_file)
+    assert [(s.deferred, s.cv_grid) for s in plan.runs] == [
+        (False, ""), (False, ""), (True, "1 worker")]
+    assert "1 of them wait for their learning-rate grid" in status(task, plan, opts)
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    store = Store(opts.store, "digits")
+    mb = [r for r in store.records() if r.spec.minibatch == 1024]
+    assert [r.spec.learn_rate for r in mb] == [0.004]       # the grid's CV choice
+    written = RunSpec("digits", "smoke", input="mfcc", minibatch=1024, learn_rate=0.004)
+    assert mb[0].run_id == run_id(written, store.stored_prereqs("smoke"))
+    assert "cv_grid" not in mb[0].result["spec"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[[run]]\nworkers = 2\ncv_grid = "MA"\n',
+     "cv_grid = 'MA' names the grid a learn_rate = \"cv\" run takes its rate from, but "
+     "learn_rate is 0.008"),
+    ('[[run]]\nname = "MA"\nworkers = 2\nlearn_rate = [0.004, 0.008]\n[[run]]\nworkers = 1\n'
+     'learn_rate = "cv"\ncv_grid = "NBM"\n',
+     "run 2: learn_rate = \"cv\", but no run before it in the plan is named 'NBM'"),
+    ('[[run]]\nname = "MA"\nworkers = [2, 4]\nlearn_rate = [0.004, 0.008]\n[[run]]\n'
+     'workers = 1\nlearn_rate = "cv"\ncv_grid = "MA"\n',
+     "run 2: cv_grid = 'MA' names runs of more than one method"),
+])
+def test_bad_cv_grids(tmp_path, body, message):
+    p = tmp_path / "p.toml"
+    p.write_text('task = "harbour"\n' + body)
+    with pytest.raises(PlanError) as e:
+        load_plan(p)
+    assert message in str(e.value) and "\n" not in str(e.value)
 
 
 @pytest.mark.skipif(not __import__("bench.experiments.plot", fromlist=["x"]).have_matplotlib(),

@@ -24,6 +24,7 @@ from typing import Optional
 
 from nnetmix.score import CompareOptions, format_p
 from nnetmix.score.compare import compare_systems
+from nnetmix.train.seqstreams import PerUttOptions
 
 from bench.experiments.report import table, write_atomic
 from bench.experiments import campaign_plots, mix_variants, plan, seed000, seed001, seed002, \
@@ -32,6 +33,7 @@ from bench.experiments.spec import NO_EPOCH_AVERAGE, method_key
 from bench.experiments.store import BenchRecord, Record, Store
 from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, \
     lr_scale_pair, roles, variant_pairs
+from bench.experiments.tasks import CSC
 from bench.experiments.verdict import HELD, NOT_HELD, NOT_MEASURED, TIE, Claim, claims_markdown
 
 __all__ = ["write_tables", "render", "chosen_learning_rates", "versus_one_worker",
@@ -143,13 +145,17 @@ def _mixing_cell(spec) -> str:
 
 
 def _blocks(r: Record) -> str:
-    """'10 (520/epoch)': minibatches between mixes and the mixes an epoch holds per rank."""
+    """'10 x 256 frames (39/epoch)': minibatches between mixes, what a minibatch is (a BLSTM's:
+    one multi-stream step of CSC chunks, the training tool's default number of streams), and the
+    mixes an epoch holds per rank."""
     s = r.spec
     if s.workers == 1:
         return "-"
     mbs = next((e["minibatches"] for e in r.epochs if e.get("minibatches")), None)
     per = f" ({mbs // s.average_every}/epoch)" if mbs else ""
-    return f"{s.average_every} x {s.minibatch} frames{per}"
+    what = (f"{PerUttOptions().num_streams} chunks {'-'.join(map(str, CSC[:2]))}+{CSC[2]}"
+            if s.network == "blstm" else f"{s.minibatch} frames")
+    return f"{s.average_every} x {what}{per}"
 
 
 def _lr_cell(spec) -> str:

@@ -20,13 +20,16 @@ from typing import Optional
 
 from bench.experiments.spec import PlanError, RunSpec
 
-__all__ = ["Size", "Task", "TASKS", "get_task", "CSC_TRAIN", "CSC_DECODE"]
+__all__ = ["Size", "Task", "TASKS", "get_task", "CSC", "CSC_TRAIN", "CSC_DECODE"]
 
-#: seed 002's context-sensitive chunks, 21-64+21, for training (the tool's options) and
-#: decoding (steps/nnet/decode.sh's, with seed 002's 32-frame overlap): egs/harbour/s5's
-#: local/run_blstm.sh settings
-CSC_TRAIN = "--chunk-size=64 --chunk-left-context=21 --chunk-right-context=21"
-CSC_DECODE = "--chunk-size 64 --chunk-left-context 21 --chunk-right-context 21 --chunk-overlap 32"
+#: seed 002's context-sensitive chunks (left context, chunk, right context), for training (the
+#: tool's options) and decoding (steps/nnet/decode.sh's, with seed 002's 32-frame overlap):
+#: egs/harbour/s5's local/run_blstm.sh settings
+CSC = (21, 64, 21)
+CSC_TRAIN = (f"--chunk-size={CSC[1]} --chunk-left-context={CSC[0]} "
+             f"--chunk-right-context={CSC[2]}")
+CSC_DECODE = (f"--chunk-size {CSC[1]} --chunk-left-context {CSC[0]} "
+              f"--chunk-right-context {CSC[2]} --chunk-overlap 32")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -389,3 +389,16 @@ def test_a_seed_on_one_side_only_leaves_the_single_comparison(tmp_path):
     row = _one_bit_row(render(store, ["decode_test_tg"]))
     assert "| 16: 1bit 6.00 vs NBM 4.00, +2.00 [" in row and "seed " not in row
     assert row.endswith("| **not held** |")
+
+
+def test_the_runs_table_says_what_a_minibatch_is(tmp_path):
+    """A DNN's mixing period is minibatches of frames; a BLSTM's, multi-stream steps of CSC
+    chunks (seed 002's 21-64+21, the training tool's 20 streams), as its rank logs say."""
+    from bench.experiments.campaign_tables import render
+    store = _harbour_store(tmp_path, [
+        ("MA 2", {"workers": 2}, 4.0, 70.0),
+        ("BLSTM MA", {"workers": 2, "network": "blstm", "init": "random", "optimizer": "sgd",
+                      "learn_rate": 0.0001}, 4.0, 70.0)])
+    text = render(store, ["decode_test_tg"])
+    assert "| MA 2 | 2 | average | 10 x 256 frames (" in text
+    assert "| BLSTM MA | 2 | average | 10 x 20 chunks 21-64+21 (" in text

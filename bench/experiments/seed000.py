@@ -20,8 +20,8 @@ from typing import Optional
 from bench.experiments.plan import Size
 from bench.experiments.report import num
 from nnetmix.train.runlog import RunResult
-from bench.experiments.verdict import (ACC_TOL, Claim, all_of, cell, close, higher, no_higher,
-                                       wer_test, worse_by)
+from bench.experiments.verdict import (ACC_TOL, TIMING_NOTE, Claim, all_of, cell, close,
+                                       higher, no_higher, wer_test, worse_by)
 
 __all__ = ["SCALING_MARGIN", "MIXINGS", "model_scaling", "scaling_rows", "claims",
            "epoch_average_claims"]
@@ -118,7 +118,7 @@ def claims(res: dict, size: Size, cores: int, factors: dict) -> list[Claim]:
         "seed 000, Table 2", "all-reduce averaging scales nearly linearly at small N",
         "scaling 1.94 at 2 nodes", "measured scaling factor at the most workers that fit the "
         f"cores ({two[-1] if two else '-'}) >= 0.9 N",
-        num(s2), None if s2 is None else s2 >= 0.9 * two[-1], "measured"))
+        num(s2), None if s2 is None else s2 >= 0.9 * two[-1], TIMING_NOTE["measured"]))
     res3, here = [], []
     for mix in ("bf", "ring"):
         a, b = factors.get((mix, nmax), (None, ""))[0], factors.get(("ar", nmax), (None, ""))[0]
@@ -129,7 +129,7 @@ def claims(res: dict, size: Size, cores: int, factors: dict) -> list[Claim]:
         "seed 000, Table 2", "butterfly and ring mixing scale better than all-reduce",
         "11.32 and 12.75 vs 9.41 at 16 (+20%, +35%)", f"scaling factor at {nmax}: butterfly and "
         f"ring > {SCALING_MARGIN} x all-reduce's", "; ".join(here), all_of(res3),
-        how if how != "-" else ""))
+        TIMING_NOTE.get(how, "")))
     return out
 
 

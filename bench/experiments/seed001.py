@@ -13,8 +13,8 @@ from typing import Optional
 
 from bench.experiments.plan import Size
 from bench.experiments.report import num
-from bench.experiments.verdict import (Claim, all_of, cell, change_test, higher, lower, same,
-                                       wer_test)
+from bench.experiments.verdict import (TIMING_NOTE, Claim, all_of, cell, change_test, higher,
+                                       lower, same, wer_test)
 
 __all__ = ["COMPARISONS", "claims", "lr_scale_claim"]
 
@@ -52,7 +52,7 @@ def claims(res: dict, size: Size, cores: Optional[int] = None) -> list:
         "10.07 (every 20)", "aggregate s/epoch(every 20) < aggregate s/epoch(every 10)",
         f"{num(agg[20], '{:.2f}')} vs {num(agg[10], '{:.2f}')} s",
         None if None in agg.values() else agg[20] < agg[10],
-        "oversubscribed timings" if n > cores else "measured"))
+        TIMING_NOTE["oversubscribed" if n > cores else "measured"]))
     mb = {m: wer_test(res.get(f"mb256/{m}"), res.get(f"mb1024/{m}")) for m in (1, n)}
     out.append(Claim(
         "seed 001, Table 4", "minibatch 1024 is better than 256, at 1 and at N workers",

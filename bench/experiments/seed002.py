@@ -15,7 +15,8 @@ from typing import Optional
 
 from bench.experiments.plan import Size
 from bench.experiments.report import num
-from bench.experiments.verdict import (Claim, all_of, cell, higher, lower, no_higher, wer_test)
+from bench.experiments.verdict import (TIMING_NOTE, Claim, all_of, cell, higher, lower,
+                                       no_higher, wer_test)
 
 __all__ = ["METHODS", "AGG_SHARE", "AGG_BMUF_OVER_MA", "claims", "blstm_claims"]
 
@@ -29,7 +30,7 @@ def claims(res: dict, size: Size, cores: Optional[int] = None) -> list:
     ns = size.n002
     w = {k: (r.wer if r else None) for k, r in res.items()}
     cores = cores or os.cpu_count() or 1
-    over = "oversubscribed timings" if any(n > cores for n in ns) else "measured"
+    over = TIMING_NOTE["oversubscribed" if any(n > cores for n in ns) else "measured"]
     out = []
     bmuf = {(m, n): wer_test(res.get(f"ar/{n}"), res.get(f"{m}/{n}"))
             for n in ns for m in ("cbm", "nbm")}

@@ -12,13 +12,13 @@ A plan file (TOML, ``bench/plans/*.toml``) holds ``task``, ``size``, a ``[defaul
 ``[[run]]`` tables (and for digits, ``include``: the seed groups of bench/experiments/plan.py at
 the plan's size), and ``[[bench]]`` tables: a benchmark script and its options (a
 :class:`BenchSpec`: bench/allreduce.py for seed 004, bench/scaling.py for the scaling model),
-whose output is stored beside the runs; a list value in a run table is a grid (the cross product of its lists, in the
-order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or ``seed = [1, 2, 3]``;
-``learn_rate = "cv"`` is the rate the CV set chooses from that method's grid earlier in the plan
-(the run waits until the grid is stored), or with ``cv_grid = "<name>"`` from the grid of the runs
-of that name (an ablation at its baseline's chosen rate, so that it differs in one thing). An unknown
-key, a value of the wrong type or a spec that contradicts itself is a :class:`PlanError` naming
-the file and the run.
+whose output is stored beside the runs; a list value in a run table is a grid (the cross
+product of its lists, in the order written), e.g. ``learn_rate = [0.004, 0.008, 0.016]`` or
+``seed = [1, 2, 3]``; ``learn_rate = "cv"`` is the rate the CV set chooses from that method's grid
+earlier in the plan (the run waits until the grid is stored), or with ``cv_grid = "<name>"`` from
+the grid of the runs of that name (an ablation at its baseline's chosen rate, so that it differs
+in one thing). An unknown key, a value of the wrong type or a spec that contradicts itself is a
+:class:`PlanError` naming the file and the run.
 """
 from __future__ import annotations
 

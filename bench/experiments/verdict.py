@@ -39,12 +39,18 @@ from nnetmix.score.wer import ScoreError
 
 __all__ = ["ALPHA", "ACC_TOL", "HELD", "NOT_HELD", "TIE", "NOT_MEASURED", "WerTest", "SeedTests",
            "Claim", "wer_test", "change_test", "run_texts", "cell", "lower", "higher", "no_higher",
-           "same", "close", "worse_by", "all_of", "as_verdict", "status", "claims_markdown"]
+           "same", "close", "worse_by", "all_of", "as_verdict", "status", "claims_markdown",
+           "TIMING_NOTE"]
 
 ALPHA = 0.05
 ACC_TOL = 1.0
 
 HELD, NOT_HELD, TIE, NOT_MEASURED = "held", "not held", "not significant", "not measured"
+
+#: where a timing claim's times come from, said after its verdict: runs whose workers fit the
+#: machine's cores, bench/scaling_model.py beyond them, or runs with more workers than cores
+TIMING_NOTE = {"measured": "measured timings", "model": "the scaling model's timings",
+               "oversubscribed": "oversubscribed timings"}
 
 Verdict = str
 Outcome = Union[Optional[bool], Verdict]
@@ -272,7 +278,7 @@ class Claim:
     rule: str                   #: the comparison made here
     here: str                   #: our numbers
     verdict: Outcome            #: HELD, NOT_HELD, TIE, NOT_MEASURED (a bool or None is read so)
-    note: str = ""              #: e.g. "oversubscribed timings"
+    note: str = ""              #: e.g. TIMING_NOTE's "oversubscribed timings"
 
     def __post_init__(self):
         self.verdict = as_verdict(self.verdict)

@@ -26,7 +26,7 @@ from nnetmix.score import CompareOptions, format_p
 from nnetmix.score.compare import compare_systems
 from nnetmix.train.seqstreams import PerUttOptions
 
-from bench.experiments.report import table, write_atomic
+from bench.experiments.report import num, table, write_atomic
 from bench.experiments import campaign_plots, mix_variants, plan, seed000, seed001, seed002, \
     seed004
 from bench.experiments.spec import NO_EPOCH_AVERAGE, method_key
@@ -232,7 +232,9 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
             lines += ["### Learning rates chosen on the CV set", "",
                       "Per method, each rate of its grid (the first seed in run-id order); the "
                       "chosen one (**bold**) has the highest CV frame accuracy of the model kept, "
-                      "then the lower CV loss.", ""]
+                      "then the lower CV loss. The test WERs are beside it to show whether the "
+                      "CV set chose what the test set would have; they take no part in the "
+                      "choice.", ""]
             rows = []
             for key, rates in sorted(groups.items()):
                 best = _best_rate(rates)
@@ -242,9 +244,12 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                     cell = f"{lr:g}" if lr != best else f"**{lr:g}**"
                     rows.append([r.spec.name or r.spec.label(), str(r.spec.workers),
                                  _mixing_cell(r.spec), cell, f"{k['cv_acc']:.2f}",
-                                 f"{k['cv_loss']:.4f}"])
+                                 f"{k['cv_loss']:.4f}"]
+                                + [num(r.result["decodes"].get(d, {}).get("wer"), "{:.2f}")
+                                   for d in decodes])
             lines += [table(["method", "workers", "mixing", "learning rate", "CV acc %",
-                             "CV loss"], rows, right=(1, 4, 5))]
+                             "CV loss"] + [f"WER {d}" for d in decodes], rows,
+                            right=(1,) + tuple(range(4, 6 + len(decodes))))]
         vs = versus_one_worker(recs, decodes)
         if vs:
             lines += ["### Against one worker", "",

@@ -232,8 +232,9 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
             lines += ["### Learning rates chosen on the CV set", "",
                       "Per method, each rate of its grid (the first seed in run-id order); the "
                       "chosen one (**bold**) has the highest CV frame accuracy of the model kept, "
-                      "then the lower CV loss. The test WERs are beside it to show whether the "
-                      "CV set chose what the test set would have; they take no part in the "
+                      "then the lower CV loss; one at an end of its grid is marked: the CV set's "
+                      "best rate may lie beyond it. The test WERs are beside it to show whether "
+                      "the CV set chose what the test set would have; they take no part in the "
                       "choice.", ""]
             rows = []
             for key, rates in sorted(groups.items()):
@@ -241,7 +242,8 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                 for lr in sorted(rates):
                     r = rates[lr]
                     k = r.result["kept"]
-                    cell = f"{lr:g}" if lr != best else f"**{lr:g}**"
+                    cell = f"{lr:g}" if lr != best else f"**{lr:g}**" + (
+                        " (grid's end)" if lr in (min(rates), max(rates)) else "")
                     rows.append([r.spec.name or r.spec.label(), str(r.spec.workers),
                                  _mixing_cell(r.spec), cell, f"{k['cv_acc']:.2f}",
                                  f"{k['cv_loss']:.4f}"]

@@ -329,10 +329,10 @@ def test_campaign_runs_stores_commits_and_skips(setup, capsys):
     assert r1.result["command"][0] == "./run.sh" and "--dnn-tag" in r1.result["command"]
     assert [e["epoch"] for e in r1.epochs] == [0, 1, 2, 3] and r1.epochs[1]["optimize"] > 0
     text = (store.dir / "RESULTS.md").read_text()
-    assert "| **0.004** | 69.00 |" in text                 # the CV-chosen learning rate
-    # each rate's test WER beside its CV figures (the templates' 1-worker runs: 3.00%)
-    assert re.search(r"\| 1 worker \| 1 \| - \| \*\*0\.004\*\* \| 69\.00 \| [0-9.]+ \| 3\.00 \|",
-                     text)
+    # the CV-chosen learning rate, the lower end of its grid; each rate's test WER beside its
+    # CV figures (the templates' 1-worker runs: 3.00%)
+    assert re.search(r"\| 1 worker \| 1 \| - \| \*\*0\.004\*\* \(grid's end\) \| 69\.00 \| "
+                     r"[0-9.]+ \| 3\.00 \|", text)
     # the 2-worker run (3.50%) against one worker at 0.004 (3.00%): 2 words on 400, a tie
     assert "| MA | 2 | average | 0.008 x 2 | 777 | decode_test | 3.00 | 3.50 |" in text
     assert "| tie |" in text

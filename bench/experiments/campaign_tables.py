@@ -153,7 +153,7 @@ def _blocks(r: Record) -> str:
         return "-"
     mbs = next((e["minibatches"] for e in r.epochs if e.get("minibatches")), None)
     per = f" ({mbs // s.average_every}/epoch)" if mbs else ""
-    what = (f"{PerUttOptions().num_streams} chunks {'-'.join(map(str, CSC[:2]))}+{CSC[2]}"
+    what = (f"{PerUttOptions().num_streams} chunks {CSC[0]}-{CSC[1]}+{CSC[2]}"
             if s.network == "blstm" else f"{s.minibatch} frames")
     return f"{s.average_every} x {what}{per}"
 

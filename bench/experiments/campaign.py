@@ -493,5 +493,7 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     else:
         lines.append(f"CPU-hours left: about {sum(est) / 3600:.1f} (the finished runs' median "
                      f"per-epoch core-seconds per network x their mean epoch count, plus "
-                     f"decoding; {len(done)} finished runs measured)")
+                     f"decoding; {len(done)} finished runs measured): about "
+                     f"{sum(est) / 3600 / opts.cores:.1f} hours of this machine's "
+                     f"{opts.cores} cores")
     return "\n".join(lines)

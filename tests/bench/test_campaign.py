@@ -396,6 +396,9 @@ def test_failed_run_is_named_and_the_others_go_on(setup, monkeypatch, capsys):
     assert len(list(Store(opts.store, "digits").records())) == 3
     st = status(task, load_plan(plan_file), opts)
     assert "runs: 3 done, 0 running, 1 left" in st and "CPU-hours left: about" in st
+    cpu, wall = re.search(r"CPU-hours left: about ([0-9.]+) .*: about ([0-9.]+) hours of this "
+                          rf"machine's {opts.cores} cores", st).groups()
+    assert float(wall) == pytest.approx(float(cpu) / opts.cores, abs=0.06)
 
 
 def test_other_prerequisites_stop_the_campaign(setup, monkeypatch, capsys):

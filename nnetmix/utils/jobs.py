@@ -11,7 +11,8 @@ without any caller changing:
   accepted and ignored, as run.pl ignores the queue options;
 - ``--num-tasks N`` (Kaldi's convention for MPI jobs, as queue.pl/slurm.pl take it): each job runs
   under ``mpiexec -n N`` (:func:`mpi_command`): the venv's mpiexec (``$NNETMIX_MPIEXEC``
-  overrides), ``--oversubscribe`` when N exceeds the CPUs (Open MPI), Open MPI's run-as-root
+  overrides), with Open MPI ``--bind-to none`` (ranks of jobs side by side are not all bound to
+  the first cores) and ``--oversubscribe`` when N exceeds the CPUs, Open MPI's run-as-root
   permission when running as root, ``OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS`` = ``--num-threads``
   (default 1) unless already set, and ``NNETMIX_TASK_LOG`` = the job's log, so MPI tools write
   per-rank logs beside it (``name.rankR.log``); rank 0's output goes to the job log;
@@ -247,11 +248,18 @@ def mpi_environment(log: str, num_threads: int = 1) -> dict[str, str]:
 
 
 def mpi_argv(num_tasks: int) -> list[str]:
-    """``mpiexec -n N [--oversubscribe]`` (Open MPI needs the flag for more ranks than CPUs)."""
+    """``mpiexec -n N --bind-to none [--oversubscribe]`` (Open MPI needs the flag for more
+    ranks than CPUs). Open MPI binds each rank of up to two to a core of its own counted from
+    the first, knowing nothing of the other jobs on the machine: two one-rank jobs side by side
+    (run.py's --max-jobs-run, the campaign's --jobs) would share core 0 and leave core 1 idle,
+    and a rank with --num-threads 2 would have one core for both threads. Unbound, the kernel
+    spreads them (Horovod's launch guidance says the same)."""
     path, openmpi = find_mpiexec()
     args = [path, "-n", str(int(num_tasks))]
-    if openmpi and num_tasks > (os.cpu_count() or 1):
-        args.append("--oversubscribe")
+    if openmpi:
+        args += ["--bind-to", "none"]
+        if num_tasks > (os.cpu_count() or 1):
+            args.append("--oversubscribe")
     return args
 
 

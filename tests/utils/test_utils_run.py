@@ -1,4 +1,5 @@
 """utils/run.py keeps Kaldi run.pl's calling convention, log format and failure summary."""
+import os
 import re
 import time
 
@@ -136,3 +137,15 @@ def test_pick_failed_reruns_only_failed(tmp_path):
     (tmp_path / "ok").touch()
     run_script([RUN, "--pick", "failed", "JOB=1:3", tmp_path / "k.JOB.log", *cmd], check=True)
     assert [len((tmp_path / f"m.{j}").read_text().split()) for j in (1, 2, 3)] == [1, 2, 1]
+
+
+def test_mpi_jobs_side_by_side_are_not_bound_to_the_first_core(tmp_path):
+    # Open MPI binds the rank of a one-rank job to the first core; two such jobs side by side
+    # (--max-jobs-run, the campaign's --jobs) then share it and leave the other cores idle.
+    code = "import os; print('cpus', sorted(os.sched_getaffinity(0)))"
+    run_script([RUN, "--num-tasks", "1", "JOB=1:2", tmp_path / "a.JOB.log", "python3", "-c", code],
+               check=True)
+    for j in (1, 2):
+        line = [ln for ln in (tmp_path / f"a.{j}.log").read_text().splitlines()
+                if ln.startswith("cpus ")]
+        assert line == [f"cpus {sorted(os.sched_getaffinity(0))}"]

@@ -64,6 +64,7 @@ from typing import Any, Iterator, Mapping, Optional
 import numpy as np
 
 from nnetmix.kaldi import RandomAccessReader
+from nnetmix.kaldi.codec import text_round_trip
 from nnetmix.kernels import get_backend
 from nnetmix.nnet import NnetTrainOptions, read_nnet
 from nnetmix.outfile import write_together
@@ -199,6 +200,14 @@ def _beside(model: str, suffix: str = "") -> str:
     return model + suffix if suffix else state_path(model)
 
 
+def _written_digest(nnet, be, binary: bool) -> str:
+    """The digest of ``nnet``'s parameters as the next epoch reads them from the model file: a
+    text model (--binary=false) holds them at precision 7 (a binary one exactly)."""
+    if binary:
+        return params_digest(nnet.params, be)
+    return params_digest(text_round_trip(be.to_host(nnet.params)))
+
+
 def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log,
                      resume: ElasticResume, block_momentum: float) -> bool:
     """Resume the filter from ``path`` when it exists and its W is the model we start from
@@ -209,8 +218,9 @@ def _load_bmuf_state(bmuf: BMUF, path: str, model_in: str, log,
                      "Delta = 0", path)
         return False
     state = read_bmuf_state(path)
-    if params_digest(np.asarray(state["W"], dtype=bmuf.dtype)) != params_digest(bmuf.params,
-                                                                                 bmuf.be):
+    w_saved = np.asarray(state["W"], dtype=bmuf.dtype)
+    model = params_digest(bmuf.params, bmuf.be)
+    if params_digest(w_saved) != model and params_digest(text_round_trip(w_saved)) != model:
         log.warning("BMUF state %s was saved for another model than %s (its W differs): the "
                     "filter starts afresh (Delta = 0)", path, model_in)
         return False
@@ -377,13 +387,13 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
                  fb.payload_bytes, 4 * fb.count, fb.bytes_sent,
                  float(np.sqrt(np.mean(np.square(fb.residual, dtype=np.float64)))))
         mix_out = _beside(files.model_out, MIX_STATE_SUFFIX) if files.model_out else ""
-        if mix_out:
-            mix_state = fb.state_dict(params_digest(nnet.params, be))  # every rank's residual
+        if mix_out:  # every rank's residual
+            mix_state = fb.state_dict(_written_digest(nnet, be, spec.binary))
 
     ranks_state, ranks_out = None, ""
     if own_models and files.model_out:
         ranks_out = _beside(files.model_out, RANK_MODELS_SUFFIX)
-        ranks_state = gather_rank_models(comm, nnet, params_digest(nnet.params, be))
+        ranks_state = gather_rank_models(comm, nnet, _written_digest(nnet, be, spec.binary))
 
     total = w.sum(st.as_vector())
     wall = time.perf_counter() - t_start

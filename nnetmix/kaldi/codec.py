@@ -48,7 +48,8 @@ from nnetmix.kaldi.compressed import (COMPRESSED_TOKENS, Compressed, compress_ma
                                       read_compressed)
 from nnetmix.kaldi.stream import InputStream
 
-__all__ = ["KINDS", "Where", "read_value", "skip_value", "encode_value", "Posterior"]
+__all__ = ["KINDS", "Where", "read_value", "skip_value", "encode_value", "Posterior",
+           "text_round_trip"]
 
 KINDS = ("mat", "vec", "ivec", "post", "pairvec", "gpost", "float")
 Posterior = list  # list of frames, each a list of (int id, float weight) pairs
@@ -505,6 +506,14 @@ def skip_value(src: InputStream, kind: str, where: Where, table: bool = True) ->
 
 # -- writers ----------------------------------------------------------------------------------
 _fmt = "{:.7g}".format  # C++ ostream with precision 7, the precision Kaldi sets for text
+
+
+def text_round_trip(values: np.ndarray) -> np.ndarray:
+    """float32 ``values`` as a text stream writes them (precision 7) and reads them back: what a
+    model written with --binary=false holds when read, for state files that must name it."""
+    a = np.asarray(values, dtype=np.float32)
+    return np.array([_fmt(x) for x in a.ravel().tolist()], dtype=np.float64) \
+        .astype(np.float32).reshape(a.shape)
 
 
 def _as_array(value: Any, ndim: int, where: Where, what: str) -> np.ndarray:

@@ -9,13 +9,14 @@ with an MPI job per epoch, the ranks' models must outlive the job:
 * At the epoch's end rank 0's own model is the one validated and saved (``<model-out>``), and
   every rank's parameters are gathered on rank 0 and written beside it,
   ``<model-out>.ranks.npz`` (one float32 row per rank, the number of ranks and the digest of
-  the model saved beside it), committed with the model.
+  the model saved beside it, as it reads back: a text model's parameters at precision 7),
+  committed with the model.
 * The next epoch starts every rank from ``<model-in>`` (they must agree on it, as always), then
   rank r takes row r of ``<model-in>.ranks.npz``. Without that file (the first epoch, a model
   of an averaged run) every rank starts from ``<model-in>``. A file saved with another model
-  (its digest differs: a model converted to text, or replaced) is not used: every rank starts
-  from ``<model-in>``, with a warning. One written by another number of ranks is refused, or
-  with ``--resume-workers=any`` left aside the same way.
+  (its digest differs: a model converted to text afterwards, or replaced) is not used: every
+  rank starts from ``<model-in>``, with a warning. One written by another number of ranks is
+  refused, or with ``--resume-workers=any`` left aside the same way.
 
 A scheduler that rejects an epoch goes back to the last accepted model, whose ``.ranks.npz``
 is beside it, so the ranks go back to their own models of that epoch too. N models of P

@@ -87,6 +87,20 @@ def _epoch(tr, model_in, out, state, *extra):
                  f"--bmuf-state={state}", "--epoch=2", *extra)
 
 
+def test_residuals_resume_from_a_text_model(task, tmp_path):
+    """A model written as text (--binary=false) holds its parameters at precision 7: the next
+    epoch still takes up the residuals saved beside it (and the BMUF state)."""
+    d, tr, _, init = task
+    opts = ["--bmuf=true", "--average-every=3", "--mix-compression=1bit", "--binary=false",
+            f"--bmuf-state={tmp_path}/b.npz"]
+    p, _ = run_mpi(2, _args(tr, init, tmp_path / "m1.nnet", *opts))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "m1.nnet").read_bytes().startswith(b"<Nnet>")
+    q, _ = run_mpi(2, _args(tr, tmp_path / "m1.nnet", tmp_path / "m2.nnet", "--epoch=2", *opts))
+    assert q.returncode == 0, q.stderr
+    assert "mixing state" in q.stderr and "resumed (block" in q.stderr
+
+
 def test_interrupted_epoch_resumes_bit_exactly(task, tmp_path):
     """Epoch 1, then epoch 2 run straight through; elsewhere, the same epoch 2 killed while it
     trains and run again from epoch 1's checkpoint (model, BMUF state, residuals): the same

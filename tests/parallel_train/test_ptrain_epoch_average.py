@@ -79,6 +79,20 @@ def test_each_rank_goes_on_from_its_own_model(task, n, mixing):
     assert np.abs(read_params(d / "alone.2.nnet") - ref2[0]).max() > 50 * ATOL
 
 
+def test_rank_models_of_a_text_model(task):
+    """A model written as text (--binary=false) holds rank 0's parameters at precision 7: the
+    next epoch still recognises its rank models."""
+    d, _, _, _, init = task
+    opts = ["--mixing=ring", "--average-every=3", "--epoch-average=false", "--binary=false"]
+    one = d / "text.1.nnet"
+    assert _epoch(task, 2, init, one, 1, *opts).returncode == 0
+    assert one.read_bytes().startswith(b"<Nnet>")
+    p = _epoch(task, 2, one, d / "text.2.nnet", 2, *opts)
+    assert p.returncode == 0, p.stderr
+    assert "starts from its own model of the last epoch" in p.stderr
+    assert "saved with another model" not in p.stderr
+
+
 def test_rank_models_of_another_model_or_size(task):
     d, utts, _, _, init = task
     opts = ["--mixing=ring", "--average-every=3", "--epoch-average=false"]

@@ -113,6 +113,21 @@ def test_bmuf_default_lr_not_scaled_and_state_resumes(task):
     assert m.returncode == 0 and "learning rate 0.02 (x 2)" in m.stderr
 
 
+def test_bmuf_state_resumes_from_a_text_model(task):
+    """A model written as text (--binary=false) holds its parameters at precision 7, not the
+    filter's own W: the next epoch still takes up the BMUF checkpoint written with it."""
+    d, _, data, init = task
+    p, _ = run_mpi(2, _args(data, init, d / "t1.nnet", "--learn-rate=0.01", "--bmuf=true",
+                            "--binary=false", f"--bmuf-state={d}/t.npz"))
+    assert p.returncode == 0, p.stderr
+    assert (d / "t1.nnet").read_bytes().startswith(b"<Nnet>")
+    q, _ = run_mpi(2, _args(data, d / "t1.nnet", d / "t2.nnet", "--learn-rate=0.01",
+                            "--bmuf=true", "--binary=false", f"--bmuf-state={d}/t.npz",
+                            "--epoch=2"))
+    assert q.returncode == 0, q.stderr
+    assert "resumed (block" in q.stderr and "starts afresh" not in q.stderr
+
+
 def test_cross_validation_sums_over_ranks(task):
     """CV over 4 ranks: the same frames as one process (the shards hold whole minibatches
     here) and the same AvgLoss to float rounding, printed once by rank 0."""

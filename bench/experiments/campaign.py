@@ -491,9 +491,9 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     elif any(e is None for e in est):
         lines.append("CPU-hours left: unknown (no finished run to measure per-epoch times on)")
     else:
-        lines.append(f"CPU-hours left: about {sum(est) / 3600:.1f} (the finished runs' median "
+        hours = sum(est) / 3600
+        lines.append(f"CPU-hours left: about {hours:.1f} (the finished runs' median "
                      f"per-epoch core-seconds per network x their mean epoch count, plus "
                      f"decoding; {len(done)} finished runs measured): about "
-                     f"{sum(est) / 3600 / opts.cores:.1f} hours of this machine's "
-                     f"{opts.cores} cores")
+                     f"{hours / opts.cores:.1f} hours of this machine's {opts.cores} cores")
     return "\n".join(lines)

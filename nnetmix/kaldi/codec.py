@@ -256,9 +256,14 @@ def _read_pairvec_bin(src: InputStream, where: Where, table: bool) -> np.ndarray
 
 
 # -- text readers -----------------------------------------------------------------------------
+def _parse_floats(tokens: Sequence[str]) -> np.ndarray:
+    """Text numbers as float32, the way every text reader here parses them (via float64)."""
+    return np.array(tokens, dtype=np.float64).astype(np.float32)
+
+
 def _floats(tokens: Sequence[str], where: Where, what: str) -> np.ndarray:
     try:
-        return np.array(tokens, dtype=np.float64).astype(np.float32)
+        return _parse_floats(tokens)
     except ValueError:
         for tok in tokens:
             try:
@@ -512,8 +517,7 @@ def text_round_trip(values: np.ndarray) -> np.ndarray:
     """float32 ``values`` as a text stream writes them (precision 7) and reads them back: what a
     model written with --binary=false holds when read, for state files that must name it."""
     a = np.asarray(values, dtype=np.float32)
-    return np.array([_fmt(x) for x in a.ravel().tolist()], dtype=np.float64) \
-        .astype(np.float32).reshape(a.shape)
+    return _parse_floats([_fmt(x) for x in a.ravel().tolist()]).reshape(a.shape)
 
 
 def _as_array(value: Any, ndim: int, where: Where, what: str) -> np.ndarray:

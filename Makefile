@@ -15,9 +15,9 @@ DEBIAN_TEST := slurm-wlm munge iproute2 util-linux
 # make test's pytest processes (pytest-xdist); each test file stays in one (tests/conftest.py)
 TEST_JOBS ?= 2
 
-.PHONY: install debian-deps demo test test-gpu bench docs clean
+.PHONY: install bytecode debian-deps demo test test-gpu bench docs clean
 
-install: $(STAMP) $(WARM_STAMP) debian-deps
+install: $(STAMP) $(WARM_STAMP) bytecode debian-deps
 
 $(STAMP): setup.py
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -31,6 +31,13 @@ $(WARM_STAMP): $(STAMP)
 	@$(PY) -m nnetmix.driver.warmup --jobs=2 > $(VENV)/warmup.log 2>&1 \
 	  || { cat $(VENV)/warmup.log; echo "make: the kernel warm-up failed, see $(VENV)/warmup.log" >&2; exit 1; }
 	@touch $@
+
+# nnetmix's modules compiled into __pycache__/ (only changed files again): a recipe starts
+# thousands of short tool processes, and where PYTHONDONTWRITEBYTECODE is set (containers, CI)
+# Python writes no bytecode, so each would compile the modules it imports from source, about a
+# third of a GMM tool's start-up (tests/test_tool_startup.py)
+bytecode: $(STAMP)
+	@$(PY) -m compileall -q nnetmix bin/_require_nnetmix
 
 # the bench targets' plots need matplotlib (the optional bench extra); make test does not
 $(BENCH_STAMP): $(STAMP)

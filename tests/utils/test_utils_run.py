@@ -1,6 +1,8 @@
 """utils/run.py keeps Kaldi run.pl's calling convention, log format and failure summary."""
 import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -149,3 +151,19 @@ def test_mpi_jobs_side_by_side_are_not_bound_to_the_first_core(tmp_path):
         line = [ln for ln in (tmp_path / f"a.{j}.log").read_text().splitlines()
                 if ln.startswith("cpus ")]
         assert line == [f"cpus {sorted(os.sched_getaffinity(0))}"]
+
+
+def test_the_guard_sees_its_command_end_at_once_not_at_its_next_poll():
+    # Every job runs under nnetmix/utils/guard.py, which also watches the wrapper's pipe. It
+    # wakes when its command ends (SIGCHLD), not at its next poll: with the poll made 60 s, a
+    # command that exits 3 at once still ends the guard, with its code, before the timeout.
+    read, write = os.pipe()   # the wrapper's end stays open: the guard must not think it gone
+    code = ("import sys; from nnetmix.utils import guard; guard.POLL_S = 60.0; "
+            "sys.exit(guard.main(sys.argv[1:]))")
+    try:
+        p = subprocess.run([sys.executable, "-c", code, str(read), "--", "bash", "-c", "exit 3"],
+                           pass_fds=(read,), capture_output=True, text=True, timeout=30)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert (p.returncode, p.stderr) == (3, "")

@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
         signal.signal(s, on_signal)
     # every signal (SIGCHLD above all) writes a byte to this pipe, so the select below returns
     # when the command ends instead of at its next timeout: a recipe runs thousands of jobs, and
-    # the timeout's 0.1 s on average at the end of each was a tenth of a small recipe's wall time
+    # waiting for the timeout made utils/run.py of `true` take 0.31 s against 0.11 s now
     wake, woken = os.pipe()
     os.set_blocking(wake, False)
     os.set_blocking(woken, False)

@@ -252,6 +252,7 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
             lines += [table(["method", "workers", "mixing", "learning rate", "CV acc %",
                              "CV loss"] + [f"WER {d}" for d in decodes], rows,
                             right=(1,) + tuple(range(4, 6 + len(decodes))))]
+            lines += _cv_against_test(groups, recs, decodes)
         vs = versus_one_worker(recs, decodes)
         if vs:
             lines += ["### Against one worker", "",
@@ -277,6 +278,38 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
         lines += _seeds_section(recs, vs, decodes)
         lines += _claims_section(store.task, size, recs, decodes, found, _allreduce(benches))
     return "\n".join(lines + _bench_section(store, benches, found)), found
+
+
+def _cv_against_test(groups: dict[str, dict[float, Record]], recs: list[Record],
+                     decodes: list[str]) -> list[str]:
+    """Whether the CV set ranks models as the test set does: per test condition, the grids
+    whose CV-chosen rate also has the grid's lowest WER, and Spearman's rank correlation
+    between the kept model's CV frame accuracy and the WER over every run of the size (runs of
+    every method: a method the CV set ranks high may decode worse). Said, not acted on: the
+    choice stays the CV set's (choosing on the test set would bias every comparison)."""
+    from scipy.stats import spearmanr
+    parts = []
+    for d in decodes:
+        wer = {r.run_id: r.result["decodes"].get(d, {}).get("wer") for r in recs}
+        agree = 0
+        for rates in groups.values():
+            wers = [wer[x.run_id] for x in rates.values() if wer[x.run_id] is not None]
+            agree += bool(wers) and wer[rates[_best_rate(rates)].run_id] == min(wers)
+        pairs = [(r.result["kept"]["cv_acc"], wer[r.run_id]) for r in recs
+                 if wer[r.run_id] is not None]
+        cv, w = zip(*pairs) if pairs else ((), ())
+        defined = len(pairs) > 2 and len(set(cv)) > 1 and len(set(w)) > 1
+        rho = spearmanr(cv, w).statistic if defined else float("nan")
+        parts.append((d, agree, len(pairs), "undefined" if rho != rho else f"{rho:+.2f}"))
+    (d0, agree0, n0, rho0), rest = parts[0], parts[1:]
+    text = (f"Does the CV set rank the models as the test set does? On {d0}, the CV choice is "
+            f"also the lowest WER of its grid in {agree0} of {len(groups)} grids, and over the "
+            f"{n0} runs above Spearman's rank correlation of CV frame accuracy with WER is {rho0}"
+            + "".join(f"; on {d}, {a} of {len(groups)} and {rho} (over {n})"
+                      for d, a, n, rho in rest)
+            + ". A positive correlation means that the runs with the higher CV frame accuracy "
+            "decoded worse.")
+    return [text, ""]
 
 
 def _seeds_section(recs: list[Record], vs: list, decodes: list[str]) -> list[str]:

@@ -298,9 +298,9 @@ def _cv_against_test(groups: dict[str, dict[float, Record]], recs: list[Record],
         pairs = [(r.result["kept"]["cv_acc"], wer[r.run_id]) for r in recs
                  if wer[r.run_id] is not None]
         cv, w = zip(*pairs) if pairs else ((), ())
-        defined = len(pairs) > 2 and len(set(cv)) > 1 and len(set(w)) > 1
-        rho = spearmanr(cv, w).statistic if defined else float("nan")
-        parts.append((d, agree, len(pairs), "undefined" if rho != rho else f"{rho:+.2f}"))
+        rho = (f"{spearmanr(cv, w).statistic:+.2f}"
+               if len(pairs) > 2 and len(set(cv)) > 1 and len(set(w)) > 1 else "undefined")
+        parts.append((d, agree, len(pairs), rho))
     (d0, agree0, n0, rho0), rest = parts[0], parts[1:]
     text = (f"Does the CV set rank the models as the test set does? On {d0}, the CV choice is "
             f"also the lowest WER of its grid in {agree0} of {len(groups)} grids, and over the "

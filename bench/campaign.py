@@ -11,12 +11,14 @@ Usage: bench/campaign.py [options] --plan <plan.toml>
        bench/campaign.py --plan bench/plans/harbour.toml --tables-only
        bench/campaign.py --plan bench/plans/digits.toml --size quick --jobs 2
        bench/campaign.py --plan bench/plans/speed.toml                # bench/RESULTS.md
+       bench/campaign.py --plan bench/plans/harbour-full.toml --benches-only   # 4+ cores
 
 Plans are TOML (bench/experiments/spec.py); the prerequisites are built by the task's recipe in
 --work (default ~/.cache/nnetmix/experiments/<task>/<size>) and must match the fingerprint the
 store holds for that size (bench/results/<task>/prereqs-<size>.md). A plan of benchmarks only
 (bench/plans/speed.toml) has no prerequisites; its tables are bench/RESULTS.md and the charts
-in docs/img (bench/experiments/speed_tables.py).
+in docs/img (bench/experiments/speed_tables.py). A benchmark entry with ``min_cores`` waits
+for a machine of that many cores; --benches-only runs the benchmarks alone there.
 """
 from __future__ import annotations
 
@@ -61,6 +63,9 @@ def get_args(argv=None) -> argparse.Namespace:
                    help="parallel jobs of the prerequisite stages (default: %(default)s)")
     p.add_argument("--commit", type=_bool, default=True,
                    help="git-commit each finished run (true|false, default: true)")
+    p.add_argument("--benches-only", action="store_true",
+                   help="run the plan's [[bench]] entries the store lacks, and stop (a "
+                        "machine lent for its cores: no prerequisites, no runs)")
     p.add_argument("--status", action="store_true", help="say what is done, running and left")
     p.add_argument("--tables-only", action="store_true",
                    help="rewrite the tables from the store alone")
@@ -80,7 +85,8 @@ def main(argv=None) -> int:
         work = Path(args.work or Path.home() / ".cache" / "nnetmix" / "experiments" / task.name
                     / plan.size).expanduser().resolve()
         opts = CampaignOptions(work=work, store=Path(args.store).resolve(), repo=ROOT,
-                               jobs=args.jobs, nj=args.nj, commit=args.commit)
+                               jobs=args.jobs, nj=args.nj, commit=args.commit,
+                               benches_only=args.benches_only)
 
         def tables(store: Store):
             if task.name == "speed":      # bench/RESULTS.md and docs/img's charts

@@ -48,7 +48,8 @@ that is the campaign's accuracy question, not this model's).
 
 Inputs. alpha and beta of this machine come from fitting the chosen algorithm's form to
 bench/allreduce.py's rows with at most as many ranks as cores (oversubscribed rows measure time
-sharing, not a link); when no such output exists, bench/allreduce.py --quick --ranks 2 runs here
+sharing, not a link; --max-ranks gives the cores of the machine that measured them, for rows
+read on another); when no such output exists, bench/allreduce.py --quick --ranks 2 runs here
 first. The cluster's link is the command line's (--bandwidth-gbps, default 56 = seed 002's FDR
 InfiniBand; --latency-us, default the alpha fitted here, since nnetmix's per-message software cost
 comes with it to any network). F here is 6 P m / t for the compute time t per minibatch of m
@@ -58,10 +59,15 @@ to it (``4x``) or frames per second of the modelled network (``4535``: a K40m on
 at that K40m speed, the only per-GPU speed a seed states, and with the bandwidth at which the
 model would give the seed's own speedup.
 
+Check. Where bench/scaling.py's output has rank counts above one with a core each, the model's
+speedup at each (its 1-rank compute time, the all-reduces the run made, the link fitted here) is
+printed beside the measured one with its relative error: the model's own test on this machine.
+
 Usage: bench/scaling_model.py [--allreduce-json bench/out/allreduce.json]
           [--scaling-output FILE | --compute-ms MS] [--bandwidth-gbps 56] [--latency-us US]
           [--worker-speed 1x] [--average-every 10] [--minibatch 1024] [--params 39928422]
-          [--block-frames 135000] [--algorithm ring] [--workers 16,32,64] [--out-dir bench/out]
+          [--block-frames 135000] [--algorithm ring] [--max-ranks N] [--workers 16,32,64]
+          [--out-dir bench/out]
 Outputs: <out-dir>/scaling_model.md (also on stdout), scaling_model.json, scaling_model.png.
 """
 from __future__ import annotations
@@ -214,6 +220,7 @@ _SCALING_HEAD = re.compile(r"# network ([\d-]+), minibatch (\d+), (\w+) mixing \
                            r"all-reduce\) every (\d+) minibatches, (\d+) timed minibatches")
 _SCALING_ROW = re.compile(r"^\s*(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+"
                           r"(\d+)\b")
+_SCALING_CPUS = re.compile(r", (\d+) CPUs\b")
 
 
 def parse_scaling_output(text: str, source: str = "bench/scaling.py output") -> dict:
@@ -230,10 +237,13 @@ def parse_scaling_output(text: str, source: str = "bench/scaling.py output") -> 
     if not any(r["ranks"] == 1 for r in rows):
         raise ValueError(f"scaling_model.py: {source}: no 1-rank row (run bench/scaling.py "
                          "--ranks 1,2)")
+    line = text[head.start():].split("\n", 1)[0]
+    cpus = _SCALING_CPUS.search(line)
     return {"dims": dims, "params": sum(a * b + b for a, b in zip(dims[:-1], dims[1:])),
             "minibatch": int(head.group(2)), "mixing": head.group(3),
             "allreduce": head.group(4), "average_every": int(head.group(5)),
-            "minibatches": int(head.group(6)), "rows": rows}
+            "minibatches": int(head.group(6)), "cpus": int(cpus.group(1)) if cpus else None,
+            "rows": rows}
 
 
 def worker_flops(spec: str, here_flops: float, params: float) -> float:
@@ -318,6 +328,43 @@ def _compute_here(args) -> dict:
             "params": sc["params"], "minibatch": sc["minibatch"], "scaling": sc}
 
 
+def _check_here(sc: Optional[dict], link: Link, algorithm: str) -> Optional[dict]:
+    """The model against bench/scaling.py's own measurements on this machine: its speedup at
+    every measured rank count above one that had a core per rank (the model assumes one;
+    oversubscribed rows measure time sharing), from the 1-rank compute time, the all-reduces each
+    run made and the link fitted here. None without such a row."""
+    if not sc:
+        return None
+    one = next(r for r in sc["rows"] if r["ranks"] == 1)
+    cpus = sc["cpus"] or 2          # not stated: the 2-rank row alone, the fewest that mix
+    wl = Workload("bench/scaling.py", sc["params"], sc["average_every"] * sc["minibatch"])
+    t_mb = one["optimize"] / sc["minibatches"]
+    rows, body = [], []
+    for r in sorted(sc["rows"], key=lambda r: r["ranks"]):
+        p = r["ranks"]
+        if p < 2 or p > cpus:
+            continue
+        wall = sc["minibatches"] * t_mb + r["mixes"] * mix_seconds(
+            "allreduce", p, wl.nbytes, link, algorithm)
+        pred = p * sc["minibatches"] * t_mb / wall
+        err = pred / r["speedup"] - 1
+        rows.append({"ranks": p, "mixes": r["mixes"], "measured": r["speedup"],
+                     "predicted": pred, "rel_err": err})
+        body.append(f"| {p} | {r['mixes']} | {r['speedup']:.2f} | {pred:.2f} | "
+                    f"{100 * err:+.0f}% |")
+    if not rows:
+        return None
+    where = f"{cpus} CPUs" if sc["cpus"] else "CPUs not stated"
+    text = "\n".join([
+        f"Check on this machine: bench/scaling.py's measured speedups at the rank counts with a "
+        f"core each ({where}), against the model's from the 1-rank compute time, the "
+        f"all-reduces of {wl.nbytes / 1e6:.0f} MB each run made and the link fitted here "
+        f"(error: model / measured - 1).", "",
+        "| ranks | all-reduces | measured speedup | model | error |",
+        "|---:|---:|---:|---:|---:|", *body])
+    return {"rows": rows, "text": text}
+
+
 def get_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--allreduce-json", default=str(ROOT / "bench" / "out" / "allreduce.json"),
@@ -337,6 +384,9 @@ def get_args(argv=None) -> argparse.Namespace:
                    help="BMUF block: frames per worker between synchronisations")
     p.add_argument("--algorithm", default="ring", choices=MODEL_ALGORITHMS,
                    help="all-reduce algorithm whose form is fitted and used")
+    p.add_argument("--max-ranks", type=int, default=None,
+                   help="fit alpha and beta to rows of at most this many ranks: the cores of "
+                        "the machine that measured them (default: the cores here)")
     p.add_argument("--workers", default="16,32,64")
     p.add_argument("--out-dir", default=str(ROOT / "bench" / "out"))
     return p.parse_args(argv)
@@ -350,7 +400,7 @@ def build(args) -> tuple[str, dict]:
     out_dir = Path(args.out_dir)
     workers = [int(x) for x in args.workers.split(",") if x]
     rows, rows_src = load_rows(Path(args.allreduce_json), out_dir)
-    here_fit = fit_link(rows, args.algorithm)
+    here_fit = fit_link(rows, args.algorithm, args.max_ranks)
     here_link = Link(here_fit["alpha"], here_fit["beta"])
     comp = _compute_here(args)
     here_flops = FLOPS_PER_PARAM_FRAME * comp["params"] * comp["minibatch"] / (comp["ms"] / 1e3)
@@ -383,20 +433,10 @@ def build(args) -> tuple[str, dict]:
              f"{args.worker_speed} = {flops / 1e9:.1f} GFLOP/s "
              f"({flops / (FLOPS_PER_PARAM_FRAME * args.params):,.0f} frames/s of the "
              f"{args.params / 1e6:.1f}M-parameter network).", ""]
-    sc = comp["scaling"]
-    if sc and any(r["ranks"] == 2 for r in sc["rows"]):
-        two = next(r for r in sc["rows"] if r["ranks"] == 2)
-        one = next(r for r in sc["rows"] if r["ranks"] == 1)
-        wl = Workload("bench/scaling.py", sc["params"], sc["average_every"] * sc["minibatch"])
-        t_mb = one["optimize"] / sc["minibatches"]
-        mixes = two["mixes"]
-        pred_wall = sc["minibatches"] * t_mb + mixes * mix_seconds(
-            "allreduce", 2, wl.nbytes, here_link, args.algorithm)
-        pred = 2 * sc["minibatches"] * t_mb / pred_wall
-        res["check_2_ranks"] = {"measured": two["speedup"], "predicted": pred}
-        lines += [f"Check on this machine (bench/scaling.py, 2 ranks, {mixes} all-reduce(s) of "
-                  f"{wl.nbytes / 1e6:.0f} MB): measured speedup {two['speedup']:.2f}, model "
-                  f"{pred:.2f}.", ""]
+    check = _check_here(comp["scaling"], here_link, args.algorithm)
+    if check:
+        res["check"] = check["rows"]
+        lines += [check["text"], ""]
     head = ["workers", "compute C per sync (s)", "all-reduce T (s)", "speedup", "efficiency",
             "overlapped (projection)", "1bit T (s)", "1bit (projection)",
             "1bit + overlapped (projection)"]

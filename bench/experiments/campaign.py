@@ -60,6 +60,7 @@ class CampaignOptions:
     store: Path                 #: bench/results
     repo: Path                  #: the repository (recipes, steps/, utils/, bin/; git commits)
     jobs: int = 1               #: runs side by side (while their workers fit the cores)
+    benches_only: bool = False  #: run the plan's benchmarks and stop (no prerequisites, no runs)
     nj: int = 2                 #: parallel jobs of the prerequisite stages
     commit: bool = True         #: one git commit per finished run
     cores: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
@@ -289,6 +290,10 @@ def run_benches(task: Task, plan: Plan, opts: CampaignOptions, store: Store, tab
         if store.has(bid):
             store.read_bench(bid)          # a damaged record stops here, named
             continue
+        if opts.cores < spec.min_cores:
+            log(f"benchmark {bid} waits for a machine of {spec.min_cores} or more cores (this "
+                f"one has {opts.cores}): {spec.label()}")
+            continue
         log(f"benchmark {bid} started: {spec.label()} (log: {opts.work / 'logs' / bid}.log)")
         try:
             path = run_bench(spec, opts.repo, opts.work, store, code_version(opts.repo))
@@ -335,8 +340,10 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         task.check(spec, f"{plan.path}: run {i}")
     _commit_leftovers(task, opts, store, tables)
     failed = run_benches(task, plan, opts, store, tables)
-    if not plan.runs:
-        log(f"{len(plan.benches)} benchmarks in {plan.path}, {failed} failed")
+    if not plan.runs or opts.benches_only:
+        waits = sum(opts.cores < b.min_cores and not store.has(bench_id(b)) for b in plan.benches)
+        log(f"{len(plan.benches)} benchmarks in {plan.path}, {failed} failed"
+            + (f", {waits} waiting for more cores" if waits else ""))
         return 1 if failed else 0
     digest = prepare(task, plan.size, opts, store)
     todo, skipped, waiting = [], 0, []
@@ -454,12 +461,20 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     if plan.runs:          # a plan of benchmarks only has no prerequisites
         lines.append(f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
                      f"fingerprint {digest or 'not recorded yet'}")
+    bench_states, bench_line = [], None
     for spec in plan.benches:
         bid = bench_id(spec)
-        lines.append(f"  {'done' if store.has(bid) else 'left':<7} {bid:<34} "
-                     f"{spec.name or '-':<16} {spec.label()}")
+        state = ("done" if store.has(bid) else "waits" if opts.cores < spec.min_cores
+                 else "left")
+        needs = (f" (needs {spec.min_cores} or more cores)" if state == "waits" else "")
+        lines.append(f"  {state:<7} {bid:<34} {spec.name or '-':<16} {spec.label()}{needs}")
+        bench_states.append(state)
+    if bench_states:
+        bench_line = (f"benchmarks: {bench_states.count('done')} done, "
+                      f"{bench_states.count('left')} left, {bench_states.count('waits')} "
+                      f"waiting for a machine of more cores than this one's {opts.cores}")
     if not plan.runs:
-        return "\n".join(lines)
+        return "\n".join(lines + [bench_line] if bench_line else lines)
     ids = plan_ids(plan, digest, store)
     done = [store.read(rid) for _, rid in ids if rid and store.has(rid)]
     states, left, seen = [], [], set()
@@ -485,6 +500,8 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     lines.append(f"runs: {counts['done']} done, {counts['running']} running, "
                  f"{counts['left'] + counts['waits']} left ({counts['waits']} of them wait for "
                  f"their learning-rate grid)")
+    if bench_line:
+        lines.append(bench_line)
     est = [estimate_core_seconds(s, done, opts.cores) for s in left]
     if not left:
         lines.append("CPU-hours left: none")

@@ -77,8 +77,9 @@ def claims(rows: list, cores: int) -> list[Claim]:
     why = note
     if held is None:    # one rank count: 2 ranks is all a 2-core machine measures unshared
         why = "; ".join(x for x in (note, "needs bench/allreduce.py at two or more rank counts "
-                                    "within the cores, a machine of 4 or more cores; measured "
-                                    f"on {cores}") if x)
+                                    "within the cores, a machine of 4 or more cores (the plan's "
+                                    "entries with min_cores, run there with bench/campaign.py "
+                                    f"--benches-only); measured on {cores}") if x)
     out.append(Claim("seed 004, Results", "the ring's advantage over MPI's all-reduce grows "
                      "with the number of processes", "\"as the number of processes decreases "
                      "this advantage diminishes\"",

@@ -250,6 +250,9 @@ class BenchSpec:
     bench: str                  #: a key of BENCHES
     args: tuple[str, ...] = ()  #: the script's options (the output option is the campaign's)
     name: str = ""              #: the plan's label (not part of the id)
+    #: the cores it needs: on a smaller machine it waits (a timing of more processes than cores
+    #: measures time sharing); not part of the id, since it does not change what is measured
+    min_cores: int = 1
 
     def key(self) -> dict[str, Any]:
         return {"task": self.task, "bench": self.bench, "args": list(self.args)}
@@ -266,9 +269,10 @@ def bench_id(spec: BenchSpec) -> str:
 
 def bench_from_dict(d: dict[str, Any], where: str = "bench entry") -> BenchSpec:
     """A benchmark entry from a plan's ``[[bench]]`` table or a stored result.json."""
-    unknown = sorted(set(d) - {"task", "bench", "args", "name"})
+    unknown = sorted(set(d) - {"task", "bench", "args", "name", "min_cores"})
     if unknown:
-        raise PlanError(f"{where}: unknown option {unknown[0]!r} (known: args, bench, name)")
+        raise PlanError(f"{where}: unknown option {unknown[0]!r} (known: args, bench, "
+                        f"min_cores, name)")
     if d.get("bench") not in BENCHES:
         raise PlanError(f"{where}: bench = {d.get('bench')!r} is not one of "
                         f"{', '.join(BENCHES)}")
@@ -280,7 +284,11 @@ def bench_from_dict(d: dict[str, Any], where: str = "bench entry") -> BenchSpec:
             raise PlanError(f"{where}: args: {opt} is the campaign's (the output is stored)")
     if not isinstance(d.get("name", ""), str):
         raise PlanError(f"{where}: name must be a string")
-    return BenchSpec(d["task"], d["bench"], tuple(args), d.get("name", ""))
+    min_cores = d.get("min_cores", 1)
+    if type(min_cores) is not int or min_cores < 1:
+        raise PlanError(f"{where}: min_cores must be a whole number of cores, at least 1 (got "
+                        f"{min_cores!r})")
+    return BenchSpec(d["task"], d["bench"], tuple(args), d.get("name", ""), min_cores)
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(RunSpec)}

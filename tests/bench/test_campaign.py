@@ -542,6 +542,46 @@ def test_benchmarks_run_first_and_are_stored_committed_and_tabled(setup, fake_be
     assert "benchmark bench-" not in capsys.readouterr().out
 
 
+def test_a_benchmark_waits_for_a_machine_of_its_cores(setup, fake_benches, capsys):
+    """min_cores: on a smaller machine the entry is not run (its timings would measure time
+    sharing), --status says it waits and for what; on a machine that has the cores
+    --benches-only runs it alone (no prerequisites, no runs). The id leaves min_cores out."""
+    import dataclasses
+    task, plan_file, opts, repo = setup
+    plan_file.write_text(PLAN + BENCH_PLAN.replace('args = ["--quick"]\n',
+                                                   'args = ["--ranks", "1,2,4"]\nmin_cores = 4\n'))
+    plan = load_plan(plan_file)
+    waiting = plan.benches[1]
+    assert waiting.min_cores == 4 and plan.benches[0].min_cores == 1
+    assert bench_id(waiting) == bench_id(dataclasses.replace(waiting, min_cores=1))
+    assert run_campaign(task, plan, opts, _tables(task)) == 0
+    out = capsys.readouterr().out
+    wid = bench_id(waiting)
+    assert (f"benchmark {wid} waits for a machine of 4 or more cores (this one has 2): "
+            f"{waiting.label()}") in out and waiting.label().endswith(" --ranks 1,2,4")
+    store = Store(opts.store, "digits")
+    assert [b.spec.bench for b in store.benches()] == ["allreduce"]
+    assert len(list(store.records())) == 4                   # the runs went on
+    st = status(task, plan, opts)
+    assert f"  waits   {wid}" in st and st.rstrip().count("(needs 4 or more cores)") == 1
+    assert "benchmarks: 1 done, 0 left, 1 waiting for a machine of more cores than this " \
+           "one's 2" in st
+    big = dataclasses.replace(opts, cores=4, benches_only=True)
+    assert run_campaign(task, plan, big, _tables(task)) == 0
+    out = capsys.readouterr().out
+    assert f"benchmark {wid} done" in out and "prerequisites" not in out
+    assert "2 benchmarks in " in out and "waiting" not in out
+    assert sorted(b.spec.bench for b in store.benches()) == ["allreduce", "scaling"]
+    assert _git(repo, "status", "--porcelain") == ""
+    assert "benchmarks: 2 done, 0 left, 0 waiting" in status(task, plan, opts)
+    for bad in ("0", '"4"', "2.5"):
+        plan_file.write_text('task = "digits"\n[[bench]]\nbench = "scaling"\nmin_cores = '
+                             + bad + "\n")
+        with pytest.raises(PlanError, match="bench 1: min_cores must be a whole number of "
+                                            "cores, at least 1"):
+            load_plan(plan_file)
+
+
 def test_a_failed_benchmark_is_named_and_stores_nothing(setup, fake_benches, capsys):
     task, plan_file, opts, repo = setup
     plan_file.write_text('task = "digits"\nsize = "smoke"\n[[bench]]\nbench = "scaling"\n'

@@ -266,7 +266,7 @@ def test_every_claim_of_the_full_harbour_plan_is_decided_once_its_runs_are_store
     import shutil
     from bench.experiments.campaign import resolve
     from bench.experiments.campaign_tables import all_claims
-    from bench.experiments.spec import load_plan, run_id
+    from bench.experiments.spec import bench_id, load_plan, run_id
     from bench.experiments.store import Store
     from helpers import ROOT
     committed = ROOT / "bench" / "results" / "harbour"
@@ -301,6 +301,83 @@ def test_every_claim_of_the_full_harbour_plan_is_decided_once_its_runs_are_store
             "the ring's advantage over MPI's all-reduce grows with the number of processes"]
         assert "needs bench/allreduce.py at two or more rank counts within the cores" in \
             undecided[0].note
+    # the plan's benchmarks for a machine of more cores, measured on one of 16: none is left
+    waiting = [b for b in full.benches if not store.has(bench_id(b))]
+    assert waiting and all(b.min_cores > 2 for b in waiting)
+    for b in waiting:
+        _store_bench(store, b, {"cpu": "stand-in", "cores": 16}, ranks=(2, 4, 8, 16))
+    assert [c.claim for c in all_claims(store, ["decode_test_wp", "decode_test_tg"])
+            if c.verdict == verdict.NOT_MEASURED] == []
+
+
+def _scaling_text(dims: str, cpus: int, ranks) -> str:
+    """bench/scaling.py's stdout for ``ranks``: 2 s of compute per rank, 2 mixes of 0.05 s."""
+    rows = [f"{p:5d} {10000.0 * p / (1 + 0.025 * (p > 1)):10.1f} "
+            f"{p / (1 + 0.025 * (p > 1)):8.2f} {2.0:11.2f} {0.05 * (p > 1):12.3f} "
+            f"{2.0 + 0.05 * (p > 1):8.2f} {2:6d}     host  0.1 0.1 0.1 -> 0.1 0.1 0.1"
+            for p in ranks]
+    return "\n".join([
+        f"# network {dims}, minibatch 1024, allreduce mixing (mpi all-reduce) every 10 "
+        f"minibatches, 20 timed minibatches per rank, 1 thread per rank, {cpus} CPUs, backend cpu",
+        "ranks   frames/s  speedup  optimize s  aggregate s   wall s  mixes  buffers  load "
+        "average (1/5/15 min) before -> after", *rows]) + "\n"
+
+
+def _store_bench(store, spec, machine: dict, ranks) -> None:
+    """A stand-in record of ``spec`` (bench/allreduce.py or bench/scaling.py) measured on
+    ``machine`` at ``ranks``: alpha-beta all-reduce rows in which MPI's own all-reduce is slower
+    than the ring on large messages, or a scaling output of the recipe's network."""
+    from bench.experiments.spec import bench_id
+    if spec.bench == "allreduce":
+        rows = allreduce_rows(5e-6, 1 / 3e9, ranks=ranks)
+        for r in rows:
+            r["mpi"] = r["tree"] * (1.0 if r["bytes"] < 1 << 20 else 2.0 * r["ranks"])
+        files = {"allreduce.json": json.dumps(rows)}
+    else:
+        files = {"scaling.txt": _scaling_text("440-512-512-1464", machine["cores"],
+                                              (1,) + tuple(ranks))}
+    store.write_bench({"run_id": bench_id(spec), "kind": "bench", "bench": spec.key(),
+                       "name": spec.name, "command": [f"bench/{spec.bench}.py", *spec.args],
+                       "code": "abc1234", "machine": machine, "load": "0.1 0.1 0.1 -> 0.1 0.1 0.1",
+                       "seconds": {"run": 10.0}, "files": sorted(files)},
+                      {k: v.encode() for k, v in files.items()})
+
+
+def test_seed004_is_decided_on_the_machine_that_measured_most_process_counts(tmp_path):
+    """Two machines' all-reduce timings: seed 004's claims are decided once, on the 16-core
+    machine's (four rank counts with a core each against one), and the 2-core machine's
+    section says so; each scaling output is modelled with its own machine's link, fitted to
+    that machine's rows with a core each, and checked at its own rank counts with a core each."""
+    from bench.experiments.campaign_tables import all_claims, render
+    from bench.experiments.spec import BenchSpec, bench_id
+    from bench.experiments.store import Store
+    store = Store(tmp_path / "results", "harbour")
+    small, big = {"cpu": "small", "cores": 2}, {"cpu": "big", "cores": 16}
+    specs = {}
+    for machine, ranks, ar_args, sc_args in ((small, (2,), ("--ranks", "2"), ("--ranks", "1,2")),
+                                             (big, (2, 4, 8, 16), ("--ranks", "2,4,8,16"),
+                                              ("--ranks", "1,2,4,8,16"))):
+        for bench, args in (("allreduce", ar_args), ("scaling", sc_args)):
+            spec = BenchSpec("harbour", bench, args, f"{bench} {machine['cpu']}")
+            _store_bench(store, spec, machine, ranks)
+            specs[bench, machine["cpu"]] = bench_id(spec)
+    text = render(store, ["decode_test_wp", "decode_test_tg"])
+    seed004 = [c for c in all_claims(store, ["decode_test_tg"]) if c.source.startswith("seed 004")]
+    assert len(seed004) == 4 and verdict.NOT_MEASURED not in [c.verdict for c in seed004]
+    assert seed004[2].claim.endswith("grows with the number of processes")
+    assert seed004[2].verdict == verdict.HELD
+    grows = next(ln for ln in text.splitlines() if "grows with the number of processes" in ln)
+    # ring / mpi = (2(p-1)/p n beta) / (2 log2 p n beta x 2p) at 64 MiB: 1/8 at 2 ranks, 3/64 at 4
+    assert "2 ranks 0.13, 4 ranks 0.05, 8 ranks 0.02, 16 ranks 0.01" in grows
+    assert text.count("grows with the number of processes") == 1
+    big_ar, small_ar = specs["allreduce", "big"], specs["allreduce", "small"]
+    assert (f"Seed 004's claims are decided on [{big_ar}]({big_ar}/result.json), whose machine "
+            f"measured more process counts with a core each.") in text
+    assert f"rows with 2, 4, 8, 16 ranks of {big_ar}/allreduce.json" in text
+    assert f"rows with 2 ranks of {small_ar}/allreduce.json" in text
+    assert "at the rank counts with a core each (16 CPUs)" in text
+    assert "at the rank counts with a core each (2 CPUs)" in text
+    assert "| 16 | 2 | 15.61 |" in text
 
 
 NBM16 = {"workers": 16, "mixing": "bmuf-nbm", "block_momentum": 0.94}

@@ -163,8 +163,10 @@ def test_main_writes_table_and_json(tmp_path, capsys, monkeypatch):
     here = 6 * res["compute"]["params"] * 1024 / 0.5
     assert res["cluster"]["worker_gflops"] == pytest.approx(2 * here / 1e9)
     # the check against bench/scaling.py's own 2-rank measurement
-    assert res["check_2_ranks"]["measured"] == pytest.approx(1.90)
-    assert 1.0 < res["check_2_ranks"]["predicted"] <= 2.0
+    [check] = res["check"]
+    assert check["ranks"] == 2 and check["measured"] == pytest.approx(1.90)
+    assert 1.0 < check["predicted"] <= 2.0
+    assert check["rel_err"] == pytest.approx(check["predicted"] / 1.90 - 1)
     pred = {(p["workload"][:5], p["workers"]): p["speedup"] for p in res["predictions"]}
     assert sorted(w for _, w in pred) == [16, 16, 32, 32, 64, 64]
     assert all(0 < s <= w for (_, w), s in pred.items())
@@ -194,3 +196,45 @@ def test_seed_points_are_the_issue_numbers():
     assert got[("001", "model", 16)] == 9.3 and got[("001", "model", 32)] == 17.0
     assert got[("002", "BMUF", 32)] == 28.4 and got[("002", "BMUF-NBM", 64)] == 56.2
     assert math.isclose(sm.K40M_FPS, 4535.5, rel_tol=1e-3)
+
+
+SCALING_16 = """\
+# network 440-512-512-1464, minibatch 1024, allreduce mixing (mpi all-reduce) every 10 minibatches, 20 timed minibatches per rank, 1 thread per rank, 16 CPUs, backend cpu
+ranks   frames/s  speedup  optimize s  aggregate s   wall s  mixes  buffers  load average (1/5/15 min) before -> after
+    1    10000.0     1.00        2.00        0.000     2.00      2     host  0.1 0.1 0.1 -> 0.1 0.1 0.1
+    2    19000.0     1.90        2.00        0.050     2.05      2     host  0.1 0.1 0.1 -> 0.1 0.1 0.1
+    4    36000.0     3.60        2.00        0.100     2.10      2     host  0.1 0.1 0.1 -> 0.1 0.1 0.1
+   16   120000.0    12.00        2.00        0.300     2.30      2     host  0.1 0.1 0.1 -> 0.1 0.1 0.1
+   32   100000.0    10.00        4.00        0.600     4.60      2     host  0.1 0.1 0.1 -> 0.1 0.1 0.1
+"""
+
+
+def test_the_model_is_checked_at_every_rank_count_with_a_core_each(tmp_path, monkeypatch):
+    """On a machine of 16 CPUs: the check has the rows of 2, 4 and 16 ranks (32 shares the
+    cores), each the hand-computed model speedup p C / (C + mixes x T(p)) beside the measured one
+    with its error; --max-ranks fits the link to that machine's rows whatever the cores here."""
+    monkeypatch.setattr(sm.os, "cpu_count", lambda: 2)     # rendering on another machine
+    alpha, beta = 5e-6, 1 / 3e9
+    ar = write_allreduce(tmp_path / "ar", allreduce_rows(alpha, beta, ranks=(2, 4, 8, 16, 32)))
+    (tmp_path / "scaling.txt").write_text(SCALING_16)
+    out = tmp_path / "out"
+    assert sm.main(["--allreduce-json", str(ar), "--scaling-output",
+                    str(tmp_path / "scaling.txt"), "--out-dir", str(out),
+                    "--max-ranks", "16"]) == 0
+    res = json.loads((out / "scaling_model.json").read_text())
+    assert res["fit"]["ranks"] == [2, 4, 8, 16]
+    assert res["fit"]["alpha"] == pytest.approx(alpha, rel=1e-3)
+    assert [c["ranks"] for c in res["check"]] == [2, 4, 16]
+    n = 4 * (440 * 512 + 512 + 512 * 512 + 512 + 512 * 1464 + 1464)     # float32 bytes
+    c = 2.00                       # 20 minibatches' compute at one rank
+    for row, measured in zip(res["check"], (1.90, 3.60, 12.00)):
+        p = row["ranks"]
+        t = 2 * (p - 1) * alpha + 2 * (p - 1) / p * n * beta
+        model = p * c / (c + 2 * t)
+        assert row["predicted"] == pytest.approx(model, rel=1e-3)
+        assert row["rel_err"] == pytest.approx(model / measured - 1, rel=1e-3)
+    md = (out / "scaling_model.md").read_text()
+    assert "at the rank counts with a core each (16 CPUs)" in md
+    assert "| ranks | all-reduces | measured speedup | model | error |" in md
+    assert f"| 16 | 2 | 12.00 | {res['check'][2]['predicted']:.2f} | " in md
+    assert "| 32 | 2 |" not in md

@@ -383,7 +383,7 @@ def _fitting_ranks(b: BenchRecord) -> set:
 
 def _deciding_allreduce(benches: list[BenchRecord]) -> Optional[BenchRecord]:
     """The stored bench/allreduce.py run seed 004's claims are decided on: the one with the most
-    rank counts that had a core each (the first stored of those), so that one machine decides
+    rank counts that had a core each (the first in id order of those), so that one machine decides
     every claim and a larger machine's timings replace a smaller one's."""
     ars = [b for b in benches if b.spec.bench == "allreduce"]
     return max(ars, key=lambda b: len(_fitting_ranks(b)), default=None)
@@ -481,9 +481,11 @@ def _bench_section(store: Store, benches: list[BenchRecord], found: list[Claim])
                 found += claims
                 lines += [claims_markdown(claims)]
             else:
+                more = len(_fitting_ranks(deciding)) > len(_fitting_ranks(b))
                 lines += [f"Seed 004's claims are decided on [{deciding.path.name}]"
-                          f"({deciding.path.name}/result.json), whose machine measured more "
-                          f"process counts with a core each.", ""]
+                          f"({deciding.path.name}/result.json), whose machine measured "
+                          f"{'more' if more else 'as many'} process counts with a core each"
+                          f"{'' if more else ' (the first in id order of those)'}.", ""]
             lines += [("##" + ln if ln.startswith("#") else ln)      # under this ###
                       for ln in report(rows, algs, ranks, m["cores"]).splitlines()[1:]] + [""]
         elif b.spec.bench == "scaling":

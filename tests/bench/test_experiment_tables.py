@@ -378,6 +378,18 @@ def test_seed004_is_decided_on_the_machine_that_measured_most_process_counts(tmp
     assert "at the rank counts with a core each (16 CPUs)" in text
     assert "at the rank counts with a core each (2 CPUs)" in text
     assert "| 16 | 2 | 15.61 |" in text
+    # two machines of as many rank counts with a core each: the first in id order decides
+    store = Store(tmp_path / "two", "harbour")
+    ids = []
+    for cpu, args in (("one", ("--ranks", "2")), ("other", ("--ranks", "2", "--quick"))):
+        spec = BenchSpec("harbour", "allreduce", args)
+        _store_bench(store, spec, {"cpu": cpu, "cores": 2}, (2,))
+        ids.append(bench_id(spec))
+    first = min(ids)
+    text = render(store, ["decode_test_tg"])
+    assert text.count("grows with the number of processes") == 1
+    assert (f"decided on [{first}]({first}/result.json), whose machine measured as many process "
+            f"counts with a core each (the first in id order of those).") in text
 
 
 NBM16 = {"workers": 16, "mixing": "bmuf-nbm", "block_momentum": 0.94}

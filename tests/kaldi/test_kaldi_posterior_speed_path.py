@@ -1,5 +1,7 @@
-"""Posterior archives read whole when every frame holds one pair (ali-to-post's output), and
-frame by frame otherwise: both ways give the same values, the same errors, the same index."""
+"""Posterior archives read whole when every frame holds one pair (ali-to-post's output), taken
+apart in large reads otherwise (weight-silence-post's empty frames, lattice-to-post's several
+pairs), and frame by frame from the first frame neither can take: every way gives the same
+values, the same errors, the same index."""
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ from nnetmix.kaldi import RandomAccessReader, SequentialReader, TableWriter
 
 def _frame_by_frame(monkeypatch):
     monkeypatch.setattr(codec, "_one_pair_records", lambda src, frames: None)
+    monkeypatch.setattr(codec, "_read_post_buffered",
+                        lambda src, where, frames: codec._read_post_frames(src, where, frames))
 
 
 def _archive(path, posts):
@@ -96,3 +100,69 @@ def test_a_bad_count_size_byte_fails_as_frame_by_frame(tmp_path, monkeypatch):
     with pytest.raises(FormatError) as by_frame:
         _read_all(f"ark:{path}")
     assert str(whole.value) == str(by_frame.value)
+
+
+def _mixed(frames, seed):
+    """Frames of 0 to 3 pairs, about a third empty (silence frames after weight-silence-post)."""
+    rng = np.random.default_rng(seed)
+    return [[(int(rng.integers(0, 5000)), float(np.float32(rng.random())))
+             for _ in range(int(rng.choice(4, p=[0.3, 0.5, 0.1, 0.1])))] for _ in range(frames)]
+
+
+@pytest.mark.parametrize("read", [_read_all, _random_access])
+def test_mixed_frames_are_taken_apart_in_large_reads(tmp_path, monkeypatch, read):
+    """Empty and several-pair frames, in utterances of 1 to 20,000 frames: the buffered reader
+    takes every frame apart itself (no frame goes frame by frame) and gives the values the
+    frame-by-frame reader gives."""
+    posts = {f"u{i}": _mixed(n, i) for i, n in enumerate((1, 2, 37, 400, 20000))}
+    path = tmp_path / "post.ark"
+    _archive(path, posts)
+    by_frames, slow = [], codec._read_post_frames
+
+    def spy(src, where, frames, first=0):
+        by_frames.append(frames)
+        return slow(src, where, frames, first)
+
+    monkeypatch.setattr(codec, "_read_post_frames", spy)
+    got = read(f"ark:{path}")
+    assert by_frames == [] and got == posts
+    monkeypatch.setattr(codec, "_read_post_frames", slow)
+    _frame_by_frame(monkeypatch)
+    assert read(f"ark:{path}") == posts
+
+
+def test_a_double_weight_midway_goes_on_frame_by_frame(tmp_path):
+    """Frames before a double weight are taken apart in the large read, that frame and the rest
+    frame by frame; the values are those written."""
+    head = _mixed(300, 1)
+    enc = codec.encode_value(head, "post", True, codec.Where("x"))
+    double = b"\x04\x01\x00\x00\x00\x04\x06\x00\x00\x00\x08" + np.float64(0.5).tobytes()
+    tail = codec.encode_value([[(7, 1.0)], []], "post", True, codec.Where("x"))
+    # one posterior of 303 frames: head's frames, the double-weight frame, tail's frames
+    body = _int32(303) + enc[7:] + double + tail[7:]
+    (tmp_path / "p.ark").write_bytes(b"a \0B" + body)
+    assert _read_all(f"ark:{tmp_path}/p.ark") == {"a": head + [[(6, 0.5)], [(7, 1.0)], []]}
+
+
+def test_a_bad_weight_size_byte_names_its_frame(tmp_path, monkeypatch):
+    """Past the buffered frames the error still names the frame at fault, as frame by frame."""
+    post = _mixed(500, 2)
+    post[321] = [(4, 0.5)]
+    path = tmp_path / "post.ark"
+    _archive(path, {"a": post})
+    raw = bytearray(path.read_bytes())
+    start = len(b"a \0B") + 5 + len(codec.encode_value(post[:321], "post", True,
+                                                         codec.Where("x"))) - 7
+    assert raw[start:start + 5] == b"\x04\x01\x00\x00\x00" and raw[start + 10] == 4
+    raw[start + 10] = 5                    # frame 321's weight: size byte 5
+    path.write_bytes(bytes(raw))
+    with pytest.raises(FormatError, match="frame 321: expected size byte 4 or 8, got 5") as buf:
+        _read_all(f"ark:{path}")
+    _frame_by_frame(monkeypatch)
+    with pytest.raises(FormatError) as by_frame:
+        _read_all(f"ark:{path}")
+    assert str(buf.value) == str(by_frame.value)
+
+
+def _int32(n):
+    return b"\x04" + int(n).to_bytes(4, "little", signed=True)

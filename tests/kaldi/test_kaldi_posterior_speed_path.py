@@ -16,6 +16,17 @@ def _frame_by_frame(monkeypatch):
                         lambda src, where, frames: codec._read_post_frames(src, where, frames))
 
 
+def _fails_as_frame_by_frame(monkeypatch, read, rspec, match=None) -> str:
+    """The error reading ``rspec`` gives, checked equal to the frame-by-frame reader's."""
+    with pytest.raises(FormatError, match=match) as fast:
+        read(rspec)
+    _frame_by_frame(monkeypatch)
+    with pytest.raises(FormatError) as by_frame:
+        read(rspec)
+    assert str(fast.value) == str(by_frame.value)
+    return str(fast.value)
+
+
 def _archive(path, posts):
     with TableWriter(f"ark:{path}", "post") as w:
         for key, post in posts.items():
@@ -79,13 +90,8 @@ def test_a_truncated_archive_fails_as_frame_by_frame(tmp_path, monkeypatch, read
     path = tmp_path / "post.ark"
     _archive(path, {"a": [[(1, 1.0)]] * 3, "b": [[(2, 1.0)]] * 4})
     path.write_bytes(path.read_bytes()[:-cut])
-    with pytest.raises(FormatError) as whole:
-        read(f"ark:{path}")
-    _frame_by_frame(monkeypatch)
-    with pytest.raises(FormatError) as by_frame:
-        read(f"ark:{path}")
-    assert str(whole.value) == str(by_frame.value)
-    assert str(path) in str(whole.value) and "for key b" in str(whole.value)
+    error = _fails_as_frame_by_frame(monkeypatch, read, f"ark:{path}")
+    assert str(path) in error and "for key b" in error
 
 
 def test_a_bad_count_size_byte_fails_as_frame_by_frame(tmp_path, monkeypatch):
@@ -94,12 +100,7 @@ def test_a_bad_count_size_byte_fails_as_frame_by_frame(tmp_path, monkeypatch):
     raw = bytearray(path.read_bytes())
     raw[len(b"a \0B") + 5 + 15] = 5  # the second frame's count: size byte 5
     path.write_bytes(bytes(raw))
-    with pytest.raises(FormatError, match="posterior frame 1 size") as whole:
-        _read_all(f"ark:{path}")
-    _frame_by_frame(monkeypatch)
-    with pytest.raises(FormatError) as by_frame:
-        _read_all(f"ark:{path}")
-    assert str(whole.value) == str(by_frame.value)
+    _fails_as_frame_by_frame(monkeypatch, _read_all, f"ark:{path}", "posterior frame 1 size")
 
 
 def _mixed(frames, seed):
@@ -156,12 +157,8 @@ def test_a_bad_weight_size_byte_names_its_frame(tmp_path, monkeypatch):
     assert raw[start:start + 5] == b"\x04\x01\x00\x00\x00" and raw[start + 10] == 4
     raw[start + 10] = 5                    # frame 321's weight: size byte 5
     path.write_bytes(bytes(raw))
-    with pytest.raises(FormatError, match="frame 321: expected size byte 4 or 8, got 5") as buf:
-        _read_all(f"ark:{path}")
-    _frame_by_frame(monkeypatch)
-    with pytest.raises(FormatError) as by_frame:
-        _read_all(f"ark:{path}")
-    assert str(buf.value) == str(by_frame.value)
+    _fails_as_frame_by_frame(monkeypatch, _read_all, f"ark:{path}",
+                             "frame 321: expected size byte 4 or 8, got 5")
 
 
 def _int32(n):

@@ -37,7 +37,7 @@ from typing import Optional
 from bench.experiments import prereqs as prq
 from bench.experiments.benches import run_bench
 from bench.experiments.collect import collect, machine
-from bench.experiments.spec import Plan, RunSpec, bench_id, cv_grid_of, run_id
+from bench.experiments.spec import BenchSpec, Plan, RunSpec, bench_id, cv_grid_of, run_id
 from bench.experiments.store import BENCH_PREFIX, Store, StoreError
 from bench.experiments.stored import cv_rank
 from bench.experiments.tasks import Task
@@ -282,6 +282,13 @@ def _commit_leftovers(task: Task, opts: CampaignOptions, store: Store, tables) -
                      f"bench/results/{task.name}: {rec.spec.label()} ({rid})")
 
 
+def _bench_state(spec: BenchSpec, store: Store, cores: int) -> str:
+    """done (stored), waits (needs more cores than ``cores``) or left."""
+    if store.has(bench_id(spec)):
+        return "done"
+    return "waits" if cores < spec.min_cores else "left"
+
+
 def run_benches(task: Task, plan: Plan, opts: CampaignOptions, store: Store, tables) -> int:
     """The plan's benchmarks the store does not hold, one after another; how many failed."""
     failed = 0
@@ -290,7 +297,7 @@ def run_benches(task: Task, plan: Plan, opts: CampaignOptions, store: Store, tab
         if store.has(bid):
             store.read_bench(bid)          # a damaged record stops here, named
             continue
-        if opts.cores < spec.min_cores:
+        if _bench_state(spec, store, opts.cores) == "waits":
             log(f"benchmark {bid} waits for a machine of {spec.min_cores} or more cores (this "
                 f"one has {opts.cores}): {spec.label()}")
             continue
@@ -341,7 +348,7 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     _commit_leftovers(task, opts, store, tables)
     failed = run_benches(task, plan, opts, store, tables)
     if not plan.runs or opts.benches_only:
-        waits = sum(opts.cores < b.min_cores and not store.has(bench_id(b)) for b in plan.benches)
+        waits = sum(_bench_state(b, store, opts.cores) == "waits" for b in plan.benches)
         log(f"{len(plan.benches)} benchmarks in {plan.path}, {failed} failed"
             + (f", {waits} waiting for more cores" if waits else ""))
         return 1 if failed else 0
@@ -464,8 +471,7 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     bench_states, bench_line = [], None
     for spec in plan.benches:
         bid = bench_id(spec)
-        state = ("done" if store.has(bid) else "waits" if opts.cores < spec.min_cores
-                 else "left")
+        state = _bench_state(spec, store, opts.cores)
         needs = (f" (needs {spec.min_cores} or more cores)" if state == "waits" else "")
         lines.append(f"  {state:<7} {bid:<34} {spec.name or '-':<16} {spec.label()}{needs}")
         bench_states.append(state)
@@ -474,7 +480,7 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
                       f"{bench_states.count('left')} left, {bench_states.count('waits')} "
                       f"waiting for a machine of more cores than this one's {opts.cores}")
     if not plan.runs:
-        return "\n".join(lines + [bench_line] if bench_line else lines)
+        return "\n".join(lines + ([bench_line] if bench_line else []))
     ids = plan_ids(plan, digest, store)
     done = [store.read(rid) for _, rid in ids if rid and store.has(rid)]
     states, left, seen = [], [], set()

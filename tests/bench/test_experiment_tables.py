@@ -287,7 +287,7 @@ def test_every_claim_of_the_full_harbour_plan_is_decided_once_its_runs_are_store
                                    words=400)
                 n += 1
         pending = [s for s, r in resolved if r is None]
-    assert n == 52          # the plan's runs, each stored once
+    assert n == 56          # the plan's runs, each stored once
     undecided = [c for c in all_claims(store, ["decode_test_wp", "decode_test_tg"])
                  if c.verdict == verdict.NOT_MEASURED]
     # the stored all-reduce timings' rank counts that fit their machine's cores

@@ -12,7 +12,8 @@ One pass of :func:`run_campaign`:
    store that already holds another fingerprint for this size stops the campaign with one line;
 2. every run of the plan whose id the store holds is skipped; a run another driver is running
    (its pid file names a live process) is left to it;
-3. the others run in plan order, ``--jobs`` at a time while their workers fit the cores: each is
+3. the others run in plan order, ``--jobs`` at a time while their workers fit the cores (a later
+   run that fits starts before an earlier one that does not yet, :func:`next_fitting`): each is
    ``run.sh`` with the run's options and ``--dnn-tag <run-id>`` (train.sh resumes a directory
    that survived after its last finished epoch), then :func:`~bench.experiments.collect.collect`
    into the store, the tables rewritten, and one git commit of that record and the tables.
@@ -393,10 +394,8 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     ticked = time.time()
     try:
         while todo or running:
-            while todo and len(running) < opts.jobs and (
-                    not running or sum(_cores(r.spec, opts.cores) for r in running)
-                    + _cores(todo[0].spec, opts.cores) <= opts.cores):
-                r = todo.pop(0)
+            while (i := next_fitting(todo, running, opts)) is not None:
+                r = todo.pop(i)
                 running.append(r)   # first: a signal while it starts stops it and its pid file
                 _start(r, task, opts)
             time.sleep(0.2 if not running else 1.0)
@@ -419,6 +418,18 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         return 1
     log("every run of the plan is stored")
     return 0
+
+
+def next_fitting(todo: list, running: list, opts: CampaignOptions) -> Optional[int]:
+    """The index in ``todo`` of the run to start now, or None: the first whose workers fit the
+    cores beside the running ones (any one when none runs), while fewer than ``--jobs`` run. A
+    later run starts before an earlier one that does not fit yet (a one-worker run beside
+    another while a 16-worker run waits for both cores), so that no core is left idle."""
+    if len(running) >= opts.jobs:
+        return None
+    busy = sum(_cores(r.spec, opts.cores) for r in running)
+    return next((i for i, r in enumerate(todo)
+                 if not running or busy + _cores(r.spec, opts.cores) <= opts.cores), None)
 
 
 def _resolved(waiting: list, plan: Plan, store: Store, digest: str, seen: set) -> list:

@@ -15,8 +15,8 @@ import pytest
 from helpers import ROOT, experiments_opt_in
 
 from bench.experiments import campaign_tables
-from bench.experiments.campaign import CampaignOptions, estimate_core_seconds, run_campaign, \
-    status
+from bench.experiments.campaign import CampaignOptions, _Run, estimate_core_seconds, \
+    next_fitting, run_campaign, status
 from bench.experiments import spec as spec_module
 from bench.experiments.spec import PlanError, RunSpec, bench_id, load_plan, run_id
 from bench.experiments.store import Store, StoreError
@@ -125,6 +125,24 @@ def test_plan_grid_defaults_and_duplicates(tmp_path):
         (4, 0.008, "bmuf-nbm")]                       # the repeated run once, in plan order
     assert plan.runs[0].input == "mfcc" and plan.runs[0].name == "1 worker"
     assert load_plan(p, size="quick").runs[0].size == "quick"
+
+
+def test_the_next_run_is_the_first_that_fits_the_cores_left(tmp_path):
+    """A 16-worker run waits for both cores while a one-worker run holds one; the one-worker run
+    after it starts beside, and --jobs still bounds how many run."""
+    def runs(*workers):
+        return [_Run(RunSpec(task="digits", size="smoke", workers=n), f"r{i}")
+                for i, n in enumerate(workers)]
+
+    def opts(jobs, cores):
+        return CampaignOptions(work=tmp_path, store=tmp_path, repo=tmp_path, jobs=jobs,
+                               cores=cores)
+    assert next_fitting(runs(16, 1), [], opts(2, 2)) == 0           # nothing runs: the first
+    assert next_fitting(runs(16, 1, 1), runs(1), opts(2, 2)) == 1   # one core left: the 1-worker
+    assert next_fitting(runs(16, 4), runs(1), opts(2, 2)) is None   # nothing fits one core
+    assert next_fitting(runs(1), runs(1, 1), opts(3, 2)) is None    # no core left
+    assert next_fitting(runs(1), runs(1), opts(1, 2)) is None       # --jobs 1
+    assert next_fitting(runs(8, 2), runs(2), opts(2, 4)) == 1       # 4 cores: 2 + 2 fit, 2 + 4 not
 
 
 @pytest.mark.parametrize("body, message", [

@@ -29,6 +29,7 @@ __all__ = ["InputStream", "OutputSink", "open_input", "open_output", "check_outp
            "read_all"]
 
 _WS = b" \t\n\r\v\f"
+_CHUNK = 1 << 16     # the most of the push-back buffer a scan looks at in one piece
 
 
 class InputStream:
@@ -41,7 +42,8 @@ class InputStream:
         self.raw = raw
         self.name = name      #: the rxfilename, for error messages
         self.pos = pos        #: bytes consumed so far (the file offset for files)
-        self._back = b""
+        self._back = b""      #: pushed-back bytes, handed out again from ``_off`` on
+        self._off = 0
         self._proc = proc
         self._owns = owns
         self._eof = False
@@ -50,7 +52,15 @@ class InputStream:
     def read(self, n: int) -> bytes:
         """Up to ``n`` bytes; fewer only at end of stream."""
         if self._back:
-            head, self._back = self._back[:n], self._back[n:]
+            # an offset into the pushed-back bytes, not a slice of the rest on every read: a
+            # reader that gives back a large read and takes it in small pieces stays linear
+            off = self._off
+            head = self._back[off:off + n]
+            off += len(head)
+            if off < len(self._back):
+                self._off = off
+            else:
+                self._back, self._off = b"", 0
             if len(head) < n:
                 head += self.raw.read(n - len(head))
         else:
@@ -63,8 +73,12 @@ class InputStream:
     def unread(self, data: bytes) -> None:
         """Give back bytes just read; the next read returns them first."""
         if data:
-            self._back = data + self._back
-            self.pos -= len(data)
+            k = len(data)
+            if k <= self._off and self._back[self._off - k:self._off] == data:
+                self._off -= k        # the bytes just read from the push-back buffer
+            else:
+                self._back, self._off = data + self._back[self._off:], 0
+            self.pos -= k
 
     def peek(self, n: int = 1) -> bytes:
         data = self.read(n)
@@ -73,7 +87,7 @@ class InputStream:
 
     def _chunk(self) -> bytes:
         if self._back:
-            return self._back
+            return self._back[self._off:self._off + _CHUNK]
         data = self.raw.peek(1)
         if not data:
             self._eof = True
@@ -82,10 +96,10 @@ class InputStream:
     def readline(self) -> bytes:
         """The rest of the current line including its newline (without one at end of stream)."""
         if self._back:
-            i = self._back.find(b"\n")
+            i = self._back.find(b"\n", self._off)
             if i >= 0:
-                return self.read(i + 1)
-            head = self.read(len(self._back))
+                return self.read(i + 1 - self._off)
+            head = self.read(len(self._back) - self._off)
             return head + self._readline_raw()
         return self._readline_raw()
 
@@ -135,7 +149,7 @@ class InputStream:
             self.raw.seek(offset)
         except (OSError, ValueError) as e:
             raise KaldiIOError(f"{self.name}: cannot seek to byte {offset} ({e})") from None
-        self._back = b""
+        self._back, self._off = b"", 0
         self.pos = offset
         self._eof = False
 

@@ -233,9 +233,10 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                       "Per method, each rate of its grid (the first seed in run-id order); the "
                       "chosen one (**bold**) has the highest CV frame accuracy of the model kept, "
                       "then the lower CV loss; one at an end of its grid is marked: the CV set's "
-                      "best rate may lie beyond it. The test WERs are beside it to show whether "
-                      "the CV set chose what the test set would have; they take no part in the "
-                      "choice.", ""]
+                      "best rate may lie beyond it (a plan extends such a grid once, a factor of 2 "
+                      "past that end: docs/experiments.md). The test WERs are beside it to show "
+                      "whether the CV set chose what the test set would have; they take no part "
+                      "in the choice.", ""]
             rows = []
             for key, rates in sorted(groups.items()):
                 best = _best_rate(rates)

@@ -70,8 +70,8 @@ def main() -> int:
     args = get_args()
     fast = (codec._one_pair_records, codec._read_post_buffered)
     ways = {"frame by frame": (lambda src, frames: None,
-                               lambda src, where, frames: codec._read_post_frames(src, where,
-                                                                                  frames)),
+                               lambda src, where, frames, keep=True:
+                               codec._read_post_frames(src, where, frames)),
             "whole": fast}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp, "post.ark")

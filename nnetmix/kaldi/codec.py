@@ -210,52 +210,59 @@ def _read_post_bin(src: InputStream, where: Where, table: bool) -> list:
     return _read_post_buffered(src, where, frames)
 
 
-def _read_post_buffered(src: InputStream, where: Where, frames: int) -> list:
+def _read_post_buffered(src: InputStream, where: Where, frames: int, keep: bool = True) -> list:
     """A posterior's ``frames`` frames of any number of pairs, taken apart in reads of many
     frames at once (weight-silence-post's silence frames hold none, lattice-to-post's several):
     about twice as fast as a read per frame on utterances of a few hundred frames, and linear in
-    the utterance's length, where giving a large read back and reading it frame by frame copies
-    the rest each time (bench/target_read_speed.py --empty-share). The
+    the utterance's length (bench/target_read_speed.py --empty-share). The
     first frame the buffer cannot take apart (a double weight, a bad size byte, the end of the
-    stream) and every frame after it go frame by frame, whose errors name the frame."""
+    stream) and every frame after it go frame by frame, whose errors name the frame. With
+    ``keep`` false (an archive's index) the frames are checked but not built: [] is returned."""
     post: list = []
-    while len(post) < frames:
-        raw = src.read(min(15 * (frames - len(post)), _BIG_READ))
-        used = _parse_post_frames(raw, frames, post)
+    done = 0
+    while done < frames:
+        raw = src.read(min(15 * (frames - done), _BIG_READ))
+        used, n = _parse_post_frames(raw, frames - done, post if keep else None)
         if used == 0 and len(raw) >= 5 and raw[0] == 4:     # a frame longer than the read
             need = 5 + 10 * _INT32.unpack_from(raw, 1)[0]
             if len(raw) < need <= _BIG_READ:
                 raw += src.read(need - len(raw))
-                used = _parse_post_frames(raw, frames, post)
+                used, n = _parse_post_frames(raw, frames - done, post if keep else None)
         src.unread(raw[used:])        # less than one frame, or where the parsing stopped
+        done += n
         if used == 0:
             break
-    if len(post) < frames:
-        post += _read_post_frames(src, where, frames - len(post), first=len(post))
+    if done < frames:
+        rest = _read_post_frames(src, where, frames - done, first=done)
+        if keep:
+            post += rest
     return post
 
 
 _INT32 = struct.Struct("<i")
 
 
-def _parse_post_frames(raw: bytes, frames: int, post: list) -> int:
-    """Append to ``post`` the whole frames at the start of ``raw`` (up to ``frames`` in all)
-    whose values are all 4-byte; the bytes they took."""
-    off, end_of = 0, len(raw)
-    while len(post) < frames and off + 5 <= end_of and raw[off] == 4:
+def _parse_post_frames(raw: bytes, frames: int, post: Optional[list]) -> tuple[int, int]:
+    """The whole frames at the start of ``raw`` (at most ``frames``) whose values are all
+    4-byte, appended to ``post`` (checked only, where it is None): the bytes they took and how
+    many frames."""
+    off, end_of, n_done = 0, len(raw), 0
+    while n_done < frames and off + 5 <= end_of and raw[off] == 4:
         n = _INT32.unpack_from(raw, off + 1)[0]
         end = off + 5 + 10 * n
         if n < 0 or end > end_of:
             break
-        if n:
-            if raw[off + 5:end:5] != b"\x04" * (2 * n):
-                break
-            flat = _pairs_struct(n).unpack_from(raw, off + 5)
-            post.append(list(zip(flat[0::2], flat[1::2])))
-        else:
-            post.append([])
+        if n and raw[off + 5:end:5] != b"\x04" * (2 * n):
+            break
+        if post is not None:
+            if n:
+                flat = _pairs_struct(n).unpack_from(raw, off + 5)
+                post.append(list(zip(flat[0::2], flat[1::2])))
+            else:
+                post.append([])
         off = end
-    return off
+        n_done += 1
+    return off, n_done
 
 
 def _read_post_frames(src: InputStream, where: Where, frames: int, first: int = 0) -> list:
@@ -553,7 +560,7 @@ def skip_value(src: InputStream, kind: str, where: Where, table: bool = True) ->
         src.read(2)
         frames = _read_size(src, where, "posterior frame count")
         if _one_pair_records(src, frames) is None:
-            _read_post_buffered(src, where, frames)
+            _read_post_buffered(src, where, frames, keep=False)
         return
     read_value(src, kind, where, table)
 

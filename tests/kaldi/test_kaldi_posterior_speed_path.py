@@ -13,7 +13,8 @@ from nnetmix.kaldi import RandomAccessReader, SequentialReader, TableWriter
 def _frame_by_frame(monkeypatch):
     monkeypatch.setattr(codec, "_one_pair_records", lambda src, frames: None)
     monkeypatch.setattr(codec, "_read_post_buffered",
-                        lambda src, where, frames: codec._read_post_frames(src, where, frames))
+                        lambda src, where, frames, keep=True:
+                        codec._read_post_frames(src, where, frames))
 
 
 def _fails_as_frame_by_frame(monkeypatch, read, rspec, match=None) -> str:
@@ -130,6 +131,27 @@ def test_mixed_frames_are_taken_apart_in_large_reads(tmp_path, monkeypatch, read
     monkeypatch.setattr(codec, "_read_post_frames", slow)
     _frame_by_frame(monkeypatch)
     assert read(f"ark:{path}") == posts
+
+
+def test_the_index_checks_mixed_frames_without_building_them(tmp_path, monkeypatch):
+    """An archive's index (skip_value) of empty and several-pair frames takes no frame apart
+    into pairs, and still finds every key where the values start; a cut in the middle of a
+    frame fails the index as it fails frame by frame."""
+    posts = {f"u{i}": _mixed(n, i) for i, n in enumerate((3, 400, 5000))}
+    path = tmp_path / "post.ark"
+    _archive(path, posts)
+
+    def no_pairs(n):
+        raise AssertionError(f"the index built a frame of {n} pairs")
+
+    with monkeypatch.context() as m:
+        m.setattr(codec, "_pairs_struct", no_pairs)
+        with RandomAccessReader(f"ark:{path}", "post") as r:
+            assert r.keys() == list(posts)
+    assert _random_access(f"ark:{path}") == posts
+    path.write_bytes(path.read_bytes()[:-23])
+    error = _fails_as_frame_by_frame(monkeypatch, _random_access, f"ark:{path}")
+    assert "for key u2" in error
 
 
 def test_a_double_weight_midway_goes_on_frame_by_frame(tmp_path):

@@ -493,7 +493,9 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     if not plan.runs:
         return "\n".join(lines + ([bench_line] if bench_line else []))
     ids = plan_ids(plan, digest, store)
-    done = [store.read(rid) for _, rid in ids if rid and store.has(rid)]
+    # every stored run of the size measures the per-epoch times, also one that a "cv" run of
+    # the plan no longer takes (a grid extended past its choice)
+    done = [r for r in store.records() if r.spec.size == plan.size]
     states, left, seen = [], [], set()
     for spec, rid in ids:
         if rid is not None and rid in seen:

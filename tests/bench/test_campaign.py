@@ -417,6 +417,12 @@ def test_failed_run_is_named_and_the_others_go_on(setup, monkeypatch, capsys):
     cpu, wall = re.search(r"CPU-hours left: about ([0-9.]+) .*: about ([0-9.]+) hours of this "
                           rf"machine's {opts.cores} cores", st).groups()
     assert float(wall) == pytest.approx(float(cpu) / opts.cores, abs=0.06)
+    # a plan that holds none of the stored runs (a grid extended past them) still measures on them
+    only = plan_file.with_name("only.toml")
+    only.write_text('task = "digits"\nsize = "smoke"\n[defaults]\ninput = "mfcc"\n'
+                    '[[run]]\nworkers = 2\nlearn_rate = 0.008\n')
+    st = status(task, load_plan(only), opts)
+    assert "runs: 0 done, 0 running, 1 left" in st and "3 finished runs measured" in st
 
 
 def test_other_prerequisites_stop_the_campaign(setup, monkeypatch, capsys):

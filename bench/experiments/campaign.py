@@ -12,8 +12,9 @@ One pass of :func:`run_campaign`:
    store that already holds another fingerprint for this size stops the campaign with one line;
 2. every run of the plan whose id the store holds is skipped; a run another driver is running
    (its pid file names a live process) is left to it;
-3. the others run in plan order, ``--jobs`` at a time while their workers fit the cores (a later
-   run that fits starts before an earlier one that does not yet, :func:`next_fitting`): each is
+3. the others run in plan order (a ``learn_rate = "cv"`` run in its place once its grid is
+   stored), ``--jobs`` at a time while their workers fit the cores (a later run that fits
+   starts before an earlier one that does not yet, :func:`next_fitting`): each is
    ``run.sh`` with the run's options and ``--dnn-tag <run-id>`` (train.sh resumes a directory
    that survived after its last finished epoch), then :func:`~bench.experiments.collect.collect`
    into the store, the tables rewritten, and one git commit of that record and the tables.
@@ -133,6 +134,7 @@ class _Run:
     proc: Optional[subprocess.Popen] = None
     load: str = ""
     log: Optional[Path] = None
+    order: int = 0              #: its place in the plan: runs start in this order
 
 
 def _load() -> str:
@@ -356,7 +358,7 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     digest = prepare(task, plan.size, opts, store)
     todo, skipped, waiting = [], 0, []
     seen: set = set()
-    for spec, rid in plan_ids(plan, digest, store):
+    for order, (spec, rid) in enumerate(plan_ids(plan, digest, store)):
         if rid is None:
             waiting.append(spec)
         elif rid in seen:
@@ -368,7 +370,7 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
             log(f"run {rid} is running under another driver ({_pid_file(opts.work, rid)}); "
                 f"leaving it")
         else:
-            todo.append(_Run(spec, rid))
+            todo.append(_Run(spec, rid, order=order))
         if rid:
             seen.add(rid)
     log(f"{len(plan.runs)} runs in {plan.path}: {skipped} stored, {len(todo)} to run, "
@@ -407,6 +409,7 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
                 running.remove(r)
                 failed += not _finish(r, task, opts, store, tables)
                 todo += _resolved(waiting, plan, store, digest, seen)
+                todo.sort(key=lambda r: r.order)    # a run its grid let go takes its place
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -442,7 +445,7 @@ def _resolved(waiting: list, plan: Plan, store: Store, digest: str, seen: set) -
         waiting.remove(spec)
         rid = run_id(r, digest)
         if rid not in seen and not store.has(rid):
-            out.append(_Run(r, rid))
+            out.append(_Run(r, rid, order=plan.runs.index(spec)))
         seen.add(rid)
     return out
 

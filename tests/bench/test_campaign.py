@@ -807,6 +807,20 @@ def test_cv_chosen_rate_waits_for_its_grid(setup, capsys):
         load_plan(bad)
 
 
+def test_a_run_its_grid_let_go_starts_in_its_plan_place(setup, capsys):
+    """A "cv" run resolved once its grid is stored starts before the runs after it in the plan."""
+    import dataclasses
+    task, plan_file, opts, repo = setup
+    plan_file.write_text('task = "digits"\nsize = "smoke"\n[defaults]\ninput = "mfcc"\n'
+                         '[[run]]\nname = "grid"\nworkers = 1\nlearn_rate = [0.008, 0.004]\n'
+                         '[[run]]\nname = "seed 1"\nworkers = 1\nlearn_rate = "cv"\nseed = 1\n'
+                         '[[run]]\nname = "after"\nworkers = 2\nlearn_rate = 0.008\n')
+    opts = dataclasses.replace(opts, jobs=1)
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    started = re.findall(r"run \S+ \(([^)]*)\) started", capsys.readouterr().out)
+    assert started == ["grid", "grid", "seed 1", "after"]
+
+
 def test_an_ablation_takes_its_baseline_grids_rate(setup):
     """``cv_grid``: a run of another method at the rate the named grid chose, so that it differs
     from its baseline in one thing; its id is that of the same spec with the rate written."""

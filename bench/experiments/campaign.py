@@ -188,6 +188,13 @@ def _run_dir(work: Path, rid: str) -> Path:
     return found[0]
 
 
+def epochs_done(work: Path, rid: str) -> int:
+    """Epochs a run's surviving directory holds finished (train.sh's ``.done_iterNN`` marks),
+    which it resumes after; 0 with no directory."""
+    found = list((work / "exp").glob(f"*_{rid}"))
+    return len(list(found[0].glob(".done_iter*"))) if len(found) == 1 else 0
+
+
 def resolve(spec: RunSpec, plan: Plan, store: Store, digest: Optional[str]) -> Optional[RunSpec]:
     """A ``learn_rate = "cv"`` run at the rate chosen on the CV set (:func:`~bench.experiments.
     stored.cv_rank`) from its grid in the plan (:func:`~bench.experiments.spec.cv_grid_of`);
@@ -516,8 +523,11 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
             state = "left"
             left.append(spec)
         states.append(state)
+        done_epochs = epochs_done(opts.work, rid) if rid and state in ("left", "running") else 0
         lines.append(f"  {state:<7} {rid or '(id after the prerequisites or its grid)':<34} "
-                     f"{spec.name or '-':<16} {spec.label()}")
+                     f"{spec.name or '-':<16} {spec.label()}"
+                     + (f" ({done_epochs} epoch{'s' * (done_epochs > 1)} done)"
+                        if done_epochs else ""))
     counts = {s: states.count(s) for s in ("done", "running", "left", "waits")}
     lines.append(f"runs: {counts['done']} done, {counts['running']} running, "
                  f"{counts['left'] + counts['waits']} left ({counts['waits']} of them wait for "

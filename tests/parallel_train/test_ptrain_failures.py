@@ -1,11 +1,11 @@
 """bin/nnet-train-mpi.py refuses ranks that differ, and a rank that fails ends the job fast."""
-import subprocess
 import sys
 import time
 
 import numpy as np
 import pytest
-from helpers import MPI_TOOL, mpi_env, mpi_net, mpi_utts, mpiexec, run_mpi, write_data
+from helpers import (MPI_TOOL, mpi_env, mpi_net, mpi_utts, mpiexec, run_mpi, run_mpiexec,
+                     write_data)
 
 from nnetmix.parallel import partition_utterances
 
@@ -27,7 +27,7 @@ def _mpmd(groups, timeout=120):
         cmd += ([":"] if i else []) + ["-n", str(n), sys.executable, str(MPI_TOOL),
                                        *map(str, args)]
     t0 = time.monotonic()
-    p = subprocess.run(cmd, env=mpi_env(), text=True, capture_output=True, timeout=timeout)
+    p = run_mpiexec(cmd, env=mpi_env(), timeout=timeout)
     return p, time.monotonic() - t0
 
 
@@ -53,7 +53,7 @@ def test_different_initial_models_refused(task):
     cmd = [mpiexec(), "--oversubscribe", "-n", "1", "--wdir", str(d / "a"), sys.executable,
            str(MPI_TOOL), *args, ":", "-n", "1", "--wdir", str(d / "b"), sys.executable,
            str(MPI_TOOL), *args]
-    p = subprocess.run(cmd, env=mpi_env(), text=True, capture_output=True, timeout=120)
+    p = run_mpiexec(cmd, env=mpi_env(), timeout=120)
     assert p.returncode != 0
     assert "the initial model (sha256 of the flat parameter buffer): rank 1 differs" in p.stderr
     assert not (d / "a" / "out.nnet").exists()

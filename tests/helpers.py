@@ -1708,13 +1708,25 @@ def summary_line(ranks, frames, wall, optimize, aggregate, validate, io, cv=Fals
             + res.summary(MpiTrainOptions(), cv))
 
 
+def ngsgd_line(limited: int, updates: int) -> str:
+    """The trainer's own NG-SGD line of a training epoch (EpochResult.max_change_note)."""
+    from nnetmix.driver import EpochResult
+    from nnetmix.train.stats import EpochStats
+    st = EpochStats()
+    res = EpochResult(st, st, 1, 0, 0.0, 0.0, 0.0, 0.0, 0.0, limited, updates)
+    return ("LOG (nnet-train-mpi.py[0.1.0]:write():dnn.py:436) NG-SGD state written to "
+            f"nnet/nnet_iter01.ngsgd.npz ({res.max_change_note()})")
+
+
 def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epochs: int = 3,
               rejected_last: bool = True, words: int = 400, wall: float = 10.0,
               aggregate: float = 0.5, minibatches: int = 100, mixes: int = 10,
               seconds: int = 60, done: bool = True, error_seed: int = 0,
-              utt_prefix: str = "utt") -> Path:
+              utt_prefix: str = "utt", limited: list | None = None) -> Path:
     """A finished run: ``epochs`` ITERATION lines (the last rejected when asked), per-epoch job
     logs with MPI summary lines, wer files (the best = ``wer``), .done and stages67_seconds.
+    ``limited``: per epoch, NG-SGD's (limited, layer updates) line in the epoch's log, or None
+    (no such line, as plain SGD).
 
     ``decode_test`` is :func:`write_decode`'s (``wer``, ``words``, ``error_seed``,
     ``utt_prefix``)."""
@@ -1740,6 +1752,7 @@ def write_run(d: Path, wer: float, cv_acc: float = 70.0, workers: int = 1, epoch
             "allreduce mixing every 10",
             f"LOG (nnet-train-mpi.py[0.1.0]:dnn_epoch():dnn.py:283) rank 0: local loss 1.2 "
             f"(Xent) over 25600 frames, frame accuracy 60.0%, {mixes} mixes",
+            *([ngsgd_line(*limited[it - 1])] if limited and limited[it - 1] else []),
             summary_line(workers, frames, wall, wall - aggregate - 1.0, aggregate, 0.0, 1.0),
             "# Accounting: time=12 threads=1"]) + "\n")
         (log / f"iter{it:02d}.cv.log").write_text(

@@ -37,7 +37,7 @@ def _default_dnn(r: Record) -> bool:
     s = r.spec
     return (s.network == "dnn" and s.seed == FIRST_SEED and s.average_every == 10
             and s.minibatch == 256 and s.scheduler == "newbob" and s.optimizer == "ngsgd"
-            and s.init == "rbm" and s.scale_lr is None
+            and s.init == "rbm" and s.scale_lr is None and s.max_change is None
             and s.mix_variant == ("" if seeds_epoch_average(s.mixing) else NO_EPOCH_AVERAGE))
 
 

@@ -32,7 +32,7 @@ from bench.experiments import campaign_plots, mix_variants, plan, seed000, seed0
 from bench.experiments.spec import NO_EPOCH_AVERAGE, method_key
 from bench.experiments.store import BenchRecord, Record, Store
 from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, \
-    lr_scale_pair, roles, variant_pairs
+    lr_scale_pair, max_change_pair, roles, variant_pairs
 from bench.experiments.tasks import CSC
 from bench.experiments.verdict import HELD, NOT_HELD, NOT_MEASURED, TIE, Claim, claims_markdown
 
@@ -158,6 +158,15 @@ def _blocks(r: Record) -> str:
     return f"{s.average_every} x {what}{per}"
 
 
+def _limited_cell(r: Record) -> str:
+    """The share, %, of rank 0's NG-SGD layer updates limited by --max-change-per-sample over
+    the epochs that counted them; '-' where none did."""
+    counted = [e for e in r.epochs if e.get("limited") is not None and e.get("updates")]
+    if not counted:
+        return "-"
+    return f"{100.0 * sum(e['limited'] for e in counted) / sum(e['updates'] for e in counted):.0f}"
+
+
 def _lr_cell(spec) -> str:
     if spec.workers == 1:
         return f"{spec.learn_rate:g}"
@@ -205,21 +214,27 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                   "WER in %, with the 95% bootstrap interval; CV frame accuracy of the model "
                   "kept; epochs run (rejected); hours of the whole run (training, decoding, every "
                   "start of it) on its machine (at least the epochs' own hours, marked >=, where "
-                  "a record's clock missed starts before a resume); load average before -> after.", ""]
-        head = ["run", "name", "workers", "mixing", "every", "learning rate", "update", "init",
-                "seed", "epochs", "CV acc %"] + [f"WER {d}" for d in decodes] + ["hours", "load"]
+                  "a record's clock missed starts before a resume); load average before -> after; "
+                  "max-change %: the share of rank 0's NG-SGD layer updates that "
+                  "--max-change-per-sample (nnet2's limit, 0.075) scaled down, over the run's "
+                  "epochs (- where the record has no count: plain SGD, or stored before the "
+                  "count was kept).", ""]
+        head = ["run", "name", "workers", "mixing", "every", "learning rate", "update",
+                "max-change %", "init", "seed", "epochs", "CV acc %"] + [
+                    f"WER {d}" for d in decodes] + ["hours", "load"]
         rows = []
         for r in sorted(recs, key=lambda r: (r.spec.workers, r.spec.mixing, r.spec.learn_rate,
                                              r.spec.seed, r.run_id)):
             s = r.spec
             res = r.result
             rows.append([f"[{r.run_id}]({r.run_id}/result.json)", s.name or "-", str(s.workers),
-                         _mixing_cell(s), _blocks(r), _lr_cell(s), s.optimizer, s.init,
+                         _mixing_cell(s), _blocks(r), _lr_cell(s),
+                         s.optimizer + s.max_change_label(), _limited_cell(r), s.init,
                          str(s.seed), f"{res['epochs_run']} ({res['epochs_rejected']})",
                          f"{res['kept']['cv_acc']:.2f}"]
                         + [_wer_cell(r, d, intervals) for d in decodes]
                         + [_hours_cell(res), res.get("load", "")])
-        lines += [table(head, rows, right=(2, 9, 10, len(head) - 2))]
+        lines += [table(head, rows, right=(2, 7, 10, 11, len(head) - 2))]
         decode = CLAIMS_DECODE.get(store.task, decodes[0])
         if draw:
             campaign_plots.draw(store.dir, store.task, size, recs, decode, intervals)
@@ -433,6 +448,8 @@ def _claims(task: str, size: str, recs: list[Record], decodes: list[str],
         claims += seed002.blstm_claims(blstm_roles(recs, size, decode, seed002.BLSTM_WORKERS))
         claims.append(seed001.lr_scale_claim(*lr_scale_pair(roles_size, recs, size, decode),
                                              roles_size.n001))
+        claims.append(seed001.max_change_claim(*max_change_pair(roles_size, recs, size, decode),
+                                               roles_size.n001))
         mmax = max(roles_size.mixing_workers)
         claims += seed000.epoch_average_claims({
             mix: variant_pairs("seed000", f"{mix}/{mmax}", NO_EPOCH_AVERAGE, roles_size, recs,

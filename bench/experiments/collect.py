@@ -57,7 +57,8 @@ def _epochs(run_dir: Path) -> tuple[list[dict], dict]:
         if i < len(train):
             t = train[i]
             row.update(train_wall=t.wall, optimize=t.optimize, aggregate=t.aggregate, io=t.io,
-                       frames=t.frames, minibatches=t.minibatches, mixes=t.mixes)
+                       frames=t.frames, minibatches=t.minibatches, mixes=t.mixes,
+                       limited=t.limited, updates=t.layer_updates)
         if i < len(cv):
             row.update(cv_wall=cv[i].wall, validate=cv[i].validate)
             row["io"] = round((row.get("io") or 0.0) + cv[i].io, 3)

@@ -14,9 +14,9 @@ from typing import Optional
 from bench.experiments.plan import Size
 from bench.experiments.report import num
 from bench.experiments.verdict import (TIMING_NOTE, Claim, all_of, cell, change_test, higher,
-                                       lower, same, wer_test)
+                                       lower, no_higher, same, wer_test)
 
-__all__ = ["COMPARISONS", "claims", "lr_scale_claim"]
+__all__ = ["COMPARISONS", "claims", "lr_scale_claim", "max_change_claim"]
 
 # (table, title, variants (key, label), the seed's numbers per variant at 1 and 16/32 nodes)
 COMPARISONS = [
@@ -116,3 +116,21 @@ def lr_scale_claim(scaled, unscaled, n: int) -> Claim:
         f"WER_lr x 1({n}) - WER_lr x {n}({n}), same base rate, significantly above 0",
         f"x 1 {num(unscaled.wer if unscaled else None)} vs x {n} "
         f"{num(scaled.wer if scaled else None)}: {cell(t)}", higher(t))
+
+
+def max_change_claim(limited, unlimited, n: int) -> Claim:
+    """:func:`lr_scale_claim`'s x N under the NG-SGD the seed trained with (nnet2's), whose
+    --max-change-per-sample (0.075) scales a layer's step down to a bound where it would move
+    further: at x N on harbour it binds on every update (the Runs table's "max-change" column),
+    so the step is the limit's, not the rate's. This asks whether the x N needs that limit.
+    ``limited``: model averaging at ``n`` workers, rate x N, the tool's limit; ``unlimited``:
+    the same run with the limit off (``max_change = 0``); either None when not stored."""
+    t = wer_test(limited, unlimited)
+    return Claim(
+        "seed 001, section 5.6", "the learning rate x N does not rest on NG-SGD's max-change "
+        "limit: with the limit off, model averaging at x N loses nothing",
+        "none (the seed trains with nnet2's NG-SGD, max-change-per-sample 0.075, and does not "
+        "discuss it)",
+        f"WER_no limit({n}) - WER_limit({n}), same base rate x {n}, not significantly above 0",
+        f"no limit {num(unlimited.wer if unlimited else None)} vs limit "
+        f"{num(limited.wer if limited else None)}: {cell(t)}", no_higher(t))

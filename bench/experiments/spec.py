@@ -3,8 +3,8 @@
 
 A :class:`RunSpec` says everything that makes one DNN training + decoding run differ from another
 on the same prerequisites (task and size, network, input, workers, mixing, averaging period or
-BMUF block, block momentum, what a mix sends and whether it overlaps the next block, update rule,
-initialisation, learning rate, schedule, training seed).
+BMUF block, block momentum, what a mix sends and whether it overlaps the next block, update rule
+and NG-SGD's max-change limit, initialisation, learning rate, schedule, training seed).
 Its id (:func:`run_id`) is a readable prefix plus a digest of the spec *and* of the prerequisites'
 fingerprint, so a run made on other prerequisites can never be taken for this one.
 
@@ -96,6 +96,9 @@ class RunSpec:
     epoch_average: bool = True      #: train.sh --epoch-average: false keeps each worker's model
     scale_lr: Optional[bool] = None  #: learning rate x N; None: true for averaging, false for BMUF
     optimizer: str = "ngsgd"
+    #: NG-SGD's --max-change-per-sample (nnet2's limit on each layer's step); None: the tool's
+    #: default, 0.075; 0 turns the limit off
+    max_change: Optional[float] = None
     init: str = "rbm"           #: rbm (stage 9's DBN) or random
     learn_rate: float = 0.008
     minibatch: int = 256
@@ -150,6 +153,11 @@ class RunSpec:
         if max_workers is not None and self.workers > max_workers:
             raise bad(f"{self.workers} workers but the {self.task} {self.size} training set has "
                       f"only {max_workers} utterances to share among them")
+        if self.max_change is not None and self.optimizer != "ngsgd":
+            raise bad(f"max_change is NG-SGD's --max-change-per-sample, but optimizer is "
+                      f"{self.optimizer!r}")
+        if self.max_change is not None and self.max_change < 0:
+            raise bad(f"max_change must be 0 (off) or positive (got {self.max_change})")
         if self.init == "rbm" and self.network != "dnn":
             raise bad(f"init \"rbm\" is for the sigmoid dnn (network {self.network!r} starts "
                       f"from random weights: set init = \"random\")")
@@ -195,7 +203,14 @@ class RunSpec:
             if self.mix_variant:
                 what += f", {self.variant_label()}"
         lr = "chosen on CV" if self.learn_rate == CV_CHOSEN else f"{self.learn_rate:g}"
-        return f"{what}, lr {lr}, seed {self.seed}"
+        return f"{what}, lr {lr}{self.max_change_label()}, seed {self.seed}"
+
+    def max_change_label(self) -> str:
+        """', no max-change' or ', max-change 0.1' where the spec sets NG-SGD's limit, else
+        ''."""
+        if self.max_change is None:
+            return ""
+        return ", no max-change" if self.max_change == 0 else f", max-change {self.max_change:g}"
 
     @property
     def deferred(self) -> bool:
@@ -231,7 +246,7 @@ def run_id(spec: RunSpec, prereqs: str) -> str:
     spec's fields that differ from their defaults (task and size always), not its label, and
     the prerequisites' fingerprint digest ``prereqs``. So a field added later, whose default is
     the behaviour before it, leaves every stored id as it was (mix_compression,
-    overlap_mixing and epoch_average were); a default is never changed."""
+    overlap_mixing, epoch_average and max_change were); a default is never changed."""
     defaults = {f.name: f.default for f in dataclasses.fields(RunSpec)}
     key = {k: v for k, v in spec.key().items()
            if k in ("task", "size") or v != defaults[k]}

@@ -40,7 +40,12 @@ BENCH_PREFIX = "bench-"
 
 EPOCH_COLUMNS = ("epoch", "learn_rate", "train_loss", "train_acc", "cv_loss", "cv_acc",
                  "verdict", "train_wall", "cv_wall", "optimize", "aggregate", "validate", "io",
-                 "frames", "minibatches", "mixes")
+                 "frames", "minibatches", "mixes", "limited", "updates")
+#: the columns of records stored before NG-SGD's max-change counts were kept ("limited" of
+#: "updates": rank 0's layer updates scaled down by --max-change-per-sample, of all of them);
+#: read with those two empty
+EPOCH_COLUMNS_BEFORE_LIMITED = EPOCH_COLUMNS[:-2]
+_INT_COLUMNS = ("epoch", "frames", "minibatches", "mixes", "limited", "updates")
 RECORD_FILES = ("result.json", "epochs.tsv")
 
 
@@ -113,18 +118,18 @@ def _tsv(rows: list[dict]) -> str:
 
 def _read_tsv(path: Path) -> list[dict]:
     lines = path.read_text().splitlines()
-    if not lines or tuple(lines[0].split("\t")) != EPOCH_COLUMNS:
+    header = tuple(lines[0].split("\t")) if lines else ()
+    if header not in (EPOCH_COLUMNS, EPOCH_COLUMNS_BEFORE_LIMITED):
         raise StoreError(f"{path}: not an epochs table (header {EPOCH_COLUMNS!r} expected)")
     rows = []
     for n, line in enumerate(lines[1:], 2):
         cells = line.split("\t")
-        if len(cells) != len(EPOCH_COLUMNS):
-            raise StoreError(f"{path}:{n}: {len(cells)} columns, expected {len(EPOCH_COLUMNS)}")
-        row = {}
-        for c, v in zip(EPOCH_COLUMNS, cells):
+        if len(cells) != len(header):
+            raise StoreError(f"{path}:{n}: {len(cells)} columns, expected {len(header)}")
+        row = dict.fromkeys(EPOCH_COLUMNS)
+        for c, v in zip(header, cells):
             row[c] = None if v == "" else (v if c == "verdict" else
-                                           (int(v) if c in ("epoch", "frames", "minibatches",
-                                                            "mixes") else float(v)))
+                                           (int(v) if c in _INT_COLUMNS else float(v)))
         rows.append(row)
     return rows
 

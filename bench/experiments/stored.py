@@ -10,8 +10,9 @@ one of its test conditions (its ``texts`` are that decode's reference and hypoth
 plan's first seed (777) and, where the plan gave a learning-rate grid, at the rate chosen on the
 CV set, carrying the same run at every other training seed the store holds (:func:`with_seeds`),
 which the claims compare seed by seed. A run with compressed or overlapped mixing plays none of
-them (the seeds mixed whole models between blocks); :func:`variant_pairs` pairs each with the
-run it is compared with.
+them (the seeds mixed whole models between blocks), nor does a run with NG-SGD's max-change
+limit set otherwise than the tool's default; :func:`variant_pairs`, :func:`lr_scale_pair` and
+:func:`max_change_pair` pair each such run with the run it is compared with.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from bench.experiments.spec import NO_EPOCH_AVERAGE
 from bench.experiments.store import Record
 
 __all__ = ["StoredRun", "stored_run", "with_seeds", "roles", "blstm_roles", "variant_pairs",
-           "lr_scale_pair", "HARBOUR_ROLES", "MIX_OF", "cv_rank", "FIRST_SEED"]
+           "lr_scale_pair", "max_change_pair", "HARBOUR_ROLES", "MIX_OF", "cv_rank", "FIRST_SEED"]
 
 #: plan.py's mix names -> RunSpec.mixing
 MIX_OF = SPEC_MIXING
@@ -86,15 +87,17 @@ def with_seeds(rec: Record, records: list[Record], decode: str) -> StoredRun:
 
 
 def _matches(rec: Record, run, size: str, variant: str = "",
-             scale_lr: Optional[bool] = None) -> bool:
-    """The record is ``run`` of a seed group at the first seed, with mixing ``variant`` and
-    ``scale_lr`` (None: the tool's default for the mixing)."""
+             scale_lr: Optional[bool] = None, max_change: Optional[float] = None) -> bool:
+    """The record is ``run`` of a seed group at the first seed, with mixing ``variant``,
+    ``scale_lr`` (None: the tool's default for the mixing) and NG-SGD's ``max_change`` (None:
+    the tool's default)."""
     s = rec.spec
     return (s.size == size and s.network == "dnn" and s.workers == run.workers
             and s.mixing == MIX_OF[run.mix] and s.average_every == run.average_every
             and s.minibatch == run.minibatch and s.scheduler == run.scheduler
             and s.optimizer == run.optimizer and s.init == ("rbm" if run.pretrain else "random")
-            and s.scale_lr == scale_lr and s.block_lr == 1.0 and s.seed == FIRST_SEED
+            and s.scale_lr == scale_lr and s.max_change == max_change and s.block_lr == 1.0
+            and s.seed == FIRST_SEED
             and s.epoch_average == run.epoch_average
             and s.mix_variant == (variant or ("" if run.epoch_average else NO_EPOCH_AVERAGE)))
 
@@ -129,7 +132,7 @@ def blstm_roles(records: list[Record], size: str, decode: str,
         found = [r for r in records if r.spec.size == size and r.spec.network == network
                  and r.spec.workers == n and r.spec.mixing == mixing and r.spec.seed == FIRST_SEED
                  and r.spec.average_every == 10 and r.spec.scale_lr is None
-                 and not r.spec.mix_variant
+                 and r.spec.max_change is None and not r.spec.mix_variant
                  and (network == "blstm" or (r.spec.init == "rbm" and r.spec.optimizer == "ngsgd"
                                              and r.spec.minibatch == 256
                                              and r.spec.scheduler == "newbob"))]
@@ -162,6 +165,16 @@ def lr_scale_pair(roles_size: Size, records: list[Record], size: str, decode: st
     run = group_runs("seed001", roles_size)[f"avg10/{roles_size.n001}"]
     rec = _chosen([r for r in records if _matches(r, run, size, scale_lr=False)])
     return _with_twin(rec, records, decode, scale_lr=None)
+
+
+def max_change_pair(roles_size: Size, records: list[Record], size: str, decode: str
+                    ) -> tuple[Optional[StoredRun], Optional[StoredRun]]:
+    """(model averaging at seed 001's N with NG-SGD's max-change limit as the tool has it, the
+    same run with the limit off, ``max_change = 0``) at the second run's rate. Either is None
+    when the store lacks it."""
+    run = group_runs("seed001", roles_size)[f"avg10/{roles_size.n001}"]
+    rec = _chosen([r for r in records if _matches(r, run, size, max_change=0.0)])
+    return _with_twin(rec, records, decode, max_change=None)
 
 
 def _with_twin(rec: Optional[Record], records: list[Record], decode: str, **fields

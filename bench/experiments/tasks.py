@@ -105,6 +105,8 @@ class Task:
             train += ["--epoch-average", "false"]
         if spec.scale_lr is not None:
             train += ["--scale-lr-by-workers", "true" if spec.scale_lr else "false"]
+        if spec.max_change is not None:     # one word: --dnn-opts is split on spaces
+            train += ["--ngsgd-opts", f"--max-change-per-sample={spec.max_change:g}"]
         a, b = self.run_stages
         args = list(self.size(spec.size).options) + [
             "--stage", str(a), "--stop-stage", str(b),

@@ -105,7 +105,14 @@ class EpochResult:
     time_validate: float        #: CV pass (cross-validation only), mean over ranks
     time_io: float
     wall: float                 #: the slowest rank's wall time of the epoch
-    ngsgd_limited: int = 0      #: NG-SGD layer updates limited by --max-change-per-sample
+    ngsgd_limited: int = 0      #: this rank's NG-SGD layer updates limited by --max-change-per-sample
+    ngsgd_updates: int = 0      #: this rank's NG-SGD layer updates (minibatches x affine layers)
+
+    def max_change_note(self) -> str:
+        """'N of M layer updates limited by --max-change-per-sample' (this rank's), as the
+        NG-SGD line logs it and nnetmix.train.runlog reads it back."""
+        return (f"{self.ngsgd_limited} of {self.ngsgd_updates} layer updates limited by "
+                f"--max-change-per-sample")
 
     @property
     def frames_per_sec(self) -> float:
@@ -407,6 +414,8 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     res = EpochResult(glob, st, w.size, n_agreed if n_agreed is not None else glob.minibatches,
                       float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]),
                       float(mx[4]), ng.num_limited if ng is not None else 0)
+    if ng is not None and not cv:
+        res.ngsgd_updates = res.minibatches * len(ng.layers)
 
     def write() -> None:
         if not cv and files.model_out:
@@ -425,8 +434,8 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
             outputs.append((files.model_out, lambda path: nnet.write(path, binary=spec.binary)))
             write_together(outputs)
             if ng is not None:
-                log.info("NG-SGD state written to %s (%d layer updates limited by "
-                         "--max-change-per-sample)", out or "nowhere", ng.num_limited)
+                log.info("NG-SGD state written to %s (%s)", out or "nowhere",
+                         res.max_change_note())
         if files.result_file:
             write_result(files.result_file, res)
 

@@ -7,7 +7,7 @@ Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, digits run.
 ``log/train_scheduler.log`` and the logs of the runs it resumed (the PRERUN and ITERATION lines:
 epochs, CV loss and frame accuracy of the model kept), ``log/iterNN.tr.log`` and ``log/iterNN.{cv,initial}.log`` (the MPI trainer's
 ``MPI summary`` line: frames, wall, optimize / aggregate / validate / i/o seconds; the
-``minibatches agreed`` and ``mixes`` lines), ``decode_test/wer_*`` (the best ``%WER`` line), and
+``minibatches agreed``, ``mixes`` and NG-SGD's ``layer updates limited`` lines), ``decode_test/wer_*`` (the best ``%WER`` line), and
 what the older digits driver added: ``stages67_seconds`` and ``loadavg``.
 A directory that is missing or unfinished reads as ``None`` (the table shows it as not run).
 """
@@ -30,6 +30,8 @@ SUMMARY = re.compile(r"MPI summary: (\d+) ranks, [^;]*; (\d+) frames in ([\d.]+)
                      r" aggregate ([\d.]+) s, validate ([\d.]+) s, i/o ([\d.]+) s")
 AGREED = re.compile(r"rank 0: (\d+) minibatches agreed")
 MIXES = re.compile(r"rank 0: local loss .* (\d+) mixes")
+#: rank 0's NG-SGD max-change count (the older line has no "of N")
+LIMITED = re.compile(r"\((\d+)(?: of (\d+))? layer updates limited by --max-change-per-sample\)")
 WER = re.compile(r"%WER ([\d.]+) \[ (\d+) / (\d+)")
 
 
@@ -68,6 +70,10 @@ class EpochTiming:
     io: float
     minibatches: int = 0     #: per rank (training epochs)
     mixes: int = 0           #: rank 0's mixes (training epochs)
+    #: rank 0's NG-SGD layer updates scaled down by --max-change-per-sample, and all its NG-SGD
+    #: layer updates (training epochs with NG-SGD; None where the log does not say)
+    limited: Optional[int] = None
+    layer_updates: Optional[int] = None
 
 
 @dataclasses.dataclass
@@ -135,6 +141,10 @@ def _summary(path: Path) -> Optional[EpochTiming]:
     x = MIXES.search(text)
     t.minibatches = int(a.group(1)) if a else 0
     t.mixes = int(x.group(1)) if x else 0
+    lim = LIMITED.search(text)
+    if lim:
+        t.limited = int(lim.group(1))
+        t.layer_updates = int(lim.group(2)) if lim.group(2) else None
     return t
 
 

@@ -274,6 +274,24 @@ def test_runs_without_the_epoch_average_have_ids_of_their_own():
     assert own.label() == "16 workers, ring every 10, no epoch average, lr 0.008, seed 777"
 
 
+def test_runs_with_the_max_change_limit_set_have_ids_of_their_own():
+    """max_change = None is the tool's limit, the behaviour before the field (ids kept); 0
+    (off) is another run, said in its label; it is NG-SGD's, so plain SGD refuses it."""
+    ma = RunSpec("harbour", "full", workers=16)
+    assert run_id(RunSpec(**{**ma.__dict__, "max_change": None}), "d1") == run_id(ma, "d1")
+    off = RunSpec(**{**ma.__dict__, "max_change": 0.0})
+    assert run_id(off, "d1")[-10:] != run_id(ma, "d1")[-10:]
+    assert off.label() == "16 workers, average every 10, lr 0.008, no max-change, seed 777"
+    assert RunSpec(**{**ma.__dict__, "max_change": 0.2}).label().endswith(
+        ", max-change 0.2, seed 777")
+    off.check("p.toml: run 1")
+    with pytest.raises(PlanError, match=r"p.toml: run 1: max_change is NG-SGD's "
+                                        r"--max-change-per-sample, but optimizer is 'sgd'"):
+        RunSpec(**{**off.__dict__, "optimizer": "sgd"}).check("p.toml: run 1")
+    with pytest.raises(PlanError, match=r"max_change must be 0 \(off\) or positive"):
+        RunSpec(**{**ma.__dict__, "max_change": -1.0}).check("p.toml: run 1")
+
+
 def test_stored_run_ids_are_recomputed_from_their_specs():
     """Every run in bench/results keeps its id: the id recomputed from the stored spec and
     prerequisites' digest is the stored one (a new RunSpec field must leave them alone)."""
@@ -305,6 +323,7 @@ def _train_sh_options() -> set:
     ("mix_compression", "topk", ["--mix-compression", "topk"]),
     ("overlap_mixing", True, ["--overlap-mixing", "true"]),
     ("epoch_average", False, ["--epoch-average", "false"]),
+    ("max_change", 0.0, ["--ngsgd-opts", "--max-change-per-sample=0"]),
 ])
 def test_compression_and_overlap_reach_the_training_command_line(field, value, option):
     """The harbour recipe's DNN training gets them through --dnn-opts, as steps/nnet/train.sh
@@ -323,13 +342,38 @@ def test_compression_and_overlap_reach_the_training_command_line(field, value, o
     plain = task.run_args(RunSpec("harbour", "full", workers=16, mixing="bmuf-nbm",
                                   block_momentum=0.94), "x")
     assert "--mix-compression" not in plain[-1] and "--overlap-mixing" not in plain[-1]
-    assert "--epoch-average" not in plain[-1]
+    assert "--epoch-average" not in plain[-1] and "--ngsgd-opts" not in plain[-1]
     run_sh = (ROOT / "egs" / "harbour" / "s5" / "run.sh").read_text()
     assert any("steps/nnet/train.sh" in block and "$dnn_opts" in block
                for block in run_sh.split("\n\n"))
 
 
 # ---- the store
+def test_epoch_tables_keep_the_max_change_counts_and_read_older_ones(tmp_path):
+    """epochs.tsv has NG-SGD's limited / all layer updates per epoch; a record stored before
+    those columns reads with them empty, and a table of neither header is refused."""
+    from bench.experiments.store import EPOCH_COLUMNS, EPOCH_COLUMNS_BEFORE_LIMITED
+    store = Store(tmp_path, "harbour")
+    spec = RunSpec("harbour", "full")
+    rows = [{"epoch": 0, "cv_loss": 1.5, "cv_acc": 40.0, "verdict": "initial"},
+            {"epoch": 1, "learn_rate": 0.008, "train_loss": 1.2, "train_acc": 50.0,
+             "cv_loss": 1.1, "cv_acc": 55.0, "verdict": "accepted", "minibatches": 390,
+             "limited": 1170, "updates": 1170}]
+    path = store.write({"run_id": "r1", "spec": spec.key()}, rows, {})
+    got = store.read("r1").epochs
+    assert (got[1]["limited"], got[1]["updates"]) == (1170, 1170) and got[0]["limited"] is None
+    lines = (path / "epochs.tsv").read_text().splitlines()
+    assert lines[0].split("\t") == list(EPOCH_COLUMNS)
+    old = ["\t".join(EPOCH_COLUMNS_BEFORE_LIMITED)] + [
+        "\t".join(line.split("\t")[:-2]) for line in lines[1:]]
+    (path / "epochs.tsv").write_text("\n".join(old) + "\n")
+    got = store.read("r1").epochs
+    assert got[1]["minibatches"] == 390 and got[1]["limited"] is None and "updates" in got[1]
+    (path / "epochs.tsv").write_text("\n".join(["epoch\tcv_acc"] + old[1:]) + "\n")
+    with pytest.raises(StoreError, match="epochs.tsv: not an epochs table"):
+        store.read("r1")
+
+
 def test_store_refuses_incomplete_records_and_cleans_temporaries(tmp_path):
     store = Store(tmp_path, "digits")
     spec = RunSpec("digits", "smoke", input="mfcc")

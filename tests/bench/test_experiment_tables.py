@@ -242,14 +242,15 @@ def _harbour_store(tmp_path, runs):
     return store
 
 
-def _store_harbour_run(store, tmp_path, spec, wer, cv_acc, words=1200):
-    """One run of ``spec`` (prerequisites "p") in ``store``, decoded on the trigram only."""
+def _store_harbour_run(store, tmp_path, spec, wer, cv_acc, words=1200, limited=None):
+    """One run of ``spec`` (prerequisites "p") in ``store``, decoded on the trigram only;
+    ``limited``: write_run's NG-SGD counts per epoch."""
     from bench.experiments.collect import collect
     from bench.experiments.spec import run_id
     from helpers import write_decode
     rid = run_id(spec, "p")
     d = write_run(tmp_path / "runs" / rid, wer=wer, words=words, cv_acc=cv_acc,
-                  workers=spec.workers)
+                  workers=spec.workers, limited=limited)
     write_decode(d / "decode_test_tg", wer=wer, words=words)
     result, rows, texts = collect(d, ("decode_test_tg",), {
         "run_id": rid, "spec": spec.key(), "name": spec.name, "prereqs": "p",
@@ -287,7 +288,7 @@ def test_every_claim_of_the_full_harbour_plan_is_decided_once_its_runs_are_store
                                    words=400)
                 n += 1
         pending = [s for s, r in resolved if r is None]
-    assert n == 56          # the plan's runs, each stored once
+    assert n == 57          # the plan's runs, each stored once
     undecided = [c for c in all_claims(store, ["decode_test_wp", "decode_test_tg"])
                  if c.verdict == verdict.NOT_MEASURED]
     # the stored all-reduce timings' rank counts that fit their machine's cores
@@ -484,10 +485,45 @@ def test_learning_rate_times_n_claim_sets_x1_against_xn_at_one_rate(tmp_path, x1
         ("MA 16, lr x 1", {"workers": 16, "learn_rate": 0.008, "scale_lr": False}, x1_wer,
          73.0)])
     rows = [line for line in render(store, ["decode_test_tg"]).splitlines()
-            if "(seed 001, section 5.6)" in line]
+            if "(seed 001, section 5.6)" in line and "needs the learning rate x N" in line]
     assert len(rows) == 1
     assert f"| x 1 {x1_wer:.2f} vs x 16 4.00: +{x1_wer - 4:.2f} [" in rows[0]
     assert rows[0].endswith(verdict_cell)
+
+
+@pytest.mark.parametrize("off_wer, verdict_cell", [(6.0, "| **not held** |"),
+                                                   (4.25, "| not significant (a tie) |")])
+def test_max_change_claim_sets_the_limit_off_against_on_at_one_rate(tmp_path, off_wer,
+                                                                   verdict_cell):
+    """Model averaging at 16 with NG-SGD's max-change limit off against the same run and rate
+    with it; the run without the limit plays no seed role (here its CV accuracy is the
+    highest, and the MA 16 row of the claims still is the 0.008 run's). The Runs table shows
+    each run's share of limited updates from its epochs' counts (- where none were kept)."""
+    from bench.experiments.campaign_tables import render
+    from bench.experiments.spec import RunSpec
+    store = _harbour_store(tmp_path, [
+        ("MA 16", {"workers": 16, "learn_rate": 0.004}, 5.0, 69.0)])
+    for name, fields, wer, counts in (
+            ("MA 16", {}, 4.0, [(300, 300), (300, 300), (150, 300)]),
+            ("MA 16, no max-change", {"max_change": 0.0}, off_wer, [(0, 300)] * 3)):
+        spec = RunSpec("harbour", "full", name=name, workers=16, learn_rate=0.008, **fields)
+        _store_harbour_run(store, tmp_path, spec, wer, 70.0 if not fields else 80.0,
+                           limited=counts)
+    text = render(store, ["decode_test_tg"])
+    rows = [line for line in text.splitlines()
+            if "(seed 001, section 5.6)" in line and "max-change limit" in line]
+    assert len(rows) == 1
+    assert f"| no limit {off_wer:.2f} vs limit 4.00: {off_wer - 4:+.2f} [" in rows[0]
+    assert rows[0].endswith(verdict_cell)
+    runs = {line.split(" | ")[1]: line for line in text.splitlines()
+            if line.startswith("| [dnn-w16-")}
+    assert "| 0.008 x 16 | ngsgd | 83 | rbm |" in runs["MA 16"]          # 750 of 900
+    assert "| 0.008 x 16 | ngsgd, no max-change | 0 | rbm |" in runs["MA 16, no max-change"]
+    assert "| 0.004 x 16 | ngsgd | - | rbm |" in [
+        line for line in text.splitlines() if "| 0.004 x 16 |" in line][0]
+    # the seed 001 rows compare the run with the limit: the one playing avg10/16
+    ma = [line for line in text.splitlines() if "(seed 001, Table 3)" in line][0]
+    assert "every 10: 4.00" in ma
 
 
 ONE_BIT = ("| BMUF-NBM with 1bit-compressed updates (error feedback) loses nothing against "

@@ -182,6 +182,28 @@ def test_ngsgd_over_mpi(task):
     assert (d / "ng2b.nnet.ngsgd.npz").exists()
 
 
+def test_the_epoch_log_counts_updates_limited_by_max_change(task):
+    """Rank 0's NG-SGD line says how many of its layer updates --max-change-per-sample scaled
+    down, of all (minibatches x affine layers), as nnetmix.train.runlog reads it back: every
+    one under a tiny limit, none with the limit off."""
+    from nnetmix.train.runlog import AGREED, LIMITED
+    d, _, data, init = task
+    ng = ["--optimizer=ngsgd", "--ngsgd-rank-in=2", "--ngsgd-rank-out=2", "--learn-rate=0.01"]
+    from nnetmix.nnet import AffineTransform, Nnet
+    layers = sum(isinstance(c, AffineTransform) for c in Nnet.read(str(init)).components)
+    counts = {}
+    for limit in ("1e-9", "0"):
+        p, _ = run_mpi(2, _args(data, init, d / f"mc{limit}.nnet", *ng,
+                                f"--max-change-per-sample={limit}"))
+        assert p.returncode == 0, p.stderr
+        m = LIMITED.search(p.stderr)
+        assert m and m.group(2), p.stderr
+        minibatches = int(AGREED.search(p.stderr).group(1))
+        assert int(m.group(2)) == minibatches * layers > 0
+        counts[limit] = int(m.group(1))
+    assert counts == {"1e-9": minibatches * layers, "0": 0}
+
+
 def test_ranks_read_their_shard_of_a_pipeline_in_process(task, tmp_path):
     """pipeline: features (make-feature-pipeline.py's chain, here deltas) train the model the
     same bash chain trains, each rank opening only its own utterances in process (no warning

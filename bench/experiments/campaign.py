@@ -497,6 +497,10 @@ def estimate_core_seconds(spec: RunSpec, done: list, cores: int) -> Optional[flo
     return statistics.median(per_epoch) * min(n, spec.max_epochs) + statistics.mean(rest)
 
 
+#: --status's id of a run whose id is not known yet
+_NO_ID_YET = "(id after the prerequisites or its grid)"
+
+
 def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     """Runs done, running and left, and the CPU-hours left."""
     store = Store(opts.store, task.name)
@@ -509,11 +513,16 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
         lines.append(f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
                      f"fingerprint {digest or 'not recorded yet'}")
     bench_states, bench_line = [], None
+    # columns as wide as the plan's longest name and id, so the labels line up
+    name_w = max([16] + [len(s.name) for s in (*plan.runs, *plan.benches)])
+    ids = plan_ids(plan, digest, store) if plan.runs else []
+    id_w = max([34] + [len(rid or _NO_ID_YET) for _, rid in ids])
     for spec in plan.benches:
         bid = bench_id(spec)
         state = _bench_state(spec, store, opts.cores)
         needs = (f" (needs {spec.min_cores} or more cores)" if state == "waits" else "")
-        lines.append(f"  {state:<7} {bid:<34} {spec.name or '-':<16} {spec.label()}{needs}")
+        lines.append(f"  {state:<7} {bid:<{id_w}} {spec.name or '-':<{name_w}} "
+                     f"{spec.label()}{needs}")
         bench_states.append(state)
     if bench_states:
         bench_line = (f"benchmarks: {bench_states.count('done')} done, "
@@ -521,7 +530,6 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
                       f"waiting for a machine of more cores than this one's {opts.cores}")
     if not plan.runs:
         return "\n".join(lines + ([bench_line] if bench_line else []))
-    ids = plan_ids(plan, digest, store)
     # every stored run of the size measures the per-epoch times, also one that a "cv" run of
     # the plan no longer takes (a grid extended past its choice)
     done = [r for r in store.records() if r.spec.size == plan.size]
@@ -543,8 +551,8 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
             left.append(spec)
         states.append(state)
         done_epochs = epochs_done(opts.work, rid) if rid and state in ("left", "running") else 0
-        lines.append(f"  {state:<7} {rid or '(id after the prerequisites or its grid)':<34} "
-                     f"{spec.name or '-':<16} {spec.label()}"
+        lines.append(f"  {state:<7} {rid or _NO_ID_YET:<{id_w}} "
+                     f"{spec.name or '-':<{name_w}} {spec.label()}"
                      + (f" ({done_epochs} epoch{'s' * (done_epochs > 1)} done)"
                         if done_epochs else ""))
     counts = {s: states.count(s) for s in ("done", "running", "left", "waits")}

@@ -216,8 +216,8 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                   "start of it) on its machine (at least the epochs' own hours, marked >=, where "
                   "a record's clock missed starts before a resume); load average before -> after; "
                   "max-change %: the share of rank 0's NG-SGD layer updates that "
-                  "--max-change-per-sample (nnet2's limit, 0.075) scaled down, over the run's "
-                  "epochs (- where the record has no count: plain SGD, or stored before the "
+                  "--max-change-per-sample (nnet2's limit, 0.075) scaled down, over the "
+                  "epochs that counted them (- where none did: plain SGD, or stored before the "
                   "count was kept).", ""]
         head = ["run", "name", "workers", "mixing", "every", "learning rate", "update",
                 "max-change %", "init", "seed", "epochs", "CV acc %"] + [

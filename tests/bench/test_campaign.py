@@ -436,6 +436,15 @@ def test_campaign_runs_stores_commits_and_skips(setup, capsys):
     assert (copy / "digits" / "RESULTS.md").read_text() == text
     st = status(task, plan, opts)
     assert "runs: 4 done, 0 running, 0 left" in st and "CPU-hours left: none" in st
+    # each run's label starts in one column, however long its name (not part of the id)
+    import dataclasses
+    long = dataclasses.replace(plan, runs=(dataclasses.replace(
+        plan.runs[-1], name="a name longer than the column was"),) + plan.runs[:-1])
+    rows = [line for line in status(task, long, opts).splitlines()
+            if line.startswith("  done ")]
+    starts = {line.index(spec.label()) for spec in long.runs for line in rows
+              if line.endswith(spec.label())}
+    assert len(rows) == 4 and len(starts) == 1
     # a driver stopped between storing a record and committing it, another in mid-write
     _git(repo, "reset", "-q", "--mixed", "HEAD~1")
     (store.dir / ".dnn-w9-average-0000000000.tmp").mkdir()

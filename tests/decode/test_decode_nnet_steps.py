@@ -85,3 +85,23 @@ def test_train_sh_passes_overlap_mixing_to_the_mpi_tool(kaldi_fixtures, tmp_path
     log = tmp_path / "exp" / "dnn" / "log"
     assert "--overlap-mixing=true" in (log / "iter01.tr.log").read_text()
     assert "overlapped mixes" in (log / "iter01.tr.rank1.log").read_text()
+
+
+def test_train_sh_hands_ngsgd_opts_to_the_mpi_tool_and_its_log_counts_the_limit(kaldi_fixtures,
+                                                                                tmp_path):
+    """--optimizer ngsgd --ngsgd-opts --max-change-per-sample=1e-9 (one word, as the harbour
+    campaign's max_change passes it through --dnn-opts) over 2 workers: the epoch's
+    nnet-train-mpi.py gets it, every layer update is limited, and nnetmix.train.runlog reads
+    the count from the epoch's log as bench/experiments stores it."""
+    from nnetmix.train.runlog import read_timings
+    yesno_recipe(tmp_path, kaldi_fixtures, num_utts=8, noise=0.5)
+    proc = run_script(["steps/nnet/train.sh", "--hid-layers", "1", "--hid-dim", "16", "--splice",
+                       "2", "--max-iters", "1", "--minibatch-size", "64", "--num-workers", "2",
+                       "--optimizer", "ngsgd", "--ngsgd-opts", "--max-change-per-sample=1e-9",
+                       "data", "data", "lang", "mono", "mono", "exp/dnn"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = tmp_path / "exp" / "dnn" / "log"
+    assert "--max-change-per-sample=1e-9" in (log / "iter01.tr.log").read_text()
+    train, _ = read_timings(log)
+    assert train[0].layer_updates == train[0].minibatches * 2 > 0     # 2 affine layers
+    assert train[0].limited == train[0].layer_updates

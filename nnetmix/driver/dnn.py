@@ -105,7 +105,7 @@ class EpochResult:
     time_validate: float        #: CV pass (cross-validation only), mean over ranks
     time_io: float
     wall: float                 #: the slowest rank's wall time of the epoch
-    ngsgd_limited: int = 0      #: this rank's NG-SGD layer updates limited by --max-change-per-sample
+    ngsgd_limited: int = 0      #: this rank's NG-SGD layer updates that max-change limited
     ngsgd_updates: int = 0      #: this rank's NG-SGD layer updates (minibatches x affine layers)
 
     def max_change_note(self) -> str:

@@ -5,10 +5,11 @@ bench/experiments (issue 9's tables).
 
 Reads, in ``<dnn-dir>`` (steps/nnet/train.sh + steps/nnet/decode.sh, digits run.sh stages 8-9):
 ``log/train_scheduler.log`` and the logs of the runs it resumed (the PRERUN and ITERATION lines:
-epochs, CV loss and frame accuracy of the model kept), ``log/iterNN.tr.log`` and ``log/iterNN.{cv,initial}.log`` (the MPI trainer's
-``MPI summary`` line: frames, wall, optimize / aggregate / validate / i/o seconds; the
-``minibatches agreed``, ``mixes`` and NG-SGD's ``layer updates limited`` lines), ``decode_test/wer_*`` (the best ``%WER`` line), and
-what the older digits driver added: ``stages67_seconds`` and ``loadavg``.
+epochs, CV loss and frame accuracy of the model kept), ``log/iterNN.tr.log`` and
+``log/iterNN.{cv,initial}.log`` (the MPI trainer's ``MPI summary`` line: frames, wall, optimize /
+aggregate / validate / i/o seconds; the ``minibatches agreed``, ``mixes`` and NG-SGD's ``layer
+updates limited`` lines), ``decode_test/wer_*`` (the best ``%WER`` line), and what the older
+digits driver added: ``stages67_seconds`` and ``loadavg``.
 A directory that is missing or unfinished reads as ``None`` (the table shows it as not run).
 """
 from __future__ import annotations

@@ -51,6 +51,12 @@ def chosen_learning_rates(records: list[Record]) -> dict[str, dict[float, Record
     return groups
 
 
+def _kept_train_acc(r: Record) -> Optional[float]:
+    """The training frame accuracy the kept model's epoch logged (None: no epoch was kept)."""
+    kept = r.result["kept"]["epoch"]
+    return next((e["train_acc"] for e in r.epochs if e["epoch"] == kept and kept > 0), None)
+
+
 def _best_rate(rates: dict[float, Record]) -> float:
     return max(rates, key=lambda lr: cv_rank(rates[lr]))
 
@@ -251,7 +257,9 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                       "best rate may lie beyond it (a plan extends such a grid once, a factor of 2 "
                       "past that end: docs/experiments.md). The test WERs are beside it to show "
                       "whether the CV set chose what the test set would have; they take no part "
-                      "in the choice.", ""]
+                      "in the choice. Beside the CV figures, how far each rate fitted the "
+                      "training set: the kept model's training frame accuracy (as its epoch "
+                      "logged it) and the epochs run.", ""]
             rows = []
             for key, rates in sorted(groups.items()):
                 best = _best_rate(rates)
@@ -262,12 +270,14 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                         " (grid's end)" if lr in (min(rates), max(rates)) else "")
                     rows.append([r.spec.name or r.spec.label(), str(r.spec.workers),
                                  _mixing_cell(r.spec), cell, f"{k['cv_acc']:.2f}",
-                                 f"{k['cv_loss']:.4f}"]
+                                 f"{k['cv_loss']:.4f}", num(_kept_train_acc(r), "{:.2f}"),
+                                 str(r.result["epochs_run"])]
                                 + [num(r.result["decodes"].get(d, {}).get("wer"), "{:.2f}")
                                    for d in decodes])
             lines += [table(["method", "workers", "mixing", "learning rate", "CV acc %",
-                             "CV loss"] + [f"WER {d}" for d in decodes], rows,
-                            right=(1,) + tuple(range(4, 6 + len(decodes))))]
+                             "CV loss", "train acc %", "epochs"]
+                            + [f"WER {d}" for d in decodes], rows,
+                            right=(1,) + tuple(range(4, 8 + len(decodes))))]
             lines += _cv_against_test(groups, recs, decodes)
         vs = versus_one_worker(recs, decodes)
         if vs:
@@ -303,7 +313,8 @@ def _cv_against_test(groups: dict[str, dict[float, Record]], recs: list[Record],
     whose CV-chosen rate also has the grid's lowest WER, and Spearman's rank correlation
     between the kept model's CV frame accuracy and the WER over the runs of each network (runs
     of every method: a method the CV set ranks high may decode worse; one network against
-    another would measure the networks, not the CV set). Said, not acted on: the choice stays
+    another would measure the networks, not the CV set), and the same of its training frame
+    accuracy (how far a run fitted the training set). Said, not acted on: the choice stays
     the CV set's (choosing on the test set would bias every comparison)."""
     parts = []
     networks = sorted({r.spec.network for r in recs})
@@ -313,18 +324,23 @@ def _cv_against_test(groups: dict[str, dict[float, Record]], recs: list[Record],
         for rates in groups.values():
             wers = [wer[x.run_id] for x in rates.values() if wer[x.run_id] is not None]
             agree += bool(wers) and wer[rates[_best_rate(rates)].run_id] == min(wers)
-        rhos = [_spearman([(r.result["kept"]["cv_acc"], wer[r.run_id]) for r in recs
-                           if r.spec.network == net and wer[r.run_id] is not None]) + (net,)
-                for net in networks]
-        parts.append((d, agree, ", ".join(f"{rho} ({net}, {n} runs)" for rho, n, net in rhos)))
-    (d0, agree0, rho0), rest = parts[0], parts[1:]
+        def rhos(acc) -> str:
+            return ", ".join(f"{rho} ({net}, {n} runs)" for rho, n, net in (
+                _spearman([(acc(r), wer[r.run_id]) for r in recs if r.spec.network == net
+                           and wer[r.run_id] is not None and acc(r) is not None]) + (net,)
+                for net in networks))
+        parts.append((d, agree, rhos(lambda r: r.result["kept"]["cv_acc"]),
+                      rhos(_kept_train_acc)))
+    (d0, agree0, rho0, _), rest = parts[0], parts[1:]
     text = (f"Does the CV set rank the models as the test set does? On {d0}, the CV choice is "
             f"also the lowest WER of its grid in {agree0} of {len(groups)} grids, and over the "
             f"runs above of each network Spearman's rank correlation of CV frame accuracy with "
             f"WER is {rho0}"
-            + "".join(f"; on {d}, {a} of {len(groups)} and {rho}" for d, a, rho in rest)
+            + "".join(f"; on {d}, {a} of {len(groups)} and {rho}" for d, a, rho, _ in rest)
             + ". A positive correlation means that the runs with the higher CV frame accuracy "
-            "decoded worse.")
+            "decoded worse. The kept model's training frame accuracy against WER, the same way: "
+            + "; ".join(f"{train} on {d}" for d, _, _, train in parts)
+            + " (negative: the runs that fitted the training set further decoded better).")
     return [text, ""]
 
 

@@ -418,8 +418,11 @@ def test_campaign_runs_stores_commits_and_skips(setup, capsys):
     text = (store.dir / "RESULTS.md").read_text()
     # the CV-chosen learning rate, the lower end of its grid; each rate's test WER beside its
     # CV figures (the templates' 1-worker runs: 3.00%)
+    # and how far it fitted the training set: the kept epoch's training accuracy, the epochs
+    kept = r1.result["kept"]["epoch"]
+    train = next(e["train_acc"] for e in r1.epochs if e["epoch"] == kept)
     assert re.search(r"\| 1 worker \| 1 \| - \| \*\*0\.004\*\* \(grid's end\) \| 69\.00 \| "
-                     r"[0-9.]+ \| 3\.00 \|", text)
+                     rf"[0-9.]+ \| {train:.2f} \| 3 \| 3\.00 \|", text)
     # the 2-worker run (3.50%) against one worker at 0.004 (3.00%): 2 words on 400, a tie
     assert "| MA | 2 | average | 0.008 x 2 | 777 | decode_test | 3.00 | 3.50 |" in text
     assert "| tie |" in text
@@ -734,19 +737,23 @@ def test_the_cv_set_is_set_against_the_test_set():
     CV choice is also their lowest WER, and Spearman's correlation of CV accuracy with WER over
     the runs of each network (a better network is not a CV set that ranks well)."""
     class R:
-        def __init__(self, run_id, lr, cv_acc, wp, tg, network="dnn"):
+        def __init__(self, run_id, lr, cv_acc, wp, tg, network="dnn", train=None):
             self.run_id = run_id
             self.spec = RunSpec("harbour", "full", network=network, workers=1, learn_rate=lr,
                                 **({"init": "random", "optimizer": "sgd"}
                                    if network == "blstm" else {}))
-            self.result = {"kept": {"cv_acc": cv_acc, "cv_loss": 1.0},
+            self.result = {"kept": {"cv_acc": cv_acc, "cv_loss": 1.0, "epoch": int(bool(train))},
                            "decodes": {"wp": {"wer": wp}, **({"tg": {"wer": tg}} if tg else {})}}
+            self.epochs = [{"epoch": 0, "train_acc": None}, {"epoch": 1, "train_acc": train}]
     # grid a: the CV set picks 0.008 (71%), whose WER is the grid's higher; grid b: it picks
-    # 0.008 (69%), the grid's lower. CV ranks 3 4 1 2, wp ranks 2 3 4 1: rho = 1 - 6 x 12 / 60
-    a = {0.004: R("a1", 0.004, 70.0, 3.0, 3.5), 0.008: R("a2", 0.008, 71.0, 4.0, 4.5)}
-    b = {0.004: R("b1", 0.004, 68.0, 5.0, 5.5), 0.008: R("b2", 0.008, 69.0, 2.0, None)}
+    # 0.008 (69%), the grid's lower. CV ranks 3 4 1 2, wp ranks 2 3 4 1: rho = 1 - 6 x 12 / 60;
+    # the training accuracies rank as the WERs do backwards (rho -1)
+    a = {0.004: R("a1", 0.004, 70.0, 3.0, 3.5, train=80.0),
+         0.008: R("a2", 0.008, 71.0, 4.0, 4.5, train=78.0)}
+    b = {0.004: R("b1", 0.004, 68.0, 5.0, 5.5, train=76.0),
+         0.008: R("b2", 0.008, 69.0, 2.0, None, train=82.0)}
     # three BLSTMs, better on CV and test alike: pooled with the DNNs they would pull rho down
-    blstm = [R(f"l{i}", 0.0001, 80.0 + i, 1.0 - 0.1 * i, 1.5 - 0.1 * i, "blstm")
+    blstm = [R(f"l{i}", 0.0001, 80.0 + i, 1.0 - 0.1 * i, 1.5 - 0.1 * i, "blstm", 90.0 + i)
              for i in range(3)]
     recs = list(a.values()) + list(b.values()) + blstm
     text = "".join(campaign_tables._cv_against_test({"a": a, "b": b}, recs, ["wp", "tg"]))
@@ -754,6 +761,9 @@ def test_the_cv_set_is_set_against_the_test_set():
             "the runs above of each network Spearman's rank correlation of CV frame accuracy "
             "with WER is -1.00 (blstm, 3 runs), -0.20 (dnn, 4 runs); on tg, 0 of 2 and -1.00 "
             "(blstm, 3 runs), -0.50 (dnn, 3 runs).") in text
+    assert ("The kept model's training frame accuracy against WER, the same way: -1.00 (blstm, 3 "
+            "runs), -1.00 (dnn, 4 runs) on wp; -1.00 (blstm, 3 runs), -1.00 (dnn, 3 runs) on tg "
+            "(negative: the runs that fitted the training set further decoded better).") in text
     # b2 is not decoded on tg: grid b's choice has no WER there, and the other three runs
     # (CV 70, 71, 68; WER 3.5, 4.5, 5.5) rank 2 3 1 against 1 2 3: rho = 1 - 6 x 6 / 24 = -0.5
     same = {0.004: R("c1", 0.004, 70.0, 3.0, None), 0.008: R("c2", 0.008, 71.0, 3.0, None),
@@ -761,6 +771,8 @@ def test_the_cv_set_is_set_against_the_test_set():
     text = "".join(campaign_tables._cv_against_test({"c": same}, list(same.values()), ["wp"]))
     assert "in 1 of 1 grids, and over the runs above of each network Spearman's rank " \
            "correlation of CV frame accuracy with WER is undefined (dnn, 3 runs)." in text
+    # no epoch kept (the initial model): no training accuracy to rank
+    assert "the same way: undefined (dnn, 0 runs) on wp" in text
     # every WER the same: no ranking
 
 

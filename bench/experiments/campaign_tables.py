@@ -170,7 +170,11 @@ def _limited_cell(r: Record) -> str:
     counted = [e for e in r.epochs if e.get("limited") is not None and e.get("updates")]
     if not counted:
         return "-"
-    return f"{100.0 * sum(e['limited'] for e in counted) / sum(e['updates'] for e in counted):.0f}"
+    limited, updates = sum(e["limited"] for e in counted), sum(e["updates"] for e in counted)
+    share = f"{100.0 * limited / updates:.0f}"
+    # a few limited, or all but a few, never round to "none" or "every one"
+    return {"0": "<1" if limited else "0", "100": "100" if limited == updates else ">99"}.get(
+        share, share)
 
 
 def _lr_cell(spec) -> str:

@@ -792,9 +792,10 @@ def test_committed_tables_are_the_store_s():
 
 @experiments_opt_in
 def test_digits_smoke_campaign(tmp_path):
-    """The real digits recipe, three runs of the digits plan at the smoke size; ring mixing
+    """The real digits recipe, four runs of the digits plan at the smoke size; ring mixing
     without the end-of-epoch average keeps each worker's model beside every epoch's and the
-    second epoch starts each from its own."""
+    second epoch starts each from its own; NG-SGD's max-change limit set off reaches the tool,
+    and the epochs' counts the store."""
     plan = tmp_path / "plan.toml"
     plan.write_text(textwrap.dedent("""\
         task = "digits"
@@ -813,13 +814,21 @@ def test_digits_smoke_campaign(tmp_path):
         average_every = 3
         epoch_average = false
         max_epochs = 2
+        [[run]]
+        workers = 2
+        max_change = 0.0
         """))
     store = tmp_path / "results"
     p = subprocess.run([sys.executable, SCRIPT, "--plan", plan, "--work", tmp_path / "work",
                         "--store", store, "--commit", "false"], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     records = list(Store(store, "digits").records())
-    assert len(records) == 3 and all(r.result["final_md5"] for r in records)
+    assert len(records) == 4 and all(r.result["final_md5"] for r in records)
+    # NG-SGD's max-change counts reach the epochs: none limited with the limit off
+    off = next(r for r in records if r.spec.max_change == 0.0)
+    assert "--ngsgd-opts --max-change-per-sample=0" in off.result["command"][-1]
+    counted = [e for e in off.epochs if e["epoch"] > 0]
+    assert counted and all(e["limited"] == 0 and e["updates"] > 0 for e in counted)
     ring = next(r for r in records if r.spec.mixing == "ring")
     assert "--epoch-average false" in ring.result["command"][-1]
     exp = next((tmp_path / "work").glob(f"exp/*{ring.run_id}"))

@@ -521,6 +521,16 @@ def test_max_change_claim_sets_the_limit_off_against_on_at_one_rate(tmp_path, of
     assert "| 0.008 x 16 | ngsgd, no max-change | 0 | rbm |" in runs["MA 16, no max-change"]
     assert "| 0.004 x 16 | ngsgd | - | rbm |" in [
         line for line in text.splitlines() if "| 0.004 x 16 |" in line][0]
+    # a share that rounds to 0 or 100 but is neither says so
+    from bench.experiments.campaign_tables import _limited_cell
+    rec = store.read(next(r.run_id for r in store.records() if r.spec.name == "MA 16"
+                          and r.spec.learn_rate == 0.008))
+    for counts, cell in (([1, 0], "<1"), ([0, 0], "0"), ([1000, 999], ">99"),
+                         ([1000, 1000], "100")):
+        for e, n in zip(rec.epochs[1:], counts):
+            e["limited"], e["updates"] = n, 1000
+        rec.epochs[3]["limited"] = rec.epochs[3]["updates"] = None
+        assert _limited_cell(rec) == cell
     # the seed 001 rows compare the run with the limit: the one playing avg10/16
     ma = [line for line in text.splitlines() if "(seed 001, Table 3)" in line][0]
     assert "every 10: 4.00" in ma

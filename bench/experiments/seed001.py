@@ -122,13 +122,14 @@ def max_change_claim(limited, unlimited, n: int) -> Claim:
     """:func:`lr_scale_claim`'s x N under the NG-SGD the seed trained with (nnet2's), whose
     --max-change-per-sample (0.075) scales a layer's step down to a bound where it would move
     further: at x N on harbour it binds on every update (the Runs table's "max-change" column),
-    so the step is the limit's, not the rate's. This asks whether the x N needs that limit.
+    so the step is the limit's, not the rate's. nnetmix's question (the seed does not ask it):
+    does the x N need that limit?
     ``limited``: model averaging at ``n`` workers, rate x N, the tool's limit; ``unlimited``:
     the same run with the limit off (``max_change = 0``); either None when not stored."""
     t = wer_test(limited, unlimited)
     return Claim(
-        "seed 001, section 5.6", "the learning rate x N does not rest on NG-SGD's max-change "
-        "limit: with the limit off, model averaging at x N loses nothing",
+        "issue 31", "seed 001's learning rate x N (section 5.6) does not rest on NG-SGD's "
+        "max-change limit: with the limit off, model averaging at x N loses nothing",
         "none (the seed trains with nnet2's NG-SGD, max-change-per-sample 0.075, and does not "
         "discuss it)",
         f"WER_no limit({n}) - WER_limit({n}), same base rate x {n}, not significantly above 0",

@@ -511,7 +511,7 @@ def test_max_change_claim_sets_the_limit_off_against_on_at_one_rate(tmp_path, of
                            limited=counts)
     text = render(store, ["decode_test_tg"])
     rows = [line for line in text.splitlines()
-            if "(seed 001, section 5.6)" in line and "max-change limit" in line]
+            if "(issue 31)" in line and "max-change limit" in line]
     assert len(rows) == 1
     assert f"| no limit {off_wer:.2f} vs limit 4.00: {off_wer - 4:+.2f} [" in rows[0]
     assert rows[0].endswith(verdict_cell)

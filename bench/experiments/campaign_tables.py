@@ -173,8 +173,11 @@ def _limited_cell(r: Record) -> str:
     limited, updates = sum(e["limited"] for e in counted), sum(e["updates"] for e in counted)
     share = f"{100.0 * limited / updates:.0f}"
     # a few limited, or all but a few, never round to "none" or "every one"
-    return {"0": "<1" if limited else "0", "100": "100" if limited == updates else ">99"}.get(
-        share, share)
+    if share == "0" and limited:
+        return "<1"
+    if share == "100" and limited < updates:
+        return ">99"
+    return share
 
 
 def _lr_cell(spec) -> str:
@@ -321,20 +324,14 @@ def _cv_against_test(groups: dict[str, dict[float, Record]], recs: list[Record],
     accuracy (how far a run fitted the training set). Said, not acted on: the choice stays
     the CV set's (choosing on the test set would bias every comparison)."""
     parts = []
-    networks = sorted({r.spec.network for r in recs})
     for d in decodes:
         wer = {r.run_id: r.result["decodes"].get(d, {}).get("wer") for r in recs}
         agree = 0
         for rates in groups.values():
             wers = [wer[x.run_id] for x in rates.values() if wer[x.run_id] is not None]
             agree += bool(wers) and wer[rates[_best_rate(rates)].run_id] == min(wers)
-        def rhos(acc) -> str:
-            return ", ".join(f"{rho} ({net}, {n} runs)" for rho, n, net in (
-                _spearman([(acc(r), wer[r.run_id]) for r in recs if r.spec.network == net
-                           and wer[r.run_id] is not None and acc(r) is not None]) + (net,)
-                for net in networks))
-        parts.append((d, agree, rhos(lambda r: r.result["kept"]["cv_acc"]),
-                      rhos(_kept_train_acc)))
+        parts.append((d, agree, _rhos(recs, wer, lambda r: r.result["kept"]["cv_acc"]),
+                      _rhos(recs, wer, _kept_train_acc)))
     (d0, agree0, rho0, _), rest = parts[0], parts[1:]
     text = (f"Does the CV set rank the models as the test set does? On {d0}, the CV choice is "
             f"also the lowest WER of its grid in {agree0} of {len(groups)} grids, and over the "
@@ -346,6 +343,17 @@ def _cv_against_test(groups: dict[str, dict[float, Record]], recs: list[Record],
             + "; ".join(f"{train} on {d}" for d, _, _, train in parts)
             + " (negative: the runs that fitted the training set further decoded better).")
     return [text, ""]
+
+
+def _rhos(recs: list[Record], wer: dict, acc) -> str:
+    """'+0.50 (blstm, 3 runs), +0.80 (dnn, 25 runs)': per network, Spearman's correlation of
+    ``acc(run)`` with the run's WER (``wer``: run id -> WER), over the runs that have both."""
+    out = []
+    for net in sorted({r.spec.network for r in recs}):
+        rho, n = _spearman([(acc(r), wer[r.run_id]) for r in recs if r.spec.network == net
+                            and wer[r.run_id] is not None and acc(r) is not None])
+        out.append(f"{rho} ({net}, {n} runs)")
+    return ", ".join(out)
 
 
 def _spearman(pairs: list[tuple[float, float]]) -> tuple[str, int]:

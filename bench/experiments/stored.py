@@ -162,9 +162,7 @@ def lr_scale_pair(roles_size: Size, records: list[Record], size: str, decode: st
     """(model averaging at seed 001's N with the learning rate x N, the same run at x 1) at the
     x 1 run's base rate (its CV-chosen one where it has a grid). Either is None when the store
     lacks it."""
-    run = group_runs("seed001", roles_size)[f"avg10/{roles_size.n001}"]
-    rec = _chosen([r for r in records if _matches(r, run, size, scale_lr=False)])
-    return _with_twin(rec, records, decode, scale_lr=None)
+    return _averaging_pair(roles_size, records, size, decode, scale_lr=False)
 
 
 def max_change_pair(roles_size: Size, records: list[Record], size: str, decode: str
@@ -172,9 +170,16 @@ def max_change_pair(roles_size: Size, records: list[Record], size: str, decode: 
     """(model averaging at seed 001's N with NG-SGD's max-change limit as the tool has it, the
     same run with the limit off, ``max_change = 0``) at the second run's rate. Either is None
     when the store lacks it."""
+    return _averaging_pair(roles_size, records, size, decode, max_change=0.0)
+
+
+def _averaging_pair(roles_size: Size, records: list[Record], size: str, decode: str, **setting
+                    ) -> tuple[Optional[StoredRun], Optional[StoredRun]]:
+    """(model averaging at seed 001's N with the tool's defaults, the same run with one
+    ``setting`` of :func:`_matches` (``scale_lr`` or ``max_change``, whose default is None))."""
     run = group_runs("seed001", roles_size)[f"avg10/{roles_size.n001}"]
-    rec = _chosen([r for r in records if _matches(r, run, size, max_change=0.0)])
-    return _with_twin(rec, records, decode, max_change=None)
+    rec = _chosen([r for r in records if _matches(r, run, size, **setting)])
+    return _with_twin(rec, records, decode, **dict.fromkeys(setting))
 
 
 def _with_twin(rec: Optional[Record], records: list[Record], decode: str, **fields

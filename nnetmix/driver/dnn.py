@@ -411,11 +411,11 @@ def dnn_epoch(comm: Any, spec: EpochSpec, files: EpochFiles, *,
     if w.parallel:
         glob.time_total = float(mx[4])
         glob.time_io = float(mean[3])
-    res = EpochResult(glob, st, w.size, n_agreed if n_agreed is not None else glob.minibatches,
+    minibatches = n_agreed if n_agreed is not None else glob.minibatches
+    res = EpochResult(glob, st, w.size, minibatches,
                       float(mean[0]), float(mean[1]), float(mean[2]), float(mean[3]),
-                      float(mx[4]), ng.num_limited if ng is not None else 0)
-    if ng is not None and not cv:
-        res.ngsgd_updates = res.minibatches * len(ng.layers)
+                      float(mx[4]), ng.num_limited if ng is not None else 0,
+                      minibatches * len(ng.layers) if ng is not None and not cv else 0)
 
     def write() -> None:
         if not cv and files.model_out:

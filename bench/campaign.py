@@ -12,6 +12,7 @@ Usage: bench/campaign.py [options] --plan <plan.toml>
        bench/campaign.py --plan bench/plans/digits.toml --size quick --jobs 2
        bench/campaign.py --plan bench/plans/speed.toml                # bench/RESULTS.md
        bench/campaign.py --plan bench/plans/harbour-full.toml --benches-only   # 4+ cores
+       bench/campaign.py --plan bench/plans/harbour-full.toml --jobs 2 --until 01:55
 
 Plans are TOML (bench/experiments/spec.py); the prerequisites are built by the task's recipe in
 --work (default ~/.cache/nnetmix/experiments/<task>/<size>) and must match the fingerprint the
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.experiments.campaign import (CampaignError, CampaignOptions, PROG,  # noqa: E402
-                                        run_campaign, status)
+                                        parse_until, run_campaign, status)
 from bench.experiments.campaign_tables import write_tables  # noqa: E402
 from bench.experiments.prereqs import PrereqError  # noqa: E402
 from bench.experiments.spec import PlanError, load_plan  # noqa: E402
@@ -44,6 +45,13 @@ def _bool(v: str) -> bool:
     if v not in ("true", "false"):
         raise argparse.ArgumentTypeError(f"expected true or false, got {v!r}")
     return v == "true"
+
+
+def _until(v: str) -> float:
+    try:
+        return parse_until(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
 
 
 def get_args(argv=None) -> argparse.Namespace:
@@ -66,6 +74,10 @@ def get_args(argv=None) -> argparse.Namespace:
     p.add_argument("--benches-only", action="store_true",
                    help="run the plan's [[bench]] entries the store lacks, and stop (a "
                         "machine lent for its cores: no prerequisites, no runs)")
+    p.add_argument("--until", type=_until, default=None, metavar="WHEN",
+                   help="when the machine will be taken away (HH:MM or YYYY-MM-DD HH:MM, local "
+                        "time): runs expected to finish by then start first, from the times "
+                        "measured so far (default: plan order only)")
     p.add_argument("--status", action="store_true", help="say what is done, running and left")
     p.add_argument("--tables-only", action="store_true",
                    help="rewrite the tables from the store alone")
@@ -86,7 +98,7 @@ def main(argv=None) -> int:
                     / plan.size).expanduser().resolve()
         opts = CampaignOptions(work=work, store=Path(args.store).resolve(), repo=ROOT,
                                jobs=args.jobs, nj=args.nj, commit=args.commit,
-                               benches_only=args.benches_only)
+                               benches_only=args.benches_only, until=args.until)
 
         def tables(store: Store):
             if task.name == "speed":      # bench/RESULTS.md and docs/img's charts

@@ -14,7 +14,8 @@ One pass of :func:`run_campaign`:
    (its pid file names a live process) is left to it;
 3. the others run in plan order (a ``learn_rate = "cv"`` run in its place once its grid is
    stored), ``--jobs`` at a time while their workers fit the cores (a later run that fits
-   starts before an earlier one that does not yet, :func:`next_fitting`): each is
+   starts before an earlier one that does not yet, and with ``--until`` one expected to
+   finish by then before one that would not, :func:`next_fitting`): each is
    ``run.sh`` with the run's options and ``--dnn-tag <run-id>`` (train.sh resumes a directory
    that survived after its last finished epoch), then :func:`~bench.experiments.collect.collect`
    into the store, the tables rewritten, and one git commit of that record and the tables.
@@ -45,7 +46,7 @@ from bench.experiments.stored import cv_rank
 from bench.experiments.tasks import Task
 
 __all__ = ["CampaignOptions", "CampaignError", "run_campaign", "status", "commit_paths",
-           "estimate_core_seconds", "git_root"]
+           "estimate_core_seconds", "git_root", "next_fitting", "expect", "parse_until"]
 
 PROG = "campaign.py"
 
@@ -66,6 +67,9 @@ class CampaignOptions:
     nj: int = 2                 #: parallel jobs of the prerequisite stages
     commit: bool = True         #: one git commit per finished run
     cores: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
+    #: --until: a run is started ahead of earlier ones only when it is expected to finish by
+    #: then (seconds since the epoch; None: plan order only)
+    until: Optional[float] = None
 
 
 def log(msg: str) -> None:
@@ -135,6 +139,7 @@ class _Run:
     load: str = ""
     log: Optional[Path] = None
     order: int = 0              #: its place in the plan: runs start in this order
+    wall: Optional[float] = None  #: seconds it is expected to take from here (None: unknown)
 
 
 def _load() -> str:
@@ -401,7 +406,9 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
             seen.add(rid)
     log(f"{len(plan.runs)} runs in {plan.path}: {skipped} stored, {len(todo)} to run, "
         f"{len(waiting)} waiting for a learning-rate grid, {opts.jobs} at a time on "
-        f"{opts.cores} cores")
+        f"{opts.cores} cores" + (f", until {_clock(opts.until)}" if opts.until else ""))
+    if opts.until is not None:
+        expect(todo, _measured(store, plan), opts)
     running: list[_Run] = []
 
     def stop(signum, _frame):
@@ -423,6 +430,9 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     try:
         while todo or running:
             while (i := next_fitting(todo, running, opts)) is not None:
+                first = next_fitting(todo, running, dataclasses.replace(opts, until=None))
+                if first != i:
+                    _log_ahead(todo[i], todo[first], opts)
                 r = todo.pop(i)
                 running.append(r)   # first: a signal while it starts stops it and its pid file
                 _start(r, task, opts)
@@ -436,6 +446,8 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
                 failed += not _finish(r, task, opts, store, tables)
                 todo += _resolved(waiting, plan, store, digest, seen)
                 todo.sort(key=lambda r: r.order)    # a run its grid let go takes its place
+                if opts.until is not None:          # one more run measured, new ones to time
+                    expect(todo, _measured(store, plan), opts)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -449,16 +461,75 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
     return 0
 
 
-def next_fitting(todo: list, running: list, opts: CampaignOptions) -> Optional[int]:
+def next_fitting(todo: list, running: list, opts: CampaignOptions,
+                 now: Optional[float] = None) -> Optional[int]:
     """The index in ``todo`` of the run to start now, or None: the first whose workers fit the
     cores beside the running ones (any one when none runs), while fewer than ``--jobs`` run. A
     later run starts before an earlier one that does not fit yet (a one-worker run beside
-    another while a 16-worker run waits for both cores), so that no core is left idle."""
+    another while a 16-worker run waits for both cores), so that no core is left idle. With
+    ``--until``, the first of those expected to finish by then (its ``wall``; unknown counts as
+    in time) goes first: on a machine that is taken away at a known time, a run cut short there
+    is lost with it, while one that fits is stored. When none is expected to, plan order again
+    (a directory that survives resumes)."""
     if len(running) >= opts.jobs:
         return None
     busy = sum(_cores(r.spec, opts.cores) for r in running)
-    return next((i for i, r in enumerate(todo)
-                 if not running or busy + _cores(r.spec, opts.cores) <= opts.cores), None)
+    fits = [i for i, r in enumerate(todo)
+            if not running or busy + _cores(r.spec, opts.cores) <= opts.cores]
+    if not fits:
+        return None
+    if opts.until is not None:
+        left = opts.until - (time.time() if now is None else now)
+        in_time = [i for i in fits if todo[i].wall is None or todo[i].wall <= left]
+        if in_time:
+            return in_time[0]
+    return fits[0]
+
+
+def _measured(store: Store, plan: Plan) -> list:
+    """The stored runs of the plan's size: every one measures per-epoch times, also one that
+    a "cv" run of the plan no longer takes (a grid extended past its choice)."""
+    return [r for r in store.records() if r.spec.size == plan.size]
+
+
+def parse_until(text: str, now: Optional[float] = None) -> float:
+    """``--until``'s value as seconds since the epoch: ``HH:MM`` (the next such time of day,
+    local time) or ``YYYY-MM-DD HH:MM`` (also with a ``T``)."""
+    import datetime as dt
+    now_dt = dt.datetime.fromtimestamp(time.time() if now is None else now)
+    try:
+        if len(text) <= 5:
+            t = dt.datetime.strptime(text, "%H:%M").time()
+            when = dt.datetime.combine(now_dt.date(), t)
+            if when < now_dt:
+                when += dt.timedelta(days=1)
+        else:
+            when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--until {text!r}: expected HH:MM or YYYY-MM-DD HH:MM") from None
+    return when.timestamp()
+
+
+def _clock(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+
+
+def _hours(wall: Optional[float]) -> str:
+    return "time unknown" if wall is None else f"about {wall / 3600:.1f} h"
+
+
+def _log_ahead(r: _Run, first: _Run, opts: CampaignOptions) -> None:
+    left = (opts.until - time.time()) / 3600
+    log(f"run {r.id} ({_hours(r.wall)}) goes ahead of {first.id} ({_hours(first.wall)}): "
+        f"{left:.1f} h left until {_clock(opts.until)}")
+
+
+def expect(todo: list, done: list, opts: CampaignOptions) -> None:
+    """Set each run's ``wall``: the seconds it is expected to take on this machine from the
+    epochs its directory holds (:func:`estimate_core_seconds` over the cores it can use)."""
+    for r in todo:
+        cs = estimate_core_seconds(r.spec, done, opts.cores, epochs_done(opts.work, r.id))
+        r.wall = None if cs is None else cs / _cores(r.spec, opts.cores)
 
 
 def _resolved(waiting: list, plan: Plan, store: Store, digest: str, seen: set) -> list:
@@ -477,11 +548,13 @@ def _resolved(waiting: list, plan: Plan, store: Store, digest: str, seen: set) -
 
 
 # ---- status
-def estimate_core_seconds(spec: RunSpec, done: list, cores: int) -> Optional[float]:
+def estimate_core_seconds(spec: RunSpec, done: list, cores: int, epochs_done: int = 0
+                          ) -> Optional[float]:
     """Core-seconds a run will take, from the finished runs' measured per-epoch times: the
     finished runs of the same network (all of them when none is), their per-epoch core-seconds
-    (training and CV job walls x the cores the run could use) times their mean epoch count,
-    plus their mean remaining (decoding, set-up) core-seconds. None with no finished run."""
+    (training and CV job walls x the cores the run could use) times their mean epoch count
+    less the ``epochs_done`` its surviving directory holds, plus their mean remaining
+    (decoding, set-up) core-seconds. None with no finished run."""
     same = [r for r in done if r.spec.network == spec.network] or done
     if not same:
         return None
@@ -494,7 +567,8 @@ def estimate_core_seconds(spec: RunSpec, done: list, cores: int) -> Optional[flo
         rest.append(max(0.0, total - r.result["train_seconds"]) * r.result["machine"]["cores"])
         epochs.append(n)
     n = statistics.mean(epochs) if spec.scheduler == "newbob" else spec.epochs
-    return statistics.median(per_epoch) * min(n, spec.max_epochs) + statistics.mean(rest)
+    return (statistics.median(per_epoch) * max(0.0, min(n, spec.max_epochs) - epochs_done)
+            + statistics.mean(rest))
 
 
 #: --status's id of a run whose id is not known yet
@@ -530,10 +604,8 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
                       f"waiting for a machine of more cores than this one's {opts.cores}")
     if not plan.runs:
         return "\n".join(lines + ([bench_line] if bench_line else []))
-    # every stored run of the size measures the per-epoch times, also one that a "cv" run of
-    # the plan no longer takes (a grid extended past its choice)
-    done = [r for r in store.records() if r.spec.size == plan.size]
-    states, left, seen = [], [], set()
+    done = _measured(store, plan)
+    states, left, seen, est = [], [], set(), []
     for spec, rid in ids:
         if rid is not None and rid in seen:
             continue           # a "cv" run that is a run of its grid
@@ -551,17 +623,20 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
             left.append(spec)
         states.append(state)
         done_epochs = epochs_done(opts.work, rid) if rid and state in ("left", "running") else 0
+        notes = [f"{done_epochs} epoch{'s' * (done_epochs > 1)} done"] if done_epochs else []
+        if state != "done":
+            est.append(estimate_core_seconds(spec, done, opts.cores, done_epochs))
+            if est[-1] is not None:
+                notes.append(_hours(est[-1] / _cores(spec, opts.cores)))
         lines.append(f"  {state:<7} {rid or _NO_ID_YET:<{id_w}} "
                      f"{spec.name or '-':<{name_w}} {spec.label()}"
-                     + (f" ({done_epochs} epoch{'s' * (done_epochs > 1)} done)"
-                        if done_epochs else ""))
+                     + (f" ({', '.join(notes)})" if notes else ""))
     counts = {s: states.count(s) for s in ("done", "running", "left", "waits")}
     lines.append(f"runs: {counts['done']} done, {counts['running']} running, "
                  f"{counts['left'] + counts['waits']} left ({counts['waits']} of them wait for "
                  f"their learning-rate grid)")
     if bench_line:
         lines.append(bench_line)
-    est = [estimate_core_seconds(s, done, opts.cores) for s in left]
     if not left:
         lines.append("CPU-hours left: none")
     elif any(e is None for e in est):
@@ -569,7 +644,9 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     else:
         hours = sum(est) / 3600
         lines.append(f"CPU-hours left: about {hours:.1f} (the finished runs' median "
-                     f"per-epoch core-seconds per network x their mean epoch count, plus "
-                     f"decoding; {len(done)} finished runs measured): about "
-                     f"{hours / opts.cores:.1f} hours of this machine's {opts.cores} cores")
+                     f"per-epoch core-seconds per network x their mean epoch count less the "
+                     f"epochs a run's directory holds, plus decoding; {len(done)} finished "
+                     f"runs measured): about {hours / opts.cores:.1f} hours of this machine's "
+                     f"{opts.cores} cores (beside each run, its own hours on the cores it can "
+                     f"use here)")
     return "\n".join(lines)

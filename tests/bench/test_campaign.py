@@ -2,6 +2,8 @@
 campaigns on a stand-in recipe whose run.sh writes what train.sh and decode.sh leave (the
 driver is what is tested here; the real recipes are tested in tests/egs). With
 NNETMIX_TEST_EXPERIMENTS=1 a real digits smoke campaign runs too (several minutes)."""
+import dataclasses
+import datetime
 import json
 import os
 import re
@@ -10,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +20,7 @@ from helpers import ROOT, experiments_opt_in
 
 from bench.experiments import campaign_tables
 from bench.experiments.campaign import CampaignOptions, _Run, _alive, estimate_core_seconds, \
-    next_fitting, process_stamp, run_campaign, status
+    expect, next_fitting, parse_until, process_stamp, run_campaign, status
 from bench.experiments import spec as spec_module
 from bench.experiments.spec import PlanError, RunSpec, bench_id, load_plan, run_id
 from bench.experiments.store import Store, StoreError
@@ -168,6 +171,43 @@ def test_the_next_run_is_the_first_that_fits_the_cores_left(tmp_path):
     assert next_fitting(runs(1), runs(1, 1), opts(3, 2)) is None    # no core left
     assert next_fitting(runs(1), runs(1), opts(1, 2)) is None       # --jobs 1
     assert next_fitting(runs(8, 2), runs(2), opts(2, 4)) == 1       # 4 cores: 2 + 2 fit, 2 + 4 not
+
+
+def test_until_starts_the_runs_that_finish_in_time_first(tmp_path):
+    """With --until, the first run expected to finish by then starts ahead of earlier ones that
+    would not; an unknown time counts as in time; the cores still decide what fits; when none
+    would finish, plan order."""
+    def runs(*walls, workers=1):
+        out = [_Run(RunSpec(task="digits", size="smoke", workers=workers), f"r{i}")
+               for i in range(len(walls))]
+        for r, w in zip(out, walls):
+            r.wall = w
+        return out
+    opts = CampaignOptions(work=tmp_path, store=tmp_path, repo=tmp_path, jobs=2, cores=2,
+                           until=1000.0 + 3600)
+    assert next_fitting(runs(7200, 3000, 600), [], opts, now=1000.0) == 1
+    assert next_fitting(runs(7200, None, 600), [], opts, now=1000.0) == 1   # unknown: in time
+    assert next_fitting(runs(7200, 9000), [], opts, now=1000.0) == 0        # none: plan order
+    assert next_fitting(runs(7200, 3000), [], opts, now=5000.0) == 0        # past --until
+    # beside a one-worker run, a 16-worker run in time does not fit one core
+    assert next_fitting(runs(7200) + runs(600, workers=16) + runs(3000), runs(1), opts,
+                        now=1000.0) == 2
+    assert next_fitting(runs(7200, 600), [], dataclasses.replace(opts, until=None),
+                        now=1000.0) == 0
+
+
+def test_until_parses_a_time_of_day_or_a_date():
+    now = datetime.datetime(2026, 12, 7, 23, 0).timestamp()
+    assert parse_until("23:30", now) == datetime.datetime(2026, 12, 7, 23, 30).timestamp()
+    assert parse_until("01:55", now) == datetime.datetime(2026, 12, 8, 1, 55).timestamp()
+    assert parse_until("2026-12-09 04:00", now) == datetime.datetime(2026, 12, 9, 4).timestamp()
+    assert parse_until("2026-12-09T04:00", now) == datetime.datetime(2026, 12, 9, 4).timestamp()
+    for bad in ("25:00", "tomorrow", "2026-13-01 00:00"):
+        with pytest.raises(ValueError, match=r"expected HH:MM or YYYY-MM-DD HH:MM"):
+            parse_until(bad, now)
+    p = subprocess.run([sys.executable, SCRIPT, "--plan", "x.toml", "--until", "9pm"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "argument --until: expected HH:MM" in p.stderr
 
 
 @pytest.mark.parametrize("body, message", [
@@ -504,14 +544,23 @@ def test_failed_run_is_named_and_the_others_go_on(setup, monkeypatch, capsys):
     marks.mkdir(parents=True)
     for i in (1, 2, 3):
         (marks / f".done_iter{i:02d}").touch()
-    assert re.search(rf"  left    {rid} .* \(3 epochs done\)\n",
-                     status(task, load_plan(plan_file), opts))
+    hours = re.search(rf"  left    {rid} .* \(about ([0-9.]+) h\)\n", st).group(1)
+    st = status(task, load_plan(plan_file), opts)
+    resumed = re.search(rf"  left    {rid} .* \(3 epochs done, about ([0-9.]+) h\)\n", st)
+    assert resumed and float(resumed.group(1)) <= float(hours)
     # a plan that holds none of the stored runs (a grid extended past them) still measures on them
     only = plan_file.with_name("only.toml")
     only.write_text('task = "digits"\nsize = "smoke"\n[defaults]\ninput = "mfcc"\n'
                     '[[run]]\nworkers = 2\nlearn_rate = 0.008\n')
     st = status(task, load_plan(only), opts)
     assert "runs: 0 done, 0 running, 1 left" in st and "3 finished runs measured" in st
+    # --until: the run left, expected to take longer than the time left, still starts (plan
+    # order when none would finish in time: its directory may survive)
+    opts.until = time.time() + 1.0
+    monkeypatch.delenv("FAKE_FAIL_WORKERS")
+    capsys.readouterr()
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    assert "until " in capsys.readouterr().out
 
 
 def test_other_prerequisites_stop_the_campaign(setup, monkeypatch, capsys):
@@ -730,6 +779,15 @@ def test_estimate_from_measured_epochs():
     # rest (40 s, 40 s) x 2 cores = 80
     assert estimate_core_seconds(RunSpec("digits", "smoke", input="mfcc", workers=4), done,
                                  2) == pytest.approx(22.5 * 5 + 80)
+    # a run whose directory holds 2 finished epochs has 3 left; one past the mean, none
+    spec = RunSpec("digits", "smoke", input="mfcc", workers=4)
+    assert estimate_core_seconds(spec, done, 2, 2) == pytest.approx(22.5 * 3 + 80)
+    assert estimate_core_seconds(spec, done, 2, 7) == pytest.approx(80)
+    # expect(): the seconds on this machine's cores a run can use (4 workers: both)
+    r = _Run(spec, "r0")
+    expect([r], done, CampaignOptions(work=Path("/nonexistent"), store=Path("."),
+                                      repo=Path("."), cores=2))
+    assert r.wall == pytest.approx((22.5 * 5 + 80) / 2)
 
 
 def test_the_cv_set_is_set_against_the_test_set():

@@ -40,6 +40,7 @@ from typing import Optional
 from bench.experiments import prereqs as prq
 from bench.experiments.benches import run_bench
 from bench.experiments.collect import collect, machine
+from bench.experiments.procs import alive, end_groups, owner, write_pid
 from bench.experiments.spec import BenchSpec, Plan, RunSpec, bench_id, cv_grid_of, run_id
 from bench.experiments.store import BENCH_PREFIX, Store, StoreError
 from bench.experiments.stored import cv_rank
@@ -177,31 +178,6 @@ def _tick(work: Path, rid: str, new: bool = False) -> float:
     return round(sum(b - a for a, b in spans), 1)
 
 
-def process_stamp(pid: int) -> str:
-    """The boot and the start time of process ``pid`` (Linux's /proc), which a later process
-    given the same pid (after a reboot, or a wrap of the pid counter) does not share; '' where
-    /proc lacks them."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return f"{boot}:{stat[stat.rindex(')') + 2:].split()[19]}"    # field 22, starttime
-    except (OSError, ValueError, IndexError):
-        return ""
-
-
-def _alive(pid_file: Path) -> bool:
-    """Whether the run a pid file names still runs: its pid is a live process, and the same one
-    (its stamp, where the file has one), so that a stale file whose pid a new process took does
-    not keep the run from ever starting again."""
-    try:
-        fields = pid_file.read_text().split()
-        pid = int(fields[0])
-        os.kill(pid, 0)
-    except (OSError, ValueError, IndexError):
-        return False
-    return len(fields) < 3 or fields[2] in ("-", process_stamp(pid))
-
-
 def _run_dir(work: Path, rid: str) -> Path:
     found = sorted((work / "exp").glob(f"*_{rid}"))
     if len(found) != 1:
@@ -288,8 +264,7 @@ def _start(r: _Run, task: Task, opts: CampaignOptions) -> None:
         f.flush()
         r.proc = subprocess.Popen(cmd, cwd=opts.work, stdout=f, stderr=subprocess.STDOUT,
                                   start_new_session=True)
-    _pid_file(opts.work, r.id).write_text(
-        f"{r.proc.pid} {os.getpid()} {process_stamp(r.proc.pid) or '-'}\n")
+    write_pid(_pid_file(opts.work, r.id), r.proc.pid)
     log(f"run {r.id} ({r.spec.name or r.spec.label()}) started: {r.spec.label()} "
         f"(log: {r.log})")
 
@@ -397,7 +372,7 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         elif store.has(rid):
             store.read(rid)       # a damaged record stops here, named
             skipped += 1
-        elif _alive(_pid_file(opts.work, rid)):
+        elif alive(_pid_file(opts.work, rid)):
             log(f"run {rid} is running under another driver ({_pid_file(opts.work, rid)}); "
                 f"leaving it")
         else:
@@ -411,16 +386,15 @@ def run_campaign(task: Task, plan: Plan, opts: CampaignOptions, tables) -> int:
         expect(todo, _measured(store, plan), opts)
     running: list[_Run] = []
 
+    stopping: list = []
+
     def stop(signum, _frame):
-        for r in running:
-            try:
-                if r.proc is not None:   # None: stopped while it started
-                    os.killpg(r.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        if stopping:      # once: a second SIGTERM would stop the recipes' exit traps
+            return
+        stopping.append(signum)
+        end_groups([r.proc for r in running if r.proc is not None])   # None: while it started
         for r in running:
             if r.proc is not None:
-                r.proc.wait()
                 _tick(opts.work, r.id)
             _pid_file(opts.work, r.id).unlink(missing_ok=True)
         log(f"stopped by signal {signum}; {len(running)} run(s) in progress left to resume")
@@ -579,12 +553,14 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     """Runs done, running and left, and the CPU-hours left."""
     store = Store(opts.store, task.name)
     digest = store.stored_prereqs(plan.size)
-    built = (opts.work / prq.DONE).exists()
+    built = "built" if (opts.work / prq.DONE).exists() else "not built"
+    if (builder := owner(opts.work / prq.PID)) != 0:
+        built = f"being built (pid {builder})"
     lines = [f"{PROG}: {task.name} size {plan.size}, plan {plan.path} ({len(plan.runs)} runs"
              + (f", {len(plan.benches)} benchmarks" if plan.benches else "")
              + f"); store {store.dir}; work {opts.work}"]
     if plan.runs:          # a plan of benchmarks only has no prerequisites
-        lines.append(f"prerequisites: {'built' if built else 'not built'} in {opts.work}; "
+        lines.append(f"prerequisites: {built} in {opts.work}; "
                      f"fingerprint {digest or 'not recorded yet'}")
     bench_states, bench_line = [], None
     # columns as wide as the plan's longest name and id, so the labels line up
@@ -615,7 +591,7 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
             left.append(spec)
         elif rid and store.has(rid):
             state = "done"
-        elif rid and _alive(_pid_file(opts.work, rid)):
+        elif rid and alive(_pid_file(opts.work, rid)):
             state = "running"
             left.append(spec)
         else:

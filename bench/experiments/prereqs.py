@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+from bench.experiments.procs import end_groups, owner, write_pid
 from bench.experiments.tasks import Task
 
 __all__ = ["PrereqError", "link_recipe", "build", "fingerprint_text", "digest_of", "fingerprint"]
 
 DONE = ".prefix_done"
 CACHE = "prereqs.md"
+PID = "prereqs.pid"
 
 
 class PrereqError(Exception):
@@ -62,9 +65,18 @@ def _link(target: Path, link: Path) -> None:
 
 def build(task: Task, size: str, work: Path, nj: int, log=print) -> None:
     """Run the recipe's prerequisite stages in ``work`` unless ``.prefix_done`` says they are
-    finished (run.sh's stages skip what is done, so an interrupted build resumes)."""
+    finished (run.sh's stages skip what is done, so an interrupted build resumes).
+
+    ``prereqs.pid`` names the ``run.sh`` in progress: a second driver on the same directory
+    stops with one line while it lives (two builds would write the same files), and SIGINT or
+    SIGTERM to this driver ends it (its process group) before the driver exits, so that no
+    build goes on unowned."""
     if (work / DONE).exists():
         return
+    pid_file = work / PID
+    if (pid := owner(pid_file)) != 0:
+        raise PrereqError(f"{work}: the prerequisites are being built by another process (pid "
+                          f"{pid}, named in {pid_file}); let it finish, or stop it first")
     logfile = work / "logs" / "prefix.log"
     for args in task.prefix_commands(size):
         cmd = ["./run.sh", "--nj", str(nj)] + args
@@ -72,7 +84,7 @@ def build(task: Task, size: str, work: Path, nj: int, log=print) -> None:
         with open(logfile, "a") as f:
             f.write(f"# {' '.join(cmd)}\n")
             f.flush()
-            rc = subprocess.call(cmd, cwd=work, stdout=f, stderr=subprocess.STDOUT)
+            rc = _run_owned(cmd, work, f, pid_file, log)
         if rc != 0:
             raise PrereqError(f"{work}: the prerequisites failed ({' '.join(cmd)} exited {rc}; "
                               f"log is in {logfile})")
@@ -80,6 +92,36 @@ def build(task: Task, size: str, work: Path, nj: int, log=print) -> None:
     cached = work / CACHE
     if cached.exists():
         cached.unlink()
+
+
+def _run_owned(cmd: list[str], work: Path, out, pid_file: Path, log) -> int:
+    """``cmd`` in a process group of its own, named in ``pid_file`` while it runs; the first
+    SIGINT or SIGTERM meanwhile ends the group and then this process (exit 128 + the signal),
+    a second one is ignored (the recipe's steps give back their locks on the first)."""
+    got: list = []
+    proc: list = []
+
+    def stop(signum, _frame):
+        if got:
+            return
+        got.append(signum)
+        if proc:
+            end_groups(proc)
+            pid_file.unlink(missing_ok=True)
+            log(f"stopped by signal {signum} in the prerequisites; the next start resumes them")
+            sys.exit(128 + signum)
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        proc.append(subprocess.Popen(cmd, cwd=work, stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True))
+        write_pid(pid_file, proc[0].pid)
+        if got:                # it came while the group started
+            stop(got.pop(), None)
+        return proc[0].wait()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        pid_file.unlink(missing_ok=True)
 
 
 def _rows(work: Path) -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -19,8 +20,9 @@ import pytest
 from helpers import ROOT, experiments_opt_in
 
 from bench.experiments import campaign_tables
-from bench.experiments.campaign import CampaignOptions, _Run, _alive, estimate_core_seconds, \
-    expect, next_fitting, parse_until, process_stamp, run_campaign, status
+from bench.experiments.campaign import CampaignOptions, _Run, estimate_core_seconds, expect, \
+    next_fitting, parse_until, run_campaign, status
+from bench.experiments.procs import alive, process_stamp
 from bench.experiments import spec as spec_module
 from bench.experiments.spec import PlanError, RunSpec, bench_id, load_plan, run_id
 from bench.experiments.store import Store, StoreError
@@ -37,7 +39,16 @@ from pathlib import Path
 args = sys.argv[1:]
 opt = {{args[i][2:]: args[i + 1] for i in range(0, len(args) - 1, 2) if args[i].startswith("--")}}
 stage, stop = int(opt.get("stage", 0)), int(opt.get("stop-stage", 100))
+if os.environ.get("FAKE_TERM_SECONDS"):    # a recipe's exit traps: SIGTERM takes a while
+    import signal
+    def _term(signum, frame):
+        with open(os.environ["FAKE_TERM_LOG"], "a") as f:
+            f.write("SIGTERM\\n")
+        time.sleep(float(os.environ["FAKE_TERM_SECONDS"]))
+        sys.exit(143)
+    signal.signal(signal.SIGTERM, _term)
 if stage <= 0 <= stop:
+    time.sleep(float(os.environ.get("FAKE_PREFIX_SLEEP", "0")))
     Path("data/train").mkdir(parents=True, exist_ok=True)
     Path("data/train/text").write_text("u1 one\\nu2 two\\n" + os.environ.get("FAKE_CORPUS", ""))
     Path("exp/mono").mkdir(parents=True, exist_ok=True)
@@ -142,17 +153,17 @@ def test_a_pid_file_names_a_live_run_only_while_its_process_is_the_same(tmp_path
         assert ":" in process_stamp(me) and process_stamp(me) == process_stamp(me)
     stamp = process_stamp(me) or "-"
     f.write_text(f"{me} 1 {stamp}\n")
-    assert _alive(f)
+    assert alive(f)
     f.write_text(f"{me} 1 {stamp}x\n")                 # the same pid, another process
-    assert not _alive(f)
+    assert not alive(f)
     f.write_text(f"{me} 1\n")                          # a file without a stamp: the pid alone
-    assert _alive(f)
+    assert alive(f)
     f.write_text(f"{me} 1 -\n")                        # written where /proc had no stamp
-    assert _alive(f)
+    assert alive(f)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     f.write_text(f"{dead.pid} 1 {stamp}\n")
-    assert not _alive(f)
+    assert not alive(f)
 
 
 def test_the_next_run_is_the_first_that_fits_the_cores_left(tmp_path):
@@ -580,7 +591,10 @@ def test_other_prerequisites_stop_the_campaign(setup, monkeypatch, capsys):
 
 def test_interrupted_driver_resumes_and_commits_what_it_stored(setup, monkeypatch):
     task, plan_file, opts, repo = setup
-    monkeypatch.setenv("FAKE_SLEEP", "3")
+    monkeypatch.setenv("FAKE_SLEEP", "5")
+    term_log = opts.work.parent / "terms.log"
+    monkeypatch.setenv("FAKE_TERM_SECONDS", "2")
+    monkeypatch.setenv("FAKE_TERM_LOG", str(term_log))
     cmd = [sys.executable, SCRIPT, "--plan", plan_file, "--recipe", opts.work.parent / "recipe",
            "--work", opts.work, "--store", opts.store, "--jobs", "1"]
     p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -588,12 +602,19 @@ def test_interrupted_driver_resumes_and_commits_what_it_stored(setup, monkeypatc
     deadline = time.time() + 120
     while not list((opts.work / "runs").glob("*.pid")) and time.time() < deadline:
         time.sleep(0.2)
+    # two SIGTERMs while the run's exit traps take their time: the run gets one, the driver
+    # waits for it and ends (a second wait from a nested handler once hung on Popen's lock)
+    time.sleep(0.5)
+    p.terminate()
+    time.sleep(0.3)
     p.terminate()
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 128 + 15 and "left to resume" in out
+    assert p.returncode == 128 + 15 and "left to resume" in out, out + err
     assert not list((opts.work / "runs").glob("*.pid"))
+    assert term_log.read_text() == "SIGTERM\n"
     # an earlier driver stored a record but was stopped before its commit
     monkeypatch.setenv("FAKE_SLEEP", "0")
+    monkeypatch.delenv("FAKE_TERM_SECONDS")
     assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
     assert _git(repo, "status", "--porcelain") == ""
     assert len(list(Store(opts.store, "digits").records())) == 4
@@ -766,6 +787,46 @@ def test_status_and_bad_arguments(setup):
     p = subprocess.run([sys.executable, SCRIPT, "--plan", opts.work / "none.toml"],
                        capture_output=True, text=True)
     assert p.returncode == 1 and p.stderr.strip().endswith("none.toml: no such plan file")
+
+
+def test_a_driver_stopped_in_the_prerequisites_ends_their_build(setup):
+    """The prerequisites' run.sh is named in prereqs.pid while it runs: --status says so, a
+    second driver on the same directory stops with one line instead of building beside it, and
+    SIGTERM to the driver ends the build too (no run.sh goes on unowned); the next start
+    builds them."""
+    task, plan_file, opts, repo = setup
+    cmd = [sys.executable, SCRIPT, "--plan", plan_file, "--recipe", opts.work.parent / "recipe",
+           "--work", opts.work, "--store", opts.store, "--commit", "false"]
+    pid_file = opts.work / "prereqs.pid"
+    first = subprocess.Popen(cmd, env={**os.environ, "FAKE_PREFIX_SLEEP": "60"},
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for _ in range(300):
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            time.sleep(0.1)
+        builder = int(pid_file.read_text().split()[0])
+        assert alive(pid_file)
+        st = subprocess.run(cmd + ["--status"], capture_output=True, text=True).stdout
+        assert f"prerequisites: being built (pid {builder})" in st
+        second = subprocess.run(cmd, capture_output=True, text=True)
+        assert second.returncode == 1
+        assert second.stderr.strip().endswith(f"the prerequisites are being built by another "
+                                              f"process (pid {builder}, named in {pid_file}); "
+                                              f"let it finish, or stop it first")
+        first.send_signal(signal.SIGTERM)
+        out, _ = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 128 + signal.SIGTERM, out
+    assert "stopped by signal 15 in the prerequisites" in out
+    with pytest.raises(ProcessLookupError):
+        os.kill(builder, 0)
+    assert not pid_file.exists() and not (opts.work / ".prefix_done").exists()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (opts.work / ".prefix_done").exists() and not pid_file.exists()
 
 
 def test_estimate_from_measured_epochs():

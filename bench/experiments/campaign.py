@@ -342,6 +342,16 @@ def prepare(task: Task, size: str, opts: CampaignOptions, store: Store) -> str:
             f"{store.prereqs_path(size)} (digest {stored}): results from different "
             f"prerequisites are never mixed (compare {opts.work / prq.CACHE} with it; use "
             f"another --store, or find why this machine built other files)")
+    if task.conditions and not store.conditions_path(size).exists():
+        src = opts.work / task.conditions
+        if not src.exists():
+            raise CampaignError(f"{src}: no such file (the test set's conditions, which "
+                                f"{task.recipe}/run.sh makes with the prerequisites)")
+        path = store.write_conditions(size, src.read_text())
+        log(f"the test set's conditions recorded in {path}")
+        if opts.commit:
+            commit_paths([path], f"bench/results/{task.name}: the {size} test set's "
+                                 f"conditions")
     return digest
 
 

@@ -27,8 +27,8 @@ from nnetmix.score.compare import compare_systems
 from nnetmix.train.seqstreams import PerUttOptions
 
 from bench.experiments.report import num, table, write_atomic
-from bench.experiments import campaign_plots, mix_variants, plan, seed000, seed001, seed002, \
-    seed004
+from bench.experiments import campaign_plots, conditions, mix_variants, plan, seed000, \
+    seed001, seed002, seed004
 from bench.experiments.spec import NO_EPOCH_AVERAGE, method_key
 from bench.experiments.store import BenchRecord, Record, Store
 from bench.experiments.stored import FIRST_SEED, HARBOUR_ROLES, blstm_roles, cv_rank, \
@@ -236,8 +236,7 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                 "max-change %", "init", "seed", "epochs", "CV acc %"] + [
                     f"WER {d}" for d in decodes] + ["hours", "load"]
         rows = []
-        for r in sorted(recs, key=lambda r: (r.spec.workers, r.spec.mixing, r.spec.learn_rate,
-                                             r.spec.seed, r.run_id)):
+        for r in _in_runs_order(recs):
             s = r.spec
             res = r.result
             rows.append([f"[{r.run_id}]({r.run_id}/result.json)", s.name or "-", str(s.workers),
@@ -309,9 +308,20 @@ def _render(store: Store, decodes: list[str], draw: bool = False) -> tuple[str, 
                              "WER 1 worker", "WER", "difference", "p", "verdict"], rows,
                             right=(1, 4, 6, 7))]
         lines += _seeds_section(recs, vs, decodes)
+        lines += conditions.section(
+            store.task, _in_runs_order(recs), store.conditions(size), decode,
+            lambda r: [r.spec.name or r.spec.label(), str(r.spec.workers),
+                       _mixing_cell(r.spec), _lr_cell(r.spec), str(r.spec.seed)],
+            ["run", "workers", "mixing", "learning rate", "seed"], right=(1, 4))
         lines += _claims_section(store.task, size, recs, decodes, found,
                                  _allreduce(benches, recs[0].result["machine"]))
     return "\n".join(lines + _bench_section(store, benches, found)), found
+
+
+def _in_runs_order(recs: list[Record]) -> list[Record]:
+    """The Runs table's order: workers, mixing, learning rate, seed."""
+    return sorted(recs, key=lambda r: (r.spec.workers, r.spec.mixing, r.spec.learn_rate,
+                                       r.spec.seed, r.run_id))
 
 
 def _cv_against_test(groups: dict[str, dict[float, Record]], recs: list[Record],

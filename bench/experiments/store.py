@@ -6,6 +6,9 @@ alone and a campaign started again on a fresh clone skips every run it holds.
 Layout::
 
     bench/results/<task>/prereqs-<size>.md    the prerequisites' fingerprint (rows, digest)
+    bench/results/<task>/conditions-<size>.txt.gz   the test set's per-utterance conditions
+                                              (harbour: noise, SNR, reverberation), copied
+                                              from the prerequisites once
     bench/results/<task>/<run-id>/result.json spec, command, machine, load, seconds, model md5,
                                               CV loss / accuracy kept, WER per test condition
     bench/results/<task>/<run-id>/epochs.tsv  per epoch: learning rate, train / CV loss and
@@ -163,6 +166,33 @@ class Store:
         tmp.write_text(text)
         os.replace(tmp, p)
         return p
+
+    # ---- the test set's per-utterance conditions
+    def conditions_path(self, size: str) -> Path:
+        return self.dir / f"conditions-{size}.txt.gz"
+
+    def write_conditions(self, size: str, text: str) -> Path:
+        """The test set's per-utterance conditions as the prerequisites made them (harbour's
+        data/test/utt2cond: noise kind, SNR, reverberation, gain), gzipped, written whole."""
+        p = self.conditions_path(size)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_bytes(_gzip(text.encode()))
+        os.replace(tmp, p)
+        return p
+
+    def conditions(self, size: str) -> Optional[dict[str, list[str]]]:
+        """utterance -> its condition fields, None when the store has none for this size."""
+        p = self.conditions_path(size)
+        if not p.exists():
+            return None
+        out = {}
+        for n, line in enumerate(gzip.decompress(p.read_bytes()).decode().splitlines(), 1):
+            key, *fields = line.split()
+            if not fields:
+                raise StoreError(f"{p}: line {n}: utterance {key} has no condition fields")
+            out[key] = fields
+        return out
 
     # ---- records
     def path(self, run_id: str) -> Path:

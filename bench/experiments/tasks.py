@@ -54,6 +54,9 @@ class Task:
     inputs: tuple[str, ...]              #: RunSpec.input values the recipe has
     networks: tuple[str, ...]            #: RunSpec.network values the recipe has
     sizes: dict
+    #: the test set's per-utterance conditions in the work directory (a Kaldi-style table:
+    #: utterance, then fields), kept in the store for the tables; "" where the corpus has none
+    conditions: str = ""
 
     def size(self, name: str) -> Size:
         if name not in self.sizes:
@@ -160,7 +163,7 @@ TASKS = {
     "harbour": Task("harbour", "egs/harbour/s5", ((0, 3), (5, 9)), (10, 11),
                     ("decode_test_wp", "decode_test_tg"), ("fmllr", "mfcc"),
                     ("dnn", "relu", "blstm"),
-                    _harbour_sizes()),
+                    _harbour_sizes(), conditions="data/test/utt2cond"),
     "digits": Task("digits", "egs/digits/s5", ((0, 7),), (8, 9), ("decode_test",), ("mfcc",),
                    ("dnn",), _digits_sizes()),
     # The speed benchmarks (bench/plans/speed.toml): [[bench]] entries only, no recipe and no

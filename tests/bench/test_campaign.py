@@ -51,6 +51,8 @@ if stage <= 0 <= stop:
     time.sleep(float(os.environ.get("FAKE_PREFIX_SLEEP", "0")))
     Path("data/train").mkdir(parents=True, exist_ok=True)
     Path("data/train/text").write_text("u1 one\\nu2 two\\n" + os.environ.get("FAKE_CORPUS", ""))
+    Path("data/test").mkdir(parents=True, exist_ok=True)
+    Path("data/test/utt2cond").write_text("t1 clean 0.0 - 0.9\\nt2 pink 6.0 - 0.9\\n")
     Path("exp/mono").mkdir(parents=True, exist_ok=True)
     Path("exp/mono/final.mdl").write_bytes(b"model")
 if stage <= 8 <= stop:
@@ -509,6 +511,29 @@ def test_campaign_runs_stores_commits_and_skips(setup, capsys):
     assert _git(repo, "status", "--porcelain") == "" and len(_git(repo, "log", "--oneline")
                                                              .splitlines()) == 5
     assert not store.stale_temporaries()
+
+
+def test_the_test_set_s_conditions_are_stored_once_with_the_prerequisites(setup):
+    """A task whose corpus has per-utterance test conditions: the first start copies them into
+    the store beside the prerequisites' fingerprint and commits them; a later start keeps them;
+    with none stored and none in the work directory, one line says which file is missing."""
+    from bench.experiments.campaign import CampaignError
+    task, plan_file, opts, repo = setup
+    task = dataclasses.replace(task, conditions="data/test/utt2cond")
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    store = Store(opts.store, "digits")
+    assert store.conditions("smoke") == {"t1": ["clean", "0.0", "-", "0.9"],
+                                         "t2": ["pink", "6.0", "-", "0.9"]}
+    log = _git(repo, "log", "--format=%s").splitlines()
+    assert log.count("bench/results/digits: the smoke test set's conditions") == 1
+    assert _git(repo, "status", "--porcelain") == ""
+    assert run_campaign(task, load_plan(plan_file), opts, _tables(task)) == 0
+    assert len(_git(repo, "log", "--format=%s").splitlines()) == len(log)
+    store.conditions_path("smoke").unlink()
+    (opts.work / "data" / "test" / "utt2cond").unlink()
+    with pytest.raises(CampaignError, match=r"data/test/utt2cond: no such file \(the test "
+                                            r"set's conditions"):
+        run_campaign(task, load_plan(plan_file), opts, _tables(task))
 
 
 def test_compressed_and_overlapped_runs_go_through_the_campaign(setup):

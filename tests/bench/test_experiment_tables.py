@@ -591,3 +591,40 @@ def test_the_runs_table_says_what_a_minibatch_is(tmp_path):
     text = render(store, ["decode_test_tg"])
     assert "| MA 2 | 2 | average | 10 x 256 frames (" in text
     assert "| BLSTM MA | 2 | average | 10 x 20 chunks 21-64+21 (" in text
+
+
+def test_wer_by_test_condition_splits_each_run_s_errors(tmp_path):
+    """The store's test-set conditions split each run's errors by noise and reverberation: the
+    groups' words are the test set's, the noise groups' errors add up to the whole set's WER, an
+    utterance the conditions lack is named, and a store without conditions has no section."""
+    from bench.experiments import campaign_tables
+    from bench.experiments.store import StoreError
+    store = _harbour_store(tmp_path, [("1 worker", {"workers": 1, "learn_rate": 0.004}, 2.0, 70.0),
+                                      ("MA 16", {"workers": 16}, 3.0, 69.0)])
+    assert "WER by test condition" not in campaign_tables.render(store, ["decode_test_tg"])
+    # 120 utterances of 10 words: 60 clean and dry, 30 at 20 dB dry, 30 at 6 dB reverberant
+    cond = [f"utt{u:04d} " + ("clean 0.0 - 0.9" if u < 60 else "white 20.0 - 0.9" if u < 90
+                              else "pink 6.0 0.40 0.9") for u in range(120)]
+    store.write_conditions("full", "\n".join(cond) + "\n")
+    assert store.conditions("full")["utt0100"] == ["pink", "6.0", "0.40", "0.9"]
+    text = campaign_tables.render(store, ["decode_test_tg"])
+    assert ("| run | workers | mixing | learning rate | seed | all (1,200 words) | clean (600 "
+            "words) | SNR >= 10 dB (300 words) | SNR < 10 dB (300 words) | dry (900 words) | "
+            "reverberant (300 words) |") in text
+    section = text.split("### WER by test condition")[1].split("###")[0]
+    for name, wer in (("1 worker", 2.0), ("MA 16", 3.0)):
+        row = next(line for line in section.splitlines() if line.startswith(f"| {name} |"))
+        cells = [float(c) for c in row.split(" | ")[-6:-1] + [row.split(" | ")[-1][:-2]]]
+        every, clean, high, low, dry, reverb = cells
+        assert every == wer
+        assert (600 * clean + 300 * high + 300 * low) / 1200 == pytest.approx(wer, abs=0.01)
+        assert (900 * dry + 300 * reverb) / 1200 == pytest.approx(wer, abs=0.01)
+        assert reverb == low           # the same 30 utterances
+    store.write_conditions("full", "\n".join(cond[:-1]) + "\n")
+    with pytest.raises(StoreError, match=r"utterance utt0119 has no line in the test set's "
+                                         r"conditions"):
+        campaign_tables.render(store, ["decode_test_tg"])
+    store.write_conditions("full", "utt0000\n")
+    with pytest.raises(StoreError, match=r"conditions-full.txt.gz: line 1: utterance utt0000 "
+                                         r"has no condition fields"):
+        store.conditions("full")

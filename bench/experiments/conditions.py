@@ -57,8 +57,14 @@ def section(task: str, recs: list[Record], conditions: Optional[dict], decode: s
             if utt not in conditions:
                 raise StoreError(f"{r.path}: utterance {utt} has no line in the test set's "
                                  f"conditions (made on other prerequisites?)")
+            try:
+                groups = group_of(conditions[utt])
+            except (ValueError, IndexError):
+                raise StoreError(f"the test set's conditions: utterance {utt}: "
+                                 f"{' '.join(conditions[utt])!r} is not {task}'s "
+                                 f"'kind snr reverb gain'") from None
             e = sum(edit_distance(ref, hyp.get(utt, [])))
-            for g in ("all",) + group_of(conditions[utt]):
+            for g in ("all",) + groups:
                 errors[g] += e
                 if i == 0:      # every run decodes the same test set
                     words[g] += len(ref)

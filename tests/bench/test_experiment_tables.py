@@ -624,6 +624,10 @@ def test_wer_by_test_condition_splits_each_run_s_errors(tmp_path):
     with pytest.raises(StoreError, match=r"utterance utt0119 has no line in the test set's "
                                          r"conditions"):
         campaign_tables.render(store, ["decode_test_tg"])
+    store.write_conditions("full", "\n".join(cond[:-1] + ["utt0119 pink loud"]) + "\n")
+    with pytest.raises(StoreError, match=r"utterance utt0119: 'pink loud' is not harbour's "
+                                         r"'kind snr reverb gain'"):
+        campaign_tables.render(store, ["decode_test_tg"])
     store.write_conditions("full", "utt0000\n")
     with pytest.raises(StoreError, match=r"conditions-full.txt.gz: line 1: utterance utt0000 "
                                          r"has no condition fields"):

@@ -27,6 +27,7 @@ resume from.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import os
 import shutil
 import signal
@@ -479,7 +480,6 @@ def _measured(store: Store, plan: Plan) -> list:
 def parse_until(text: str, now: Optional[float] = None) -> float:
     """``--until``'s value as seconds since the epoch: ``HH:MM`` (the next such time of day,
     local time) or ``YYYY-MM-DD HH:MM`` (also with a ``T``)."""
-    import datetime as dt
     now_dt = dt.datetime.fromtimestamp(time.time() if now is None else now)
     try:
         if len(text) <= 5:
@@ -591,22 +591,19 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
     if not plan.runs:
         return "\n".join(lines + ([bench_line] if bench_line else []))
     done = _measured(store, plan)
-    states, left, seen, est = [], [], set(), []
+    states, seen, est = [], set(), []   # est: one estimate per run not done
     for spec, rid in ids:
         if rid is not None and rid in seen:
             continue           # a "cv" run that is a run of its grid
         seen.add(rid)
         if spec.deferred:
             state = "waits"
-            left.append(spec)
         elif rid and store.has(rid):
             state = "done"
         elif rid and alive(_pid_file(opts.work, rid)):
             state = "running"
-            left.append(spec)
         else:
             state = "left"
-            left.append(spec)
         states.append(state)
         done_epochs = epochs_done(opts.work, rid) if rid and state in ("left", "running") else 0
         notes = [f"{done_epochs} epoch{'s' * (done_epochs > 1)} done"] if done_epochs else []
@@ -623,7 +620,7 @@ def status(task: Task, plan: Plan, opts: CampaignOptions) -> str:
                  f"their learning-rate grid)")
     if bench_line:
         lines.append(bench_line)
-    if not left:
+    if not est:
         lines.append("CPU-hours left: none")
     elif any(e is None for e in est):
         lines.append("CPU-hours left: unknown (no finished run to measure per-epoch times on)")
